@@ -6,6 +6,8 @@
 //! parent (rulesets, BPF programs, rlimit values) so that the child, between
 //! `fork` and `execve`, only applies them without allocating.
 
+pub mod env;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
