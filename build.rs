@@ -1,0 +1,174 @@
+//! Embeds the built-in data of `profiles/` into the binary in a form that
+//! costs nothing at start-up: each registry entry, wrapper and rule is kept
+//! as its own small TOML text, found by name and parsed only when a command
+//! actually uses it. For rules, the literal keywords every match must contain
+//! are extracted here, so a rule's regex is compiled only when its keyword
+//! appears in the command.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use regex_syntax::hir::{Hir, HirKind};
+
+fn main() {
+    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("manifest dir"));
+    let profiles = root.join("profiles");
+    println!("cargo:rerun-if-changed=profiles");
+    let mut out = String::new();
+
+    // Registry: profiles/registry/*.toml, tables [command."NAME"].
+    let mut registry = BTreeMap::new();
+    for file in toml_files(&profiles.join("registry")) {
+        let doc = read_table(&file);
+        for (key, value) in doc {
+            if key != "command" {
+                panic!("{}: unexpected top-level key `{key}` (expected [command.NAME])", file.display());
+            }
+            let toml::Value::Table(cmds) = value else { panic!("{}: `command` must be a table", file.display()) };
+            for (name, entry) in cmds {
+                let text = toml::to_string(&entry).expect("serialise entry");
+                let source = format!("{}", file.strip_prefix(&root).unwrap_or(&file).display());
+                if registry.insert(name.clone(), (text, source.clone())).is_some() {
+                    panic!("{source}: command `{name}` is defined twice in the registry");
+                }
+            }
+        }
+    }
+    writeln!(out, "/// Built-in registry entries: (name, TOML text, source file), sorted by name.").ok();
+    writeln!(out, "pub static REGISTRY: &[(&str, &str, &str)] = &[").ok();
+    for (name, (text, source)) in &registry {
+        writeln!(out, "    ({name:?}, {text:?}, {source:?}),").ok();
+    }
+    writeln!(out, "];").ok();
+
+    // Wrappers: profiles/wrappers.toml, tables [wrapper.NAME].
+    let wrappers = read_table(&profiles.join("wrappers.toml"));
+    writeln!(out, "/// Built-in wrapper specs: (name, TOML text), sorted by name.").ok();
+    writeln!(out, "pub static WRAPPERS: &[(&str, &str)] = &[").ok();
+    if let Some(toml::Value::Table(ws)) = wrappers.get("wrapper") {
+        let sorted: BTreeMap<_, _> = ws.iter().collect();
+        for (name, entry) in sorted {
+            let text = toml::to_string(entry).expect("serialise wrapper");
+            writeln!(out, "    ({name:?}, {text:?}),").ok();
+        }
+    }
+    writeln!(out, "];").ok();
+
+    // Rules: profiles/rules/*.toml, arrays [[rule]].
+    writeln!(out, "/// Built-in safety rules: (id, keywords, TOML text, source file). A rule with no").ok();
+    writeln!(out, "/// keywords is always evaluated.").ok();
+    writeln!(out, "pub static RULES: &[(&str, &[&str], &str, &str)] = &[").ok();
+    let mut ids = BTreeMap::new();
+    for file in toml_files(&profiles.join("rules")) {
+        let doc = read_table(&file);
+        let source = format!("{}", file.strip_prefix(&root).unwrap_or(&file).display());
+        for (key, value) in doc {
+            if key != "rule" {
+                panic!("{source}: unexpected top-level key `{key}` (expected [[rule]])");
+            }
+            let toml::Value::Array(rules) = value else { panic!("{source}: `rule` must be an array of tables") };
+            for rule in rules {
+                let id = rule.get("id").and_then(|v| v.as_str()).unwrap_or_else(|| panic!("{source}: a rule has no id")).to_string();
+                let pattern = rule.get("pattern").and_then(|v| v.as_str()).unwrap_or_else(|| panic!("{source}: rule {id} has no pattern"));
+                let keywords = keywords(pattern).unwrap_or_default();
+                if ids.insert(id.clone(), source.clone()).is_some() {
+                    panic!("{source}: rule id `{id}` is defined twice");
+                }
+                let text = toml::to_string(&rule).expect("serialise rule");
+                writeln!(out, "    ({id:?}, &{keywords:?}, {text:?}, {source:?}),").ok();
+            }
+        }
+    }
+    writeln!(out, "];").ok();
+
+    // Profiles: profiles/*.toml except wrappers.toml.
+    writeln!(out, "/// Built-in profiles: (name, TOML text).").ok();
+    writeln!(out, "pub static PROFILES: &[(&str, &str)] = &[").ok();
+    for file in toml_files(&profiles) {
+        let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
+        if stem == "wrappers" {
+            continue;
+        }
+        let text = fs::read_to_string(&file).expect("read profile");
+        writeln!(out, "    ({stem:?}, {text:?}),").ok();
+    }
+    writeln!(out, "];").ok();
+
+    let dest = PathBuf::from(std::env::var("OUT_DIR").expect("out dir")).join("builtin_data.rs");
+    fs::write(dest, out).expect("write generated data");
+}
+
+fn toml_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = fs::read_dir(dir)
+        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|e| e == "toml")).collect())
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+fn read_table(file: &Path) -> toml::Table {
+    let text = fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    text.parse::<toml::Table>().unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+}
+
+/// Literal strings of which every match of `pattern` contains at least one.
+/// `None` when no such set can be derived (the rule then always runs).
+fn keywords(pattern: &str) -> Option<Vec<String>> {
+    let hir = regex_syntax::ParserBuilder::new().build().parse(pattern).ok()?;
+    let set = required(&hir)?;
+    if set.iter().any(|s| s.len() < 2) {
+        return None;
+    }
+    Some(set)
+}
+
+fn required(hir: &Hir) -> Option<Vec<String>> {
+    match hir.kind() {
+        HirKind::Literal(lit) => Some(vec![String::from_utf8(lit.0.to_vec()).ok()?]),
+        HirKind::Capture(c) => required(&c.sub),
+        HirKind::Repetition(r) if r.min >= 1 => required(&r.sub),
+        HirKind::Concat(items) => {
+            // Merge adjacent literals into longer ones, then pick the best set.
+            let mut best: Option<Vec<String>> = None;
+            let mut run = String::new();
+            let consider = |set: Vec<String>, best: &mut Option<Vec<String>>| {
+                let score = set.iter().map(|s| s.len()).min().unwrap_or(0);
+                let better = match best {
+                    None => true,
+                    Some(b) => score > b.iter().map(|s| s.len()).min().unwrap_or(0),
+                };
+                if better {
+                    *best = Some(set);
+                }
+            };
+            for item in items {
+                if let HirKind::Literal(lit) = item.kind() {
+                    if let Ok(s) = std::str::from_utf8(&lit.0) {
+                        run.push_str(s);
+                        continue;
+                    }
+                }
+                if !run.is_empty() {
+                    consider(vec![std::mem::take(&mut run)], &mut best);
+                }
+                if let Some(set) = required(item) {
+                    consider(set, &mut best);
+                }
+            }
+            if !run.is_empty() {
+                consider(vec![run], &mut best);
+            }
+            best
+        }
+        HirKind::Alternation(alts) => {
+            let mut all = Vec::new();
+            for a in alts {
+                all.extend(required(a)?);
+            }
+            Some(all)
+        }
+        _ => None,
+    }
+}

@@ -1,0 +1,11 @@
+//! safe-exec: an exec shim between AI coding agents and the kernel.
+//!
+//! The code follows the data: request → [`parse`] (layer 0) → [`policy`]
+//! (layer 1) → validator (layer 2) → guard (layer 3) → confirmation →
+//! [`sandbox`]ed [`run`] → hooks and audit. Each stage has one job and a
+//! typed input and output.
+
+pub mod builtin;
+pub mod parse;
+pub mod run;
+pub mod sandbox;

@@ -1,0 +1,198 @@
+//! Layer 0: turn what the caller handed us (an argv or a shell string) into
+//! one typed [`CommandModel`]. Nothing here decides; it only describes, and
+//! marks as `unknown` whatever it cannot describe exactly.
+
+pub mod model;
+mod shell;
+pub mod unwrap;
+pub mod word;
+
+use std::path::PathBuf;
+
+pub use model::{Assignment, CommandModel, Constructs, Form, Operator, Origin, Redirection, Segment, Word};
+
+use crate::builtin;
+
+/// What layer 0 needs to know about the caller's situation.
+#[derive(Debug, Clone)]
+pub struct ParseContext {
+    /// Working directory the command starts in.
+    pub cwd: PathBuf,
+    /// The user's home directory (for `~` and `$HOME`).
+    pub home: PathBuf,
+    /// `$TMPDIR` if set.
+    pub tmpdir: Option<String>,
+    /// `$0 $1 ...` for `-c STRING NAME ARGS...`.
+    pub positional: Vec<String>,
+    /// Maximum nesting of `bash -c`, substitutions and `eval`.
+    pub max_depth: u32,
+    /// Maximum number of simple commands.
+    pub max_segments: usize,
+    /// Maximum length of a shell string in bytes.
+    pub max_length: usize,
+    /// Harness steps to recognise (issue: configured shell); empty by default.
+    pub trusted: Vec<crate::parse::shell::TrustedStep>,
+}
+
+pub use shell::TrustedStep;
+
+impl ParseContext {
+    /// A context with the default limits.
+    pub fn new(cwd: PathBuf, home: PathBuf) -> Self {
+        Self {
+            cwd,
+            home,
+            tmpdir: None,
+            positional: Vec::new(),
+            max_depth: 8,
+            max_segments: 1000,
+            max_length: 256 * 1024,
+            trusted: Vec::new(),
+        }
+    }
+}
+
+/// Parses a shell string (`-c STRING`).
+pub fn parse_string(input: &str, ctx: &ParseContext) -> CommandModel {
+    shell::Walker::new(ctx, Form::String).run_string(input)
+}
+
+/// Parses an argv list (`-- PROGRAM ARGS...`). No shell is involved, so every
+/// word is literal; wrappers and nested `bash -c` are still unwrapped.
+pub fn parse_list(argv: &[String], ctx: &ParseContext) -> CommandModel {
+    shell::Walker::new(ctx, Form::List).run_list(argv)
+}
+
+/// Looks up a wrapper spec in the embedded table.
+pub fn wrapper_spec(name: &str) -> Option<unwrap::WrapperSpec> {
+    let idx = builtin::WRAPPERS.binary_search_by(|(n, _)| (*n).cmp(name)).ok()?;
+    toml::from_str(builtin::WRAPPERS[idx].1).ok()
+}
+
+/// Normalises a program word for the registry: `/usr/bin/rm`, `./rm`, `rm`
+/// are all `rm`.
+pub fn normalize_program(word: &str) -> String {
+    let base = word.rsplit('/').next().unwrap_or(word);
+    if base.is_empty() { word.to_string() } else { base.to_string() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> ParseContext {
+        let mut c = ParseContext::new("/work/repo".into(), "/home/u".into());
+        c.positional = vec!["safe-exec".into()];
+        c
+    }
+
+    fn progs(s: &str) -> Vec<String> {
+        parse_string(s, &ctx()).segments.iter().map(|s| s.program.clone()).collect()
+    }
+
+    #[test]
+    fn chaining_and_pipes() {
+        let m = parse_string("git status && git clean -fdx | head; ls &", &ctx());
+        assert_eq!(progs("git status && git clean -fdx | head; ls &"), ["git", "git", "head", "ls"]);
+        assert!(m.constructs.chaining && m.constructs.pipeline && m.constructs.background);
+        assert!(!m.is_unknown());
+    }
+
+    #[test]
+    fn quoted_operators_are_data() {
+        let m = parse_string("echo ';' \"&&\" 'rm -rf /'", &ctx());
+        assert_eq!(m.segments.len(), 1);
+        assert_eq!(m.segments[0].argv, ["echo", ";", "&&", "rm -rf /"]);
+    }
+
+    #[test]
+    fn wrappers_unwrap() {
+        let m = parse_string("sudo -u root nice -n 19 timeout 5 nohup rm -rf /", &ctx());
+        let s = &m.segments[0];
+        assert_eq!(s.program, "rm");
+        assert!(s.escalated);
+        assert_eq!(s.wrappers, ["sudo", "nice", "timeout", "nohup"]);
+        assert_eq!(progs("env -i A=1 /bin/rm x"), ["rm"]);
+        assert_eq!(progs("env -S 'rm -rf ~'"), ["rm"]);
+        assert_eq!(progs("command rm x"), ["rm"]);
+        assert_eq!(progs("busybox rm -rf x"), ["rm"]);
+        assert_eq!(progs("\\rm x"), ["rm"]);
+    }
+
+    #[test]
+    fn nested_shells_and_eval() {
+        assert_eq!(progs("sh -lc 'rm -rf ~'"), ["rm"]);
+        assert_eq!(progs("bash -c \"bash -c 'git push --force'\""), ["git"]);
+        assert_eq!(progs("eval 'git status'"), ["git"]);
+        assert_eq!(progs("bash <<<'rm -rf ~'"), ["rm"]);
+        assert!(parse_string("echo 'rm -rf ~' | zsh", &ctx()).is_unknown());
+        assert!(parse_string("eval \"$(printf x)\"", &ctx()).is_unknown());
+    }
+
+    #[test]
+    fn substitutions_are_walked() {
+        let m = parse_string("echo \"$(rm -rf ~/proj)\"", &ctx());
+        assert!(m.constructs.substitution);
+        assert!(m.segments.iter().any(|s| s.program == "rm"));
+        let m = parse_string("diff <(rm -rf x) y", &ctx());
+        assert!(m.constructs.process_substitution);
+        assert!(m.segments.iter().any(|s| s.program == "rm"));
+    }
+
+    #[test]
+    fn non_literal_programs_are_unknown() {
+        for s in ["c=rm; $c -rf ~", "${x} a", "$(printf rm) -rf ~", "/???/r? -rf ~", "{rm,-rf,~}", "rm${IFS}-rf${IFS}~"] {
+            let m = parse_string(s, &ctx());
+            assert!(m.is_unknown() || m.segments.iter().any(|s| s.program == "rm"), "{s}");
+        }
+        assert!(parse_string("f(){ rm -rf ~; }; f", &ctx()).is_unknown());
+        assert!(parse_string("((x=1))", &ctx()).is_unknown());
+    }
+
+    #[test]
+    fn cwd_is_tracked() {
+        let m = parse_string("mkdir -p build && cd build && rm -rf x", &ctx());
+        assert_eq!(m.segments[2].cwd, PathBuf::from("/work/repo/build"));
+        let m = parse_string("cd / && rm -rf x", &ctx());
+        assert_eq!(m.segments[1].cwd, PathBuf::from("/"));
+        let m = parse_string("(cd /tmp); ls", &ctx());
+        assert_eq!(m.segments[1].cwd, PathBuf::from("/work/repo"));
+    }
+
+    #[test]
+    fn find_exec_and_xargs_templates() {
+        let m = parse_string("find . -name '*.o' -exec rm -f {} +", &ctx());
+        assert_eq!(m.segments.iter().map(|s| s.program.as_str()).collect::<Vec<_>>(), ["rm", "find"]);
+        assert!(m.segments[0].template);
+        let m = parse_string("echo ~ | xargs rm -rf", &ctx());
+        assert!(m.segments[1].template);
+        assert_eq!(m.segments[1].program, "rm");
+    }
+
+    #[test]
+    fn redirections_resolve() {
+        let m = parse_string("echo x > ~/.bashrc 2>/dev/null", &ctx());
+        let r = &m.segments[0].redirections;
+        assert_eq!(r[0].target, "/home/u/.bashrc");
+        assert!(r[0].writes);
+        assert_eq!(r[1].target, "/dev/null");
+        let m = parse_string("cat <<'EOF'\nrm -rf /\nEOF", &ctx());
+        assert_eq!(m.segments.len(), 1);
+        assert_eq!(m.segments[0].stdin_data.as_deref(), Some("rm -rf /\n"));
+    }
+
+    #[test]
+    fn bad_input_is_unknown_not_a_panic() {
+        assert!(parse_string("echo 'unterminated", &ctx()).is_unknown());
+        assert!(parse_string(&"(".repeat(10_000), &ctx()).is_unknown());
+        let long = "a".repeat(2 * 1024 * 1024);
+        assert!(parse_string(&long, &ctx()).is_unknown());
+        let many = "true;".repeat(10_000);
+        assert!(parse_string(&many, &ctx()).is_unknown());
+        let mut nested = String::from("rm -rf ~");
+        for _ in 0..12 {
+            nested = format!("bash -c {}", crate::parse::shell::shell_quote(&nested));
+        }
+        assert!(parse_string(&nested, &ctx()).is_unknown());
+    }
+}

@@ -1,0 +1,234 @@
+//! The typed command model every later stage reads: the same structure for an
+//! argv list (`safe-exec -- ...`) and a shell string (`safe-exec -c ...`).
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+/// How the caller handed us the command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Form {
+    /// `safe-exec -- PROGRAM ARGS...`: an argv, no shell involved.
+    List,
+    /// `safe-exec -c STRING`: a shell string.
+    String,
+}
+
+/// The parsed command: segments (simple commands) in source order, the
+/// operators between them, and what constructs appeared.
+#[derive(Debug, Clone, Serialize)]
+pub struct CommandModel {
+    /// `list` or `string`.
+    pub form: Form,
+    /// Every simple command that would run, including nested ones (inside
+    /// `bash -c`, `$(...)`, `find -exec`, `xargs`), flattened in source order.
+    pub segments: Vec<Segment>,
+    /// Operators that join top-level pipelines and lists (`&&`, `|`, ...).
+    pub operators: Vec<Operator>,
+    /// Which shell constructs are present anywhere in the string.
+    pub constructs: Constructs,
+    /// Parts we do not model precisely. Any entry makes the command
+    /// `unknown`: the policy may ask or deny, never allow.
+    pub unknown: Vec<String>,
+}
+
+impl CommandModel {
+    /// Whether something in the command could not be modelled.
+    pub fn is_unknown(&self) -> bool {
+        !self.unknown.is_empty() || self.segments.iter().any(|s| s.unknown.is_some())
+    }
+}
+
+/// A shell operator between commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Hash, PartialOrd, Ord)]
+pub enum Operator {
+    /// `&&`
+    #[serde(rename = "&&")]
+    And,
+    /// `||`
+    #[serde(rename = "||")]
+    Or,
+    /// `;` or a newline
+    #[serde(rename = ";")]
+    Sequence,
+    /// `|` (and `|&`)
+    #[serde(rename = "|")]
+    Pipe,
+    /// `&` (background)
+    #[serde(rename = "&")]
+    Background,
+}
+
+impl Operator {
+    /// The spelling used in profiles and messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Operator::And => "&&",
+            Operator::Or => "||",
+            Operator::Sequence => ";",
+            Operator::Pipe => "|",
+            Operator::Background => "&",
+        }
+    }
+
+    /// Parses the profile spelling.
+    pub fn from_spelling(s: &str) -> Option<Self> {
+        Some(match s {
+            "&&" => Operator::And,
+            "||" => Operator::Or,
+            ";" => Operator::Sequence,
+            "|" => Operator::Pipe,
+            "&" => Operator::Background,
+            _ => return None,
+        })
+    }
+}
+
+/// Flags for every construct present; the shell-shape check reads these.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct Constructs {
+    /// `a | b`
+    pub pipeline: bool,
+    /// `a && b`, `a || b`, `a ; b`
+    pub chaining: bool,
+    /// `a &`
+    pub background: bool,
+    /// `( ... )` or `{ ...; }`
+    pub subshell_or_group: bool,
+    /// `$(...)` or backquotes
+    pub substitution: bool,
+    /// `<(...)` or `>(...)`
+    pub process_substitution: bool,
+    /// `<<EOF` or `<<<word`
+    pub heredoc: bool,
+    /// `$VAR`, `${...}`
+    pub variable_expansion: bool,
+    /// `*`, `?`, `[...]` unquoted
+    pub glob: bool,
+    /// `{a,b}`, `{1..3}`
+    pub brace_expansion: bool,
+    /// `VAR=value cmd`
+    pub assignment_prefix: bool,
+    /// `if`, `for`, `while`, `case`
+    pub control_flow: bool,
+    /// any redirection
+    pub redirection: bool,
+}
+
+/// One simple command that would be executed.
+#[derive(Debug, Clone, Serialize)]
+pub struct Segment {
+    /// The normalised program name used for the registry (`/usr/bin/rm`,
+    /// `\rm`, `./rm` are all `rm`).
+    pub program: String,
+    /// The words after quote removal; `argv[0]` is the program as written
+    /// (after unwrapping, so `sudo rm x` has `argv = ["rm", "x"]`).
+    pub argv: Vec<String>,
+    /// Per-word detail aligned with `argv`.
+    #[serde(skip)]
+    pub words: Vec<Word>,
+    /// `VAR=value` assignments in front of the command (including those
+    /// given to `env`).
+    pub assignments: Vec<Assignment>,
+    /// Redirections attached to this command (or to an enclosing group).
+    pub redirections: Vec<Redirection>,
+    /// Wrappers removed to reach the real program, outermost first
+    /// (`["sudo", "nice", "timeout"]`).
+    pub wrappers: Vec<String>,
+    /// Whether a privilege-raising wrapper (`sudo`, `doas`, `su`, `pkexec`,
+    /// `run0`) was in front.
+    pub escalated: bool,
+    /// Working directory tracked through `cd DIR && ...`.
+    pub cwd: PathBuf,
+    /// Where this command sits: top level, pipeline member, nested shell...
+    pub origin: Origin,
+    /// Nesting depth (0 at top level; +1 per `bash -c`, substitution, ...).
+    pub depth: u32,
+    /// Data fed to standard input by a heredoc or here-string, if literal.
+    pub stdin_data: Option<String>,
+    /// Pipeline this segment belongs to (0: not part of a multi-command pipeline).
+    pub pipeline: u32,
+    /// Position inside its pipeline (0 for the first command).
+    pub pipe_index: u32,
+    /// The command receives more arguments at run time (`xargs`, `find -exec`),
+    /// so its argument list is incomplete.
+    pub template: bool,
+    /// Why this segment is not fully literal, if it is not.
+    pub unknown: Option<String>,
+    /// Explanations of normalisation steps, for `--explain`.
+    pub notes: Vec<String>,
+}
+
+/// Where a segment came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    /// A command the shell runs directly.
+    TopLevel,
+    /// Inside `$(...)` or backquotes.
+    Substitution,
+    /// Inside `<(...)` / `>(...)`.
+    ProcessSubstitution,
+    /// The string of `bash -c STRING` (or `eval 'STRING'`).
+    NestedShell,
+    /// The command run by `find -exec`, `xargs`, `env -S`, etc.
+    ExecTemplate,
+}
+
+/// A word after quote removal, with what the policy needs to know about it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Word {
+    /// The value after quote removal. Known parameters are substituted;
+    /// unknown expansions are kept in their `$NAME` spelling.
+    pub value: String,
+    /// How it appeared in the source (quotes included).
+    pub raw: String,
+    /// No expansion of any kind: the value is exactly what the program gets.
+    pub literal: bool,
+    /// Some part was quoted.
+    pub quoted: bool,
+    /// Contains an unquoted glob character that bash would expand.
+    pub glob: bool,
+    /// Contains an expansion the policy could not resolve.
+    pub unresolved: bool,
+}
+
+impl Word {
+    /// A literal word (argv form, or a quoted/plain word with no expansion).
+    pub fn literal(value: impl Into<String>) -> Self {
+        let value = value.into();
+        Self {
+            raw: value.clone(),
+            value,
+            literal: true,
+            ..Default::default()
+        }
+    }
+}
+
+/// `NAME=value` in front of a command.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Assignment {
+    /// Variable name.
+    pub name: String,
+    /// Value after quote removal.
+    pub value: String,
+}
+
+/// A redirection and its target.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Redirection {
+    /// `<`, `>`, `>>`, `>|`, `<>`, `&>`, `>&`, `<<`, `<<<`.
+    pub op: String,
+    /// File descriptor on the left, if given.
+    pub fd: Option<i32>,
+    /// Target file name after quote removal, or the fd for duplications.
+    pub target: String,
+    /// Whether the target is a file that gets written.
+    pub writes: bool,
+    /// Whether the target is a file that gets read.
+    pub reads: bool,
+    /// Whether the target word is literal.
+    pub literal: bool,
+}

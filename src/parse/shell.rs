@@ -1,0 +1,905 @@
+//! Walks the bash AST produced by brush-parser and flattens it into segments.
+//! Node kinds are handled from an allowlist: a construct not handled here is
+//! recorded as `unknown`, never skipped.
+
+use std::path::{Path, PathBuf};
+
+use brush_parser::ast::{
+    self, Command, CommandPrefixOrSuffixItem, CompoundCommand, CompoundList, IoFileRedirectKind,
+    IoFileRedirectTarget, IoRedirect, Pipeline, SeparatorOperator,
+};
+use brush_parser::{Parser, ParserOptions};
+
+use super::model::{
+    Assignment, CommandModel, Constructs, Form, Operator, Origin, Redirection, Segment, Word,
+};
+use super::unwrap::{self, SHELLS, ShellArgs};
+use super::word::{self, KnownVars};
+use super::{ParseContext, normalize_program, wrapper_spec};
+
+/// A harness step recognised as trusted (see `docs/agents.md`): agent
+/// harnesses wrap the model's command in boilerplate that safe-exec must see
+/// through without allowing the same shapes from the model itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TrustedStep {
+    /// `source FILE` / `. FILE` where FILE is below this directory (shell
+    /// snapshots that the sandbox keeps read-only).
+    SourceUnder(PathBuf),
+    /// `pwd -P >| FILE` where FILE is below this directory (the harness's
+    /// cwd sentinel).
+    CwdSentinelUnder(PathBuf),
+}
+
+/// What an enclosing wrapper or nested shell passes down to the commands
+/// inside it.
+#[derive(Debug, Clone, Default)]
+struct Inherit {
+    wrappers: Vec<String>,
+    escalated: bool,
+    assignments: Vec<Assignment>,
+    redirections: Vec<Redirection>,
+    notes: Vec<String>,
+}
+
+/// Stateful walk over one command (and everything nested in it).
+pub struct Walker<'a> {
+    ctx: &'a ParseContext,
+    model: CommandModel,
+    options: ParserOptions,
+    cwd: Option<PathBuf>,
+    depth: u32,
+    origin: Origin,
+    positional: Vec<String>,
+    next_pipeline: u32,
+    pipeline: u32,
+    pipe_index: u32,
+    inherit: Inherit,
+}
+
+impl<'a> Walker<'a> {
+    /// A walker at the top level.
+    pub fn new(ctx: &'a ParseContext, form: Form) -> Self {
+        Self {
+            ctx,
+            model: CommandModel {
+                form,
+                segments: Vec::new(),
+                operators: Vec::new(),
+                constructs: Constructs::default(),
+                unknown: Vec::new(),
+            },
+            options: ParserOptions::default(),
+            cwd: Some(ctx.cwd.clone()),
+            depth: 0,
+            origin: Origin::TopLevel,
+            positional: ctx.positional.clone(),
+            next_pipeline: 0,
+            pipeline: 0,
+            pipe_index: 0,
+            inherit: Inherit::default(),
+        }
+    }
+
+    /// Parses and walks a shell string.
+    pub fn run_string(mut self, input: &str) -> CommandModel {
+        self.walk_string(input);
+        self.finish()
+    }
+
+    /// Walks an argv (no shell).
+    pub fn run_list(mut self, argv: &[String]) -> CommandModel {
+        if argv.is_empty() {
+            self.model.unknown.push("no program was given".into());
+        } else if argv.iter().any(|a| a.contains('\0')) {
+            self.model.unknown.push("an argument contains a NUL byte".into());
+        } else {
+            let words = argv.iter().map(Word::literal).collect();
+            self.finish_segment(words, Vec::new(), Vec::new(), None);
+        }
+        self.finish()
+    }
+
+    fn finish(mut self) -> CommandModel {
+        self.model.operators.sort();
+        self.model.operators.dedup();
+        self.model
+    }
+
+    fn known_vars(&self) -> KnownVars {
+        KnownVars {
+            home: self.ctx.home.to_string_lossy().into_owned(),
+            pwd: self
+                .cwd
+                .as_ref()
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            tmpdir: self.ctx.tmpdir.clone(),
+            positional: self.positional.clone(),
+        }
+    }
+
+    fn walk_string(&mut self, input: &str) {
+        if input.len() > self.ctx.max_length {
+            self.model.unknown.push(format!(
+                "the command is {} bytes long; the limit is {} bytes",
+                input.len(),
+                self.ctx.max_length
+            ));
+            return;
+        }
+        if input.contains('\0') {
+            self.model.unknown.push("the command contains a NUL byte".into());
+            return;
+        }
+        let nesting = bracket_depth(input);
+        if nesting > 64 {
+            self.model.unknown.push(format!(
+                "the command nests brackets {nesting} levels deep; the limit is 64"
+            ));
+            return;
+        }
+        let mut parser = Parser::new(input.as_bytes(), &self.options);
+        match parser.parse_program() {
+            Ok(program) => {
+                let n = program.complete_commands.len();
+                for (i, cc) in program.complete_commands.iter().enumerate() {
+                    self.walk_list(cc);
+                    if i + 1 < n {
+                        self.model.operators.push(Operator::Sequence);
+                        self.model.constructs.chaining = true;
+                    }
+                }
+            }
+            Err(e) => self
+                .model
+                .unknown
+                .push(format!("the shell string does not parse: {e}")),
+        }
+    }
+
+    fn walk_nested(&mut self, text: &str, origin: Origin, positional: Option<Vec<String>>) {
+        if self.depth + 1 > self.ctx.max_depth {
+            self.model.unknown.push(format!(
+                "commands are nested more than {} levels deep",
+                self.ctx.max_depth
+            ));
+            return;
+        }
+        let saved_origin = std::mem::replace(&mut self.origin, origin);
+        let saved_pos = positional.map(|p| std::mem::replace(&mut self.positional, p));
+        let saved_pipe = (self.pipeline, self.pipe_index);
+        let saved_cwd = self.cwd.clone();
+        self.pipeline = 0;
+        self.pipe_index = 0;
+        self.depth += 1;
+        self.walk_string(text);
+        self.depth -= 1;
+        self.cwd = saved_cwd;
+        (self.pipeline, self.pipe_index) = saved_pipe;
+        if let Some(p) = saved_pos {
+            self.positional = p;
+        }
+        self.origin = saved_origin;
+    }
+
+    fn walk_list(&mut self, list: &CompoundList) {
+        let n = list.0.len();
+        for (i, item) in list.0.iter().enumerate() {
+            self.walk_and_or(&item.0);
+            match item.1 {
+                SeparatorOperator::Async => {
+                    self.model.operators.push(Operator::Background);
+                    self.model.constructs.background = true;
+                }
+                SeparatorOperator::Sequence if i + 1 < n => {
+                    self.model.operators.push(Operator::Sequence);
+                    self.model.constructs.chaining = true;
+                }
+                SeparatorOperator::Sequence => {}
+            }
+        }
+    }
+
+    fn walk_and_or(&mut self, list: &ast::AndOrList) {
+        let before = self.cwd.clone();
+        self.walk_pipeline(&list.first);
+        let mut changed = self.cwd != before;
+        for next in &list.additional {
+            self.model.constructs.chaining = true;
+            match next {
+                ast::AndOr::And(p) => {
+                    self.model.operators.push(Operator::And);
+                    let b = self.cwd.clone();
+                    self.walk_pipeline(p);
+                    changed |= self.cwd != b;
+                }
+                ast::AndOr::Or(p) => {
+                    self.model.operators.push(Operator::Or);
+                    // After `cd x || ...` the right side runs where cd failed.
+                    if changed {
+                        self.cwd = None;
+                    }
+                    self.walk_pipeline(p);
+                }
+            }
+        }
+    }
+
+    fn walk_pipeline(&mut self, p: &Pipeline) {
+        if p.seq.len() > 1 {
+            self.model.constructs.pipeline = true;
+            self.next_pipeline += 1;
+            let id = self.next_pipeline;
+            let saved = (self.pipeline, self.pipe_index);
+            for (i, cmd) in p.seq.iter().enumerate() {
+                if i > 0 {
+                    self.model.operators.push(Operator::Pipe);
+                }
+                // Each member of a pipeline runs in its own subshell.
+                let cwd = self.cwd.clone();
+                self.pipeline = id;
+                self.pipe_index = i as u32;
+                self.walk_command(cmd);
+                self.cwd = cwd;
+            }
+            (self.pipeline, self.pipe_index) = saved;
+        } else if let Some(cmd) = p.seq.first() {
+            self.walk_command(cmd);
+        }
+    }
+
+    fn walk_command(&mut self, cmd: &Command) {
+        match cmd {
+            Command::Simple(sc) => self.walk_simple(sc),
+            Command::Compound(cc, redirs) => {
+                let pushed = self.push_redirects(redirs.as_ref().map(|r| r.0.as_slice()).unwrap_or(&[]));
+                self.walk_compound(cc);
+                self.inherit.redirections.truncate(self.inherit.redirections.len() - pushed);
+            }
+            Command::Function(f) => self.model.unknown.push(format!(
+                "defines a shell function `{}`; function bodies are not modelled",
+                f.fname.value
+            )),
+            Command::ExtendedTest(test, redirs) => {
+                let pushed = self.push_redirects(redirs.as_ref().map(|r| r.0.as_slice()).unwrap_or(&[]));
+                let mut words = vec![Word::literal("[[")];
+                collect_test_words(&test.expr, &mut |w| {
+                    let r = self.resolve_word(&w.value);
+                    words.push(r);
+                });
+                words.push(Word::literal("]]"));
+                self.finish_segment(words, Vec::new(), Vec::new(), None);
+                self.inherit.redirections.truncate(self.inherit.redirections.len() - pushed);
+            }
+        }
+    }
+
+    fn walk_compound(&mut self, cc: &CompoundCommand) {
+        match cc {
+            CompoundCommand::BraceGroup(g) => {
+                self.model.constructs.subshell_or_group = true;
+                self.walk_list(&g.list);
+            }
+            CompoundCommand::Subshell(s) => {
+                self.model.constructs.subshell_or_group = true;
+                let cwd = self.cwd.clone();
+                self.walk_list(&s.list);
+                self.cwd = cwd;
+            }
+            CompoundCommand::IfClause(c) => {
+                self.model.constructs.control_flow = true;
+                self.walk_list(&c.condition);
+                self.walk_list(&c.then);
+                for e in c.elses.iter().flatten() {
+                    if let Some(cond) = &e.condition {
+                        self.walk_list(cond);
+                    }
+                    self.walk_list(&e.body);
+                }
+            }
+            CompoundCommand::ForClause(f) => {
+                self.model.constructs.control_flow = true;
+                for w in f.values.iter().flatten() {
+                    self.resolve_word(&w.value);
+                }
+                self.walk_list(&f.body.list);
+            }
+            CompoundCommand::WhileClause(w) | CompoundCommand::UntilClause(w) => {
+                self.model.constructs.control_flow = true;
+                self.walk_list(&w.0);
+                self.walk_list(&w.1.list);
+            }
+            CompoundCommand::CaseClause(c) => {
+                self.model.constructs.control_flow = true;
+                self.resolve_word(&c.value.value);
+                for item in &c.cases {
+                    if let Some(cmd) = &item.cmd {
+                        self.walk_list(cmd);
+                    }
+                }
+            }
+            CompoundCommand::Arithmetic(_) | CompoundCommand::ArithmeticForClause(_) => self
+                .model
+                .unknown
+                .push("arithmetic commands are not modelled".into()),
+            CompoundCommand::Coprocess(_) => self
+                .model
+                .unknown
+                .push("coprocesses are not modelled".into()),
+        }
+    }
+
+    /// Resolves a word and walks the command substitutions inside it, which
+    /// run before the command that contains them.
+    fn resolve_word(&mut self, raw: &str) -> Word {
+        let r = word::resolve(raw, &self.known_vars(), &self.options);
+        if r.had_expansion && r.word.value.contains('$') || r.word.unresolved {
+            self.model.constructs.variable_expansion |= raw.contains('$');
+        }
+        if r.had_expansion {
+            self.model.constructs.variable_expansion |= raw.contains('$');
+        }
+        self.model.constructs.glob |= r.word.glob;
+        self.model.constructs.brace_expansion |= r.had_brace;
+        for sub in &r.substitutions {
+            self.model.constructs.substitution = true;
+            self.walk_nested(&sub.text, Origin::Substitution, None);
+        }
+        r.word
+    }
+
+    fn push_redirects(&mut self, items: &[IoRedirect]) -> usize {
+        let mut n = 0;
+        for r in items {
+            if let Some(redir) = self.redirect(r, &mut None) {
+                self.inherit.redirections.push(redir);
+                n += 1;
+            }
+        }
+        n
+    }
+
+    fn redirect(&mut self, r: &IoRedirect, stdin: &mut Option<String>) -> Option<Redirection> {
+        self.model.constructs.redirection = true;
+        match r {
+            IoRedirect::File(fd, kind, target) => {
+                let op = kind.to_string();
+                match target {
+                    IoFileRedirectTarget::Filename(w) => {
+                        let word = self.resolve_word(&w.value);
+                        let writes = matches!(
+                            kind,
+                            IoFileRedirectKind::Write
+                                | IoFileRedirectKind::Append
+                                | IoFileRedirectKind::Clobber
+                                | IoFileRedirectKind::ReadAndWrite
+                                | IoFileRedirectKind::DuplicateOutput
+                        );
+                        let reads = matches!(
+                            kind,
+                            IoFileRedirectKind::Read
+                                | IoFileRedirectKind::ReadAndWrite
+                                | IoFileRedirectKind::DuplicateInput
+                        );
+                        Some(Redirection {
+                            op,
+                            fd: *fd,
+                            target: self.absolute(&word.value),
+                            writes,
+                            reads,
+                            literal: !word.unresolved && !word.glob,
+                        })
+                    }
+                    IoFileRedirectTarget::Fd(n) => Some(Redirection {
+                        op,
+                        fd: *fd,
+                        target: format!("&{n}"),
+                        writes: false,
+                        reads: false,
+                        literal: true,
+                    }),
+                    IoFileRedirectTarget::Duplicate(w) => {
+                        let word = self.resolve_word(&w.value);
+                        let is_fd = word.value.chars().all(|c| c.is_ascii_digit()) || word.value == "-";
+                        let writes = !is_fd && matches!(kind, IoFileRedirectKind::DuplicateOutput);
+                        Some(Redirection {
+                            op,
+                            fd: *fd,
+                            target: if is_fd { format!("&{}", word.value) } else { self.absolute(&word.value) },
+                            writes,
+                            reads: !is_fd && !writes,
+                            literal: !word.unresolved,
+                        })
+                    }
+                    IoFileRedirectTarget::ProcessSubstitution(_, sub) => {
+                        self.model.constructs.process_substitution = true;
+                        self.walk_process_substitution(sub);
+                        None
+                    }
+                }
+            }
+            IoRedirect::OutputAndError(w, append) => {
+                let word = self.resolve_word(&w.value);
+                Some(Redirection {
+                    op: if *append { "&>>".into() } else { "&>".into() },
+                    fd: None,
+                    target: self.absolute(&word.value),
+                    writes: true,
+                    reads: false,
+                    literal: !word.unresolved && !word.glob,
+                })
+            }
+            IoRedirect::HereDocument(fd, doc) => {
+                self.model.constructs.heredoc = true;
+                let body = if doc.requires_expansion {
+                    // Unquoted delimiter: `$(...)` in the body runs.
+                    match word::resolve_heredoc(&doc.doc.value, &self.known_vars(), &self.options) {
+                        Some(r) => {
+                            for sub in &r.substitutions {
+                                self.model.constructs.substitution = true;
+                                self.walk_nested(&sub.text, Origin::Substitution, None);
+                            }
+                            if r.word.unresolved { None } else { Some(r.word.value) }
+                        }
+                        None => None,
+                    }
+                } else {
+                    Some(doc.doc.value.clone())
+                };
+                if fd.is_none_or(|f| f == 0) {
+                    *stdin = body;
+                }
+                Some(Redirection {
+                    op: if doc.remove_tabs { "<<-".into() } else { "<<".into() },
+                    fd: *fd,
+                    target: doc.here_end.value.clone(),
+                    writes: false,
+                    reads: false,
+                    literal: true,
+                })
+            }
+            IoRedirect::HereString(fd, w) => {
+                self.model.constructs.heredoc = true;
+                let word = self.resolve_word(&w.value);
+                if fd.is_none_or(|f| f == 0) {
+                    *stdin = if word.unresolved { None } else { Some(format!("{}\n", word.value)) };
+                }
+                Some(Redirection {
+                    op: "<<<".into(),
+                    fd: *fd,
+                    target: String::new(),
+                    writes: false,
+                    reads: false,
+                    literal: true,
+                })
+            }
+        }
+    }
+
+    fn walk_process_substitution(&mut self, sub: &ast::SubshellCommand) {
+        if self.depth + 1 > self.ctx.max_depth {
+            self.model.unknown.push("process substitutions nested too deep".into());
+            return;
+        }
+        let saved = std::mem::replace(&mut self.origin, Origin::ProcessSubstitution);
+        let cwd = self.cwd.clone();
+        self.depth += 1;
+        self.walk_list(&sub.list);
+        self.depth -= 1;
+        self.cwd = cwd;
+        self.origin = saved;
+    }
+
+    fn walk_simple(&mut self, sc: &ast::SimpleCommand) {
+        let mut assignments = Vec::new();
+        let mut words = Vec::new();
+        let mut redirections = Vec::new();
+        let mut stdin = None;
+        let mut items: Vec<&CommandPrefixOrSuffixItem> = Vec::new();
+        if let Some(p) = &sc.prefix {
+            items.extend(p.0.iter());
+        }
+        let name_index = items.len();
+        if let Some(p) = &sc.suffix {
+            items.extend(p.0.iter());
+        }
+        let mut name_done = false;
+        for (i, item) in items.iter().enumerate() {
+            if i == name_index && !name_done {
+                if let Some(w) = &sc.word_or_name {
+                    words.push(self.resolve_word(&w.value));
+                }
+                name_done = true;
+            }
+            match item {
+                CommandPrefixOrSuffixItem::IoRedirect(r) => {
+                    if let Some(redir) = self.redirect(r, &mut stdin) {
+                        redirections.push(redir);
+                    }
+                }
+                CommandPrefixOrSuffixItem::Word(w) => words.push(self.resolve_word(&w.value)),
+                CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
+                    if i < name_index {
+                        self.model.constructs.assignment_prefix = true;
+                        let name = match &a.name {
+                            ast::AssignmentName::VariableName(n) => n.clone(),
+                            ast::AssignmentName::ArrayElementName(n, _) => n.clone(),
+                        };
+                        let value = match &a.value {
+                            ast::AssignmentValue::Scalar(v) => self.resolve_word(&v.value).value,
+                            ast::AssignmentValue::Array(_) => String::from("(...)"),
+                        };
+                        assignments.push(Assignment { name, value });
+                    } else {
+                        words.push(self.resolve_word(&w.value));
+                    }
+                }
+                CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
+                    self.model.constructs.process_substitution = true;
+                    self.walk_process_substitution(sub);
+                    words.push(Word {
+                        value: "/dev/fd/63".into(),
+                        raw: "<(...)".into(),
+                        unresolved: true,
+                        ..Default::default()
+                    });
+                }
+            }
+        }
+        if !name_done {
+            if let Some(w) = &sc.word_or_name {
+                let word = self.resolve_word(&w.value);
+                words.insert(0, word);
+            }
+        }
+        self.finish_segment(words, assignments, redirections, stdin);
+    }
+
+    /// Unwraps wrappers and nested shells, tracks `cd`, and records the
+    /// resulting segment(s).
+    fn finish_segment(
+        &mut self,
+        mut words: Vec<Word>,
+        mut assignments: Vec<Assignment>,
+        redirections: Vec<Redirection>,
+        stdin_data: Option<String>,
+    ) {
+        let mut inherit = self.inherit.clone();
+        inherit.assignments.append(&mut assignments);
+        inherit.redirections.extend(redirections);
+        let mut cwd = self.cwd.clone();
+        let mut template = false;
+        let mut origin = self.origin;
+        let mut unknown: Option<String> = None;
+        let mut stdin_data = stdin_data;
+
+        loop {
+            let Some(first) = words.first() else {
+                break;
+            };
+            if first.unresolved || first.glob || !first.literal && first.value.contains('$') {
+                unknown = Some(format!("the program name `{}` is not a literal word", first.raw));
+                break;
+            }
+            if !first.literal {
+                unknown = Some(format!(
+                    "the program name `{}` contains an expansion; the program must be written literally",
+                    first.raw
+                ));
+                break;
+            }
+            let name = normalize_program(&first.value);
+            if name != first.value {
+                inherit.notes.push(format!("program `{}` normalised to `{name}`", first.value));
+            } else if first.raw.starts_with('\\') || first.raw != first.value {
+                inherit.notes.push(format!("program `{}` read as `{name}` after quote removal", first.raw));
+            }
+            if (name == "busybox" || name == "toybox") && words.len() > 1 && !words[1].value.starts_with('-') {
+                inherit.notes.push(format!("multi-call `{name}` runs applet `{}`", words[1].value));
+                inherit.wrappers.push(name);
+                words.remove(0);
+                continue;
+            }
+            if SHELLS.contains(&name.as_str()) {
+                match unwrap::shell_args(&words[1..]) {
+                    ShellArgs::Command { string } => {
+                        let s = &words[1 + string];
+                        if s.unresolved {
+                            unknown = Some(format!("`{name} -c` is given a string that is not literal"));
+                            break;
+                        }
+                        let text = s.value.clone();
+                        let positional = words[2 + string..].iter().map(|w| w.value.clone()).collect();
+                        inherit.notes.push(format!("nested `{name} -c` string parsed as commands"));
+                        inherit.wrappers.push(name);
+                        self.nested_with(inherit, cwd, &text, Origin::NestedShell, Some(positional));
+                        return;
+                    }
+                    ShellArgs::Stdin => {
+                        if let Some(data) = stdin_data.take() {
+                            inherit.notes.push(format!("`{name}` reads its commands from a heredoc, parsed as commands"));
+                            inherit.wrappers.push(name);
+                            self.nested_with(inherit, cwd, &data, Origin::NestedShell, None);
+                            return;
+                        }
+                        unknown = Some(if self.pipe_index > 0 {
+                            format!("`{name}` reads commands from a pipe; they cannot be checked")
+                        } else {
+                            format!("`{name}` reads commands from standard input; they cannot be checked")
+                        });
+                        break;
+                    }
+                    ShellArgs::Script { .. } => break,
+                    ShellArgs::Unknown(why) => {
+                        unknown = Some(why);
+                        break;
+                    }
+                }
+            }
+            if name == "eval" {
+                if words[1..].iter().any(|w| w.unresolved) {
+                    unknown = Some("`eval` of a string that is not literal".into());
+                    break;
+                }
+                let text = words[1..].iter().map(|w| w.value.as_str()).collect::<Vec<_>>().join(" ");
+                inherit.notes.push("`eval` of a literal string parsed as commands".into());
+                inherit.wrappers.push(name);
+                self.nested_with(inherit, cwd, &text, Origin::NestedShell, None);
+                return;
+            }
+            if name == "source" || name == "." {
+                let trusted = words.get(1).is_some_and(|f| {
+                    !f.unresolved
+                        && self.ctx.trusted.iter().any(|t| match t {
+                            TrustedStep::SourceUnder(dir) => under(Path::new(&f.value), dir),
+                            TrustedStep::CwdSentinelUnder(_) => false,
+                        })
+                });
+                if trusted {
+                    inherit.notes.push("sources a trusted harness snapshot".into());
+                } else {
+                    unknown = Some(format!("`{name}` runs a file whose commands cannot be checked"));
+                }
+                break;
+            }
+            if matches!(name.as_str(), "alias" | "trap" | "unalias" | "enable" | "hash") && words.len() > 1 {
+                unknown = Some(format!("`{name}` changes how later commands run; not modelled"));
+                break;
+            }
+            if name == "find" {
+                self.find_templates(&words, &inherit, cwd.clone());
+                break;
+            }
+            if let Some(spec) = wrapper_spec(&name) {
+                let u = unwrap::unwrap(&name, &spec, &words[1..]);
+                if let Some(why) = u.unknown {
+                    unknown = Some(why);
+                    break;
+                }
+                if u.lookup_only {
+                    break;
+                }
+                if u.interactive_shell {
+                    unknown = Some(format!("`{name}` without a command starts an interactive shell"));
+                    break;
+                }
+                inherit.escalated |= spec.escalates;
+                inherit.assignments.extend(u.assignments);
+                if let Some(dir) = &u.chdir {
+                    cwd = if dir.unresolved { None } else { cwd.map(|c| join_clean(&c, &dir.value)) };
+                }
+                if let Some(s) = u.shell_string {
+                    if s.unresolved {
+                        unknown = Some(format!("`{name}` is given a command string that is not literal"));
+                        break;
+                    }
+                    let mut text = s.value.clone();
+                    for w in &u.rest {
+                        text.push(' ');
+                        text.push_str(&shell_quote(&w.value));
+                    }
+                    inherit.notes.push(format!("`{name}` command string parsed as commands"));
+                    inherit.wrappers.push(name);
+                    self.nested_with(inherit, cwd, &text, Origin::NestedShell, None);
+                    return;
+                }
+                if u.template {
+                    template = true;
+                    origin = Origin::ExecTemplate;
+                    inherit.notes.push(format!("`{name}` appends arguments at run time"));
+                }
+                inherit.wrappers.push(name);
+                words = u.rest;
+                if words.is_empty() {
+                    break;
+                }
+                continue;
+            }
+            if name == "cd" || name == "pushd" {
+                let target = words.iter().skip(1).find(|w| !w.value.starts_with('-') || w.value == "-");
+                self.cwd = match (target, &self.cwd) {
+                    (None, _) => Some(self.ctx.home.clone()),
+                    (Some(t), Some(c)) if !t.unresolved && t.value != "-" => Some(join_clean(c, &t.value)),
+                    _ => None,
+                };
+            } else if name == "popd" {
+                self.cwd = None;
+            }
+            break;
+        }
+
+        self.push_segment(words, inherit, cwd, origin, template, stdin_data, unknown);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn push_segment(
+        &mut self,
+        words: Vec<Word>,
+        inherit: Inherit,
+        cwd: Option<PathBuf>,
+        origin: Origin,
+        template: bool,
+        stdin_data: Option<String>,
+        mut unknown: Option<String>,
+    ) {
+        if self.model.segments.len() >= self.ctx.max_segments {
+            if self.model.segments.len() == self.ctx.max_segments {
+                self.model
+                    .unknown
+                    .push(format!("more than {} commands in one string", self.ctx.max_segments));
+            }
+            return;
+        }
+        let cwd = match cwd {
+            Some(c) => c,
+            None => {
+                unknown.get_or_insert_with(|| "the working directory is not known here (after `cd -`, `popd` or a failed `cd`)".into());
+                self.ctx.cwd.clone()
+            }
+        };
+        let program = words.first().map(|w| normalize_program(&w.value)).unwrap_or_default();
+        self.model.segments.push(Segment {
+            program,
+            argv: words.iter().map(|w| w.value.clone()).collect(),
+            words,
+            assignments: inherit.assignments,
+            redirections: inherit.redirections,
+            escalated: inherit.escalated,
+            wrappers: inherit.wrappers,
+            cwd,
+            origin,
+            depth: self.depth,
+            stdin_data,
+            pipeline: self.pipeline,
+            pipe_index: self.pipe_index,
+            template,
+            unknown,
+            notes: inherit.notes,
+        });
+    }
+
+    fn nested_with(&mut self, inherit: Inherit, cwd: Option<PathBuf>, text: &str, origin: Origin, positional: Option<Vec<String>>) {
+        let saved_inherit = std::mem::replace(&mut self.inherit, inherit);
+        let saved_cwd = std::mem::replace(&mut self.cwd, cwd);
+        self.walk_nested(text, origin, positional);
+        self.cwd = saved_cwd;
+        self.inherit = saved_inherit;
+    }
+
+    /// `find ... -exec CMD ARGS ;` runs CMD for each match: record CMD as a
+    /// template segment next to `find` itself.
+    fn find_templates(&mut self, words: &[Word], inherit: &Inherit, cwd: Option<PathBuf>) {
+        let mut i = 1;
+        while i < words.len() {
+            let v = words[i].value.as_str();
+            if matches!(v, "-exec" | "-execdir" | "-ok" | "-okdir") {
+                let start = i + 1;
+                let mut end = start;
+                while end < words.len() && !matches!(words[end].value.as_str(), ";" | "+") {
+                    end += 1;
+                }
+                if start < end {
+                    let mut inner = inherit.clone();
+                    inner.redirections.clear();
+                    inner.wrappers.push("find".into());
+                    inner.notes.push(format!("run by `find {v}` for each match; `{{}}` is a found path"));
+                    let saved = std::mem::replace(&mut self.inherit, inner);
+                    let saved_origin = std::mem::replace(&mut self.origin, Origin::ExecTemplate);
+                    let saved_cwd = std::mem::replace(&mut self.cwd, cwd.clone());
+                    self.depth += 1;
+                    self.finish_segment(words[start..end].to_vec(), Vec::new(), Vec::new(), None);
+                    if let Some(last) = self.model.segments.last_mut() {
+                        last.template = true;
+                    }
+                    self.depth -= 1;
+                    self.cwd = saved_cwd;
+                    self.origin = saved_origin;
+                    self.inherit = saved;
+                }
+                i = end + 1;
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    fn absolute(&self, p: &str) -> String {
+        match &self.cwd {
+            Some(c) if !p.starts_with('/') && !p.is_empty() => join_clean(c, p).to_string_lossy().into_owned(),
+            _ => p.to_string(),
+        }
+    }
+}
+
+/// Joins `rel` onto `base` and removes `.` and `..` lexically (symlinks are
+/// resolved later, by the path check, against the real filesystem).
+pub fn join_clean(base: &Path, rel: &str) -> PathBuf {
+    let joined = if rel.starts_with('/') { PathBuf::from(rel) } else { base.join(rel) };
+    let mut out = PathBuf::from("/");
+    for c in joined.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::Normal(n) => out.push(n),
+            _ => {}
+        }
+    }
+    out
+}
+
+fn under(p: &Path, dir: &Path) -> bool {
+    let clean = join_clean(Path::new("/"), &p.to_string_lossy());
+    clean.starts_with(dir)
+}
+
+/// Quotes a word for re-parsing as part of a shell string.
+pub fn shell_quote(s: &str) -> String {
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%^".contains(c)) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// Maximum nesting of `(`, `{` and `` ` `` outside single quotes: a cheap
+/// guard so a pathological string cannot exhaust the parser's stack.
+fn bracket_depth(s: &str) -> usize {
+    let mut depth: usize = 0;
+    let mut max = 0;
+    let mut in_single = false;
+    let mut escaped = false;
+    for c in s.chars() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match c {
+            '\\' if !in_single => escaped = true,
+            '\'' => in_single = !in_single,
+            '(' | '{' if !in_single => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            ')' | '}' if !in_single => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+fn collect_test_words(e: &ast::ExtendedTestExpr, f: &mut dyn FnMut(&ast::Word)) {
+    use ast::ExtendedTestExpr as E;
+    match e {
+        E::And(a, b) | E::Or(a, b) => {
+            collect_test_words(a, f);
+            collect_test_words(b, f);
+        }
+        E::Not(a) | E::Parenthesized(a) => collect_test_words(a, f),
+        E::UnaryTest(_, w) => f(w),
+        E::BinaryTest(_, a, b) => {
+            f(a);
+            f(b);
+        }
+    }
+}

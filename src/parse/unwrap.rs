@@ -1,0 +1,367 @@
+//! Wrapper removal: `sudo`, `env`, `nice`, `timeout`, `xargs`, ... run the
+//! program named in their arguments. The table of wrappers is data
+//! (`profiles/wrappers.toml`, embedded); this module applies it to one
+//! segment's words and says what it removed.
+
+use serde::Deserialize;
+
+use super::model::{Assignment, Word};
+
+/// How one wrapper program treats its arguments (see `profiles/wrappers.toml`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WrapperSpec {
+    /// Options without a value.
+    pub flags: Vec<String>,
+    /// Options that take a value.
+    pub value_options: Vec<String>,
+    /// Operands before the wrapped command.
+    pub leading_operands: usize,
+    /// Raises privileges.
+    pub escalates: bool,
+    /// `NAME=value` words before the command set its environment.
+    pub assignments: bool,
+    /// Options whose value is re-split into a command line (`env -S`).
+    pub split_string: Vec<String>,
+    /// Options whose value becomes the working directory.
+    pub chdir: Vec<String>,
+    /// Options whose value is a shell string (`su -c`, `script -c`).
+    pub shell_string: Vec<String>,
+    /// Remaining operands are not a command (only the `-c` string runs).
+    pub shell_string_only: bool,
+    /// The remaining words are joined and run by `sh -c` (`watch`).
+    pub joins_to_shell: bool,
+    /// The command gets more arguments at run time (`xargs`).
+    pub template: bool,
+    /// Without a command an interactive shell starts.
+    pub no_command_is_shell: bool,
+    /// Accepts `-NUMBER` (`nice -5`).
+    pub numeric_flag: bool,
+    /// Flags that only look the command up (`command -v`).
+    pub query_flags: Vec<String>,
+    /// The command run when none is given (`xargs` runs `echo`).
+    pub default_command: Option<String>,
+    /// Without a command the wrapper only prints (`env` alone lists the environment).
+    pub lookup_only_without_command: bool,
+}
+
+/// What unwrapping one wrapper produced.
+#[derive(Debug, Clone, Default)]
+pub struct Unwrapped {
+    /// The words of the wrapped command (empty when there is none).
+    pub rest: Vec<Word>,
+    /// Assignments given to the wrapper (`env A=1 cmd`).
+    pub assignments: Vec<Assignment>,
+    /// New working directory (`env -C DIR`, `sudo -D DIR`).
+    pub chdir: Option<Word>,
+    /// A shell string the wrapper hands to a shell (`su -c`, `watch`, `env -S`
+    /// is re-split, not a shell, but is modelled the same way).
+    pub shell_string: Option<Word>,
+    /// The command gets arguments at run time.
+    pub template: bool,
+    /// Nothing is executed (`command -v x`, `env` alone).
+    pub lookup_only: bool,
+    /// An interactive shell would start.
+    pub interactive_shell: bool,
+    /// Why the wrapper's arguments could not be modelled.
+    pub unknown: Option<String>,
+}
+
+/// Applies `spec` to the words after the wrapper's own name.
+pub fn unwrap(name: &str, spec: &WrapperSpec, args: &[Word]) -> Unwrapped {
+    let mut out = Unwrapped {
+        template: spec.template,
+        ..Default::default()
+    };
+    let mut i = 0;
+    let mut leading = spec.leading_operands;
+    let mut options_done = false;
+    while i < args.len() {
+        let w = &args[i];
+        let a = w.value.as_str();
+        if !options_done && a == "--" {
+            options_done = true;
+            i += 1;
+            continue;
+        }
+        if !options_done && a.starts_with('-') && a.len() > 1 {
+            if spec.query_flags.iter().any(|f| f == a) {
+                out.lookup_only = true;
+                i += 1;
+                continue;
+            }
+            if spec.flags.iter().any(|f| f == a) {
+                i += 1;
+                continue;
+            }
+            if spec.numeric_flag && a[1..].chars().all(|c| c.is_ascii_digit()) {
+                i += 1;
+                continue;
+            }
+            // Options that take a value, in `-o v`, `-ov`, `--opt=v` and `--opt v` forms.
+            let kinds: [(&Vec<String>, u8); 5] = [
+                (&spec.value_options, 0),
+                (&spec.split_string, 1),
+                (&spec.chdir, 2),
+                (&spec.shell_string, 3),
+                (&spec.query_flags, 4),
+            ];
+            let mut matched = None;
+            for (list, kind) in kinds {
+                for opt in list {
+                    if a == opt {
+                        matched = Some((kind, None));
+                    } else if let Some(v) = a.strip_prefix(opt.as_str()) {
+                        if opt.starts_with("--") && v.starts_with('=') {
+                            matched = Some((kind, Some(v[1..].to_string())));
+                        } else if !opt.starts_with("--") && opt.len() == 2 && !v.is_empty() {
+                            matched = Some((kind, Some(v.to_string())));
+                        }
+                    }
+                    if matched.is_some() {
+                        break;
+                    }
+                }
+                if matched.is_some() {
+                    break;
+                }
+            }
+            // Clusters of known short flags (`sudo -nE`).
+            if matched.is_none() && !a.starts_with("--") {
+                let all_flags = a[1..]
+                    .chars()
+                    .all(|c| spec.flags.iter().any(|f| f.len() == 2 && f.ends_with(c)));
+                if all_flags {
+                    i += 1;
+                    continue;
+                }
+            }
+            let Some((kind, attached)) = matched else {
+                out.unknown = Some(format!("`{name}` option `{a}` is not modelled"));
+                return out;
+            };
+            let value = match attached {
+                Some(v) => {
+                    let mut word = w.clone();
+                    word.value = v;
+                    i += 1;
+                    word
+                }
+                None => {
+                    let Some(v) = args.get(i + 1) else {
+                        out.unknown = Some(format!("`{name}` option `{a}` is missing its value"));
+                        return out;
+                    };
+                    i += 2;
+                    v.clone()
+                }
+            };
+            match kind {
+                1 => {
+                    out.shell_string = Some(value);
+                    // env -S: the string *is* the command plus the remaining words.
+                    out.rest = args[i..].to_vec();
+                    return out;
+                }
+                2 => out.chdir = Some(value),
+                3 => out.shell_string = Some(value),
+                _ => {}
+            }
+            continue;
+        }
+        if spec.assignments && !options_done {
+            if let Some((n, v)) = a.split_once('=') {
+                if is_name(n) {
+                    out.assignments.push(Assignment {
+                        name: n.to_string(),
+                        value: v.to_string(),
+                    });
+                    i += 1;
+                    continue;
+                }
+            }
+        }
+        if leading > 0 {
+            // Wrappers stop reading options at their first operand.
+            leading -= 1;
+            i += 1;
+            options_done = true;
+            continue;
+        }
+        break;
+    }
+    if spec.shell_string_only {
+        // `su -c STRING user`, `script -c STRING file`: the rest are not a command.
+        if out.shell_string.is_none() && spec.no_command_is_shell {
+            out.interactive_shell = true;
+        }
+        return out;
+    }
+    out.rest = args[i..].to_vec();
+    if spec.joins_to_shell && !out.rest.is_empty() {
+        let joined = out.rest.iter().map(|w| w.value.as_str()).collect::<Vec<_>>().join(" ");
+        let literal = out.rest.iter().all(|w| !w.unresolved);
+        out.shell_string = Some(Word {
+            value: joined.clone(),
+            raw: joined,
+            literal,
+            unresolved: !literal,
+            ..Default::default()
+        });
+        out.rest.clear();
+        return out;
+    }
+    if out.rest.is_empty() && out.shell_string.is_none() {
+        if let Some(d) = &spec.default_command {
+            out.rest = vec![Word::literal(d.clone())];
+        } else if spec.no_command_is_shell {
+            out.interactive_shell = true;
+        } else if spec.lookup_only_without_command {
+            out.lookup_only = true;
+        }
+    }
+    out
+}
+
+/// A shell variable name.
+pub fn is_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+/// Shells whose `-c STRING` is parsed as a nested command.
+pub const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "yash", "posh"];
+
+/// What a shell invocation's arguments mean.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ShellArgs {
+    /// `bash -c STRING [NAME [ARG...]]`
+    Command {
+        /// The index of the string in the arguments.
+        string: usize,
+    },
+    /// `bash script.sh ...` (runs a file the validator cannot see).
+    Script {
+        /// The index of the script operand.
+        script: usize,
+    },
+    /// `bash` or `bash -s`: reads commands from standard input.
+    Stdin,
+    /// Options we do not model.
+    Unknown(String),
+}
+
+/// Reads bash-style options (`-c`, `-lc`, `-e -c`, `--login`, `-o opt`).
+pub fn shell_args(args: &[Word]) -> ShellArgs {
+    let mut i = 0;
+    let mut has_c = false;
+    while i < args.len() {
+        let a = args[i].value.as_str();
+        match a {
+            "--" => {
+                i += 1;
+                break;
+            }
+            "--login" | "--noprofile" | "--norc" | "--posix" | "--restricted" | "--verbose"
+            | "--noediting" | "--debugger" | "--dump-strings" | "--pretty-print" => {
+                i += 1;
+                continue;
+            }
+            "--rcfile" | "--init-file" => {
+                i += 2;
+                continue;
+            }
+            "-o" | "+o" | "-O" | "+O" => {
+                i += 2;
+                continue;
+            }
+            _ => {}
+        }
+        if (a.starts_with('-') || a.starts_with('+')) && a.len() > 1 && !a.starts_with("--") {
+            let letters = &a[1..];
+            if letters.chars().all(|c| "abcefhiklmnprstuvxBCEHPT".contains(c)) {
+                if letters.contains('c') {
+                    has_c = true;
+                }
+                if letters.contains('s') && !has_c {
+                    return ShellArgs::Stdin;
+                }
+                i += 1;
+                continue;
+            }
+            return ShellArgs::Unknown(format!("shell option `{a}` is not modelled"));
+        }
+        if a.starts_with("--") {
+            return ShellArgs::Unknown(format!("shell option `{a}` is not modelled"));
+        }
+        break;
+    }
+    if has_c {
+        if i < args.len() {
+            ShellArgs::Command { string: i }
+        } else {
+            ShellArgs::Unknown("`-c` without a command string".into())
+        }
+    } else if i < args.len() {
+        ShellArgs::Script { script: i }
+    } else {
+        ShellArgs::Stdin
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &[&str]) -> Vec<Word> {
+        s.iter().map(|w| Word::literal(*w)).collect()
+    }
+
+    fn spec(toml_text: &str) -> WrapperSpec {
+        toml::from_str(toml_text).expect("spec")
+    }
+
+    #[test]
+    fn sudo_options_and_command() {
+        let s = spec(r#"flags=["-n","-E"]
+value_options=["-u"]
+escalates=true"#);
+        let u = unwrap("sudo", &s, &words(&["-u", "root", "-nE", "rm", "-rf", "/"]));
+        assert_eq!(u.rest.iter().map(|w| w.value.as_str()).collect::<Vec<_>>(), ["rm", "-rf", "/"]);
+        let u = unwrap("sudo", &s, &words(&["-uroot", "ls"]));
+        assert_eq!(u.rest[0].value, "ls");
+        let u = unwrap("sudo", &s, &words(&["-X", "ls"]));
+        assert!(u.unknown.is_some());
+    }
+
+    #[test]
+    fn env_assignments_and_split_string() {
+        let s = spec(r#"flags=["-i"]
+value_options=["-u"]
+split_string=["-S"]
+assignments=true"#);
+        let u = unwrap("env", &s, &words(&["-i", "A=1", "-u", "B", "rm", "x"]));
+        assert_eq!(u.assignments.len(), 1);
+        assert_eq!(u.rest[0].value, "rm");
+        let u = unwrap("env", &s, &words(&["-S", "rm -rf ~"]));
+        assert_eq!(u.shell_string.map(|w| w.value), Some("rm -rf ~".to_string()));
+    }
+
+    #[test]
+    fn timeout_skips_duration() {
+        let s = spec(r#"value_options=["-s"]
+leading_operands=1"#);
+        let u = unwrap("timeout", &s, &words(&["-s", "KILL", "5", "rm", "x"]));
+        assert_eq!(u.rest[0].value, "rm");
+    }
+
+    #[test]
+    fn shell_args_forms() {
+        assert_eq!(shell_args(&words(&["-c", "ls"])), ShellArgs::Command { string: 1 });
+        assert_eq!(shell_args(&words(&["-lc", "ls"])), ShellArgs::Command { string: 1 });
+        assert_eq!(shell_args(&words(&["-e", "-c", "ls", "n"])), ShellArgs::Command { string: 2 });
+        assert_eq!(shell_args(&words(&["x.sh"])), ShellArgs::Script { script: 0 });
+        assert_eq!(shell_args(&words(&[])), ShellArgs::Stdin);
+    }
+}

@@ -1,0 +1,377 @@
+//! Word resolution: what value a shell word has after quote removal, and
+//! whether it is literal. This is where "what is validated is what runs" is
+//! decided for each argument.
+
+use brush_parser::word::{Parameter, ParameterExpr, SpecialParameter, TildeExpr, WordPiece};
+use brush_parser::{ParserOptions, word};
+
+use super::model::Word;
+
+/// Variables the policy may substitute in argument position (contract
+/// clarification: `$HOME`, `$PWD`, `$TMPDIR`, positional parameters).
+#[derive(Debug, Clone, Default)]
+pub struct KnownVars {
+    /// `$HOME` and `~`.
+    pub home: String,
+    /// `$PWD` (the tracked cwd at this point).
+    pub pwd: String,
+    /// `$TMPDIR`, if the caller has it set.
+    pub tmpdir: Option<String>,
+    /// `$0`, `$1`, ...
+    pub positional: Vec<String>,
+}
+
+/// Something inside a word that runs a command of its own.
+#[derive(Debug, Clone)]
+pub struct EmbeddedCommand {
+    /// The shell text of `$(...)` or backquotes.
+    pub text: String,
+}
+
+/// A word resolved against [`KnownVars`], plus the substitutions inside it.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// The word.
+    pub word: Word,
+    /// `$(...)` inside it, to be parsed as nested commands.
+    pub substitutions: Vec<EmbeddedCommand>,
+    /// It had a parameter expansion (known or not).
+    pub had_expansion: bool,
+    /// It had a brace expansion.
+    pub had_brace: bool,
+}
+
+/// Resolves one raw shell word.
+pub fn resolve(raw: &str, vars: &KnownVars, options: &ParserOptions) -> Resolved {
+    let mut out = Resolved {
+        word: Word {
+            raw: raw.to_string(),
+            literal: true,
+            ..Default::default()
+        },
+        substitutions: Vec::new(),
+        had_expansion: false,
+        had_brace: false,
+    };
+    match word::parse(raw, options) {
+        Ok(pieces) => {
+            for p in pieces {
+                resolve_piece(&p.piece, vars, false, &mut out);
+            }
+        }
+        Err(_) => {
+            out.word.value = raw.to_string();
+            out.word.literal = false;
+            out.word.unresolved = true;
+        }
+    }
+    out
+}
+
+/// Resolves the body of a heredoc whose delimiter was unquoted (expansions
+/// and substitutions in it are live). `None` if it does not parse.
+pub fn resolve_heredoc(body: &str, vars: &KnownVars, options: &ParserOptions) -> Option<Resolved> {
+    let pieces = word::parse_heredoc(body, options).ok()?;
+    let mut out = Resolved {
+        word: Word {
+            raw: body.to_string(),
+            literal: true,
+            ..Default::default()
+        },
+        substitutions: Vec::new(),
+        had_expansion: false,
+        had_brace: false,
+    };
+    for p in pieces {
+        match &p.piece {
+            // Globs and braces are not expanded in heredoc bodies.
+            WordPiece::Text(t) => out.word.value.push_str(t),
+            other => resolve_piece(other, vars, true, &mut out),
+        }
+    }
+    Some(out)
+}
+
+fn resolve_piece(piece: &WordPiece, vars: &KnownVars, in_dquote: bool, out: &mut Resolved) {
+    let w = &mut out.word;
+    match piece {
+        WordPiece::Text(t) => {
+            if !in_dquote {
+                if t.contains(['*', '?', '[']) {
+                    w.glob = true;
+                    w.literal = false;
+                }
+                if has_brace_expansion(t) {
+                    out.had_brace = true;
+                    w.literal = false;
+                    w.unresolved = true;
+                }
+            }
+            w.value.push_str(t);
+        }
+        WordPiece::SingleQuotedText(t) => {
+            w.quoted = true;
+            w.value.push_str(t);
+        }
+        WordPiece::AnsiCQuotedText(t) => {
+            w.quoted = true;
+            match decode_ansi_c(t) {
+                Some(s) => w.value.push_str(&s),
+                None => {
+                    w.literal = false;
+                    w.unresolved = true;
+                    w.value.push_str(&format!("$'{t}'"));
+                }
+            }
+        }
+        WordPiece::DoubleQuotedSequence(seq) | WordPiece::GettextDoubleQuotedSequence(seq) => {
+            w.quoted = true;
+            for p in seq {
+                resolve_piece(&p.piece, vars, true, out);
+            }
+        }
+        WordPiece::EscapeSequence(s) => {
+            // `\x` yields `x`; a backslash-newline is a line continuation.
+            let mut chars = s.chars();
+            chars.next();
+            let rest: String = chars.collect();
+            if rest != "\n" {
+                if in_dquote && !matches!(rest.as_str(), "$" | "`" | "\"" | "\\") {
+                    w.value.push('\\');
+                }
+                w.value.push_str(&rest);
+            }
+            w.quoted = true;
+        }
+        WordPiece::TildeExpansion(t) => {
+            out.had_expansion = true;
+            w.literal = false;
+            match t {
+                TildeExpr::Home => w.value.push_str(&vars.home),
+                TildeExpr::WorkingDir => w.value.push_str(&vars.pwd),
+                _ => {
+                    w.unresolved = true;
+                    w.value.push('~');
+                }
+            }
+        }
+        WordPiece::ParameterExpansion(expr) => {
+            out.had_expansion = true;
+            w.literal = false;
+            match known_parameter(expr, vars) {
+                Some(v) if in_dquote || !v.contains(char::is_whitespace) => w.value.push_str(&v),
+                _ => {
+                    w.unresolved = true;
+                    w.value.push_str(&parameter_spelling(expr));
+                }
+            }
+        }
+        WordPiece::CommandSubstitution(text) | WordPiece::BackquotedCommandSubstitution(text) => {
+            w.literal = false;
+            w.unresolved = true;
+            w.value.push_str(&format!("$({text})"));
+            out.substitutions.push(EmbeddedCommand { text: text.clone() });
+        }
+        WordPiece::ArithmeticExpression(e) => {
+            w.literal = false;
+            w.unresolved = true;
+            w.value.push_str(&format!("$(({}))", e.value));
+        }
+    }
+}
+
+/// Only plain `$NAME` / `${NAME}` / `$N` of known variables resolve; any
+/// operator (`${HOME:0:1}`, `${!x}`, `${x:-y}`) leaves the word unresolved.
+fn known_parameter(expr: &ParameterExpr, vars: &KnownVars) -> Option<String> {
+    let ParameterExpr::Parameter { parameter, indirect: false } = expr else {
+        return None;
+    };
+    match parameter {
+        Parameter::Named(n) => match n.as_str() {
+            "HOME" => Some(vars.home.clone()),
+            "PWD" => Some(vars.pwd.clone()),
+            "TMPDIR" => vars.tmpdir.clone(),
+            _ => None,
+        },
+        Parameter::Positional(i) => vars.positional.get(*i as usize).cloned().or(Some(String::new())),
+        Parameter::Special(SpecialParameter::AllPositionalParameters { .. }) => {
+            Some(vars.positional.iter().skip(1).cloned().collect::<Vec<_>>().join(" "))
+        }
+        Parameter::Special(SpecialParameter::PositionalParameterCount) => {
+            Some(vars.positional.len().saturating_sub(1).to_string())
+        }
+        _ => None,
+    }
+}
+
+fn parameter_spelling(expr: &ParameterExpr) -> String {
+    match expr {
+        ParameterExpr::Parameter { parameter: Parameter::Named(n), indirect: false } => format!("${n}"),
+        ParameterExpr::Parameter { parameter: Parameter::Positional(i), indirect: false } => format!("${i}"),
+        _ => "${...}".to_string(),
+    }
+}
+
+/// Unquoted `{a,b}` or `{1..3}`: bash would expand it into several words.
+fn has_brace_expansion(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut depth = 0usize;
+    let mut start = None;
+    for (i, b) in bytes.iter().enumerate() {
+        match b {
+            b'{' => {
+                depth += 1;
+                start.get_or_insert(i);
+            }
+            b'}' if depth > 0 => {
+                depth -= 1;
+                if depth == 0 {
+                    if let Some(s) = start.take() {
+                        let inner = &text[s + 1..i];
+                        if inner.contains(',') || inner.contains("..") {
+                            return true;
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Decodes the body of `$'...'` the way bash does; `None` for escapes we do
+/// not model (`\c`), so the word stays unresolved rather than guessed.
+pub fn decode_ansi_c(body: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let e = chars.next()?;
+        match e {
+            'n' => out.push('\n'),
+            't' => out.push('\t'),
+            'r' => out.push('\r'),
+            'a' => out.push('\x07'),
+            'b' => out.push('\x08'),
+            'e' | 'E' => out.push('\x1b'),
+            'f' => out.push('\x0c'),
+            'v' => out.push('\x0b'),
+            '\\' => out.push('\\'),
+            '\'' => out.push('\''),
+            '"' => out.push('"'),
+            '?' => out.push('?'),
+            'x' => {
+                let mut v = 0u32;
+                let mut n = 0;
+                while n < 2 {
+                    match chars.peek().and_then(|c| c.to_digit(16)) {
+                        Some(d) => {
+                            v = v * 16 + d;
+                            chars.next();
+                            n += 1;
+                        }
+                        None => break,
+                    }
+                }
+                if n == 0 {
+                    return None;
+                }
+                out.push(char::from_u32(v)?);
+            }
+            'u' | 'U' => {
+                let max = if e == 'u' { 4 } else { 8 };
+                let mut v = 0u32;
+                let mut n = 0;
+                while n < max {
+                    match chars.peek().and_then(|c| c.to_digit(16)) {
+                        Some(d) => {
+                            v = v.checked_mul(16)?.checked_add(d)?;
+                            chars.next();
+                            n += 1;
+                        }
+                        None => break,
+                    }
+                }
+                if n == 0 {
+                    return None;
+                }
+                out.push(char::from_u32(v)?);
+            }
+            '0'..='7' => {
+                let mut v = e.to_digit(8)?;
+                let mut n = 1;
+                while n < 3 {
+                    match chars.peek().and_then(|c| c.to_digit(8)) {
+                        Some(d) => {
+                            v = v * 8 + d;
+                            chars.next();
+                            n += 1;
+                        }
+                        None => break,
+                    }
+                }
+                out.push(char::from_u32(v & 0xff)?);
+            }
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(raw: &str) -> Resolved {
+        let vars = KnownVars {
+            home: "/home/u".into(),
+            pwd: "/work".into(),
+            tmpdir: None,
+            positional: vec!["sh".into(), "one".into()],
+        };
+        resolve(raw, &vars, &ParserOptions::default())
+    }
+
+    #[test]
+    fn quote_removal_joins_pieces() {
+        assert_eq!(r("r''m").word.value, "rm");
+        assert_eq!(r("r\"m\"").word.value, "rm");
+        assert_eq!(r("-r'f'").word.value, "-rf");
+        assert!(r("r''m").word.literal);
+        assert_eq!(r("w\\ho\\am\\i").word.value, "whoami");
+    }
+
+    #[test]
+    fn ansi_c_is_decoded() {
+        assert_eq!(r("$'\\x72\\x6d'").word.value, "rm");
+        assert_eq!(r("$'\\162\\155'").word.value, "rm");
+        assert!(r("$'\\x72\\x6d'").word.literal);
+    }
+
+    #[test]
+    fn known_variables_resolve_unknown_do_not() {
+        let w = r("$HOME/.ssh").word;
+        assert_eq!(w.value, "/home/u/.ssh");
+        assert!(!w.unresolved);
+        let w = r("${HOME:0:1}").word;
+        assert!(w.unresolved);
+        assert!(r("$IFS").word.unresolved);
+        assert_eq!(r("\"$1\"").word.value, "one");
+        assert_eq!(r("~/x").word.value, "/home/u/x");
+    }
+
+    #[test]
+    fn globs_braces_substitutions_flagged() {
+        assert!(r("*.rs").word.glob);
+        assert!(!r("'*.rs'").word.glob);
+        assert!(r("{rm,-rf}").had_brace);
+        assert!(!r("'{a,b}'").had_brace);
+        let s = r("\"$(rm -rf x)\"");
+        assert_eq!(s.substitutions.len(), 1);
+        assert!(s.word.unresolved);
+    }
+}
