@@ -2,10 +2,14 @@
 //!
 //! The code follows the data: request → [`parse`] (layer 0) → [`policy`]
 //! (layer 1) → validator (layer 2) → guard (layer 3) → confirmation →
-//! [`sandbox`]ed [`run`] → hooks and audit. Each stage has one job and a
-//! typed input and output.
+//! [`sandbox`]ed [`run`] → hooks and audit. [`decide`] runs the deciding
+//! layers in order; each stage has one job and a typed input and output.
 
 pub mod builtin;
+pub mod decide;
+pub mod examples;
 pub mod parse;
+pub mod policy;
+pub mod profile;
 pub mod run;
 pub mod sandbox;

@@ -35,6 +35,8 @@ pub struct ParseContext {
 }
 
 pub use shell::TrustedStep;
+pub use shell::join_clean as shell_join;
+pub use shell::shell_quote;
 
 impl ParseContext {
     /// A context with the default limits.

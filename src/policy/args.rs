@@ -1,0 +1,343 @@
+//! Reads a command's arguments the way its own option parser would (getopt
+//! clusters, `-ofile`, `--long=value`, GNU abbreviations, `--`), so that
+//! `rm -fr`, `rm -r -f`, `rm --recursive --force` and `rm --recur --forc`
+//! are the same command to the policy.
+
+use super::registry::{CommandSpec, Effect, OptionSpec, OptionStyle, UnknownOptions, ValueKind};
+use crate::parse::Word;
+
+/// An option found in the arguments.
+#[derive(Debug, Clone)]
+pub struct UsedOption {
+    /// The spelling used (`--forc` for `--force`).
+    pub written: String,
+    /// The option's canonical (first) name.
+    pub name: String,
+    /// Its registry spec.
+    pub spec: OptionSpec,
+    /// Its value, if it takes one.
+    pub value: Option<Word>,
+}
+
+/// The arguments of one command, classified.
+#[derive(Debug, Clone, Default)]
+pub struct ParsedArgs {
+    /// Options in order.
+    pub options: Vec<UsedOption>,
+    /// Operands with the type assigned by the entry's operand list.
+    pub operands: Vec<(Word, String)>,
+    /// Options the entry does not list.
+    pub unknown_options: Vec<String>,
+    /// Problems that make the command malformed for the entry.
+    pub errors: Vec<String>,
+}
+
+impl ParsedArgs {
+    /// Whether an option with this effect was used.
+    pub fn has_effect(&self, e: Effect) -> bool {
+        self.options.iter().any(|o| o.spec.effects.contains(&e))
+    }
+}
+
+/// Parses `args` (the words after the program or subcommand) against `spec`.
+pub fn parse_args(spec: &CommandSpec, args: &[Word]) -> ParsedArgs {
+    let mut out = ParsedArgs::default();
+    let opts: Vec<OptionSpec> = spec.options.iter().filter_map(|o| o.parse().ok()).collect();
+    let mut operands: Vec<Word> = Vec::new();
+    let mut i = 0;
+    let mut only_operands = spec.option_style == OptionStyle::None;
+    while i < args.len() {
+        let w = &args[i];
+        let a = w.value.as_str();
+        i += 1;
+        if only_operands || a == "-" || !(a.starts_with('-') || (a.starts_with('+') && a.len() > 1 && has_plus(&opts))) {
+            if a == "--" && !only_operands {
+                only_operands = true;
+                continue;
+            }
+            operands.push(w.clone());
+            if spec.option_style == OptionStyle::Posix {
+                only_operands = true;
+            }
+            continue;
+        }
+        if a == "--" {
+            only_operands = true;
+            continue;
+        }
+        if spec.option_style == OptionStyle::SingleDash || a.starts_with("--") || a.starts_with('+') {
+            let (name, attached) = match a.split_once('=') {
+                Some((n, v)) if a.starts_with("--") => (n, Some(v.to_string())),
+                _ => (a, None),
+            };
+            let found = find_long(&opts, name, spec.option_style == OptionStyle::Gnu && a.starts_with("--"));
+            match found {
+                Lookup::Found(o) => {
+                    let o = o.clone();
+                    let value = match (o.value, attached) {
+                        (ValueKind::None, Some(_)) => {
+                            // `--force=true` and the like: the flag is still set.
+                            None
+                        }
+                        (ValueKind::None, None) => None,
+                        (_, Some(v)) => Some(with_value(w, v)),
+                        (ValueKind::Optional, None) => None,
+                        (ValueKind::Required, None) => match args.get(i) {
+                            Some(v) => {
+                                i += 1;
+                                Some(v.clone())
+                            }
+                            None => {
+                                out.errors.push(format!("option `{a}` needs a value"));
+                                None
+                            }
+                        },
+                    };
+                    if o.effects.contains(&Effect::Template) {
+                        while i < args.len() && !matches!(args[i].value.as_str(), ";" | "+") {
+                            i += 1;
+                        }
+                        i += 1;
+                    }
+                    out.options.push(UsedOption {
+                        written: name.to_string(),
+                        name: o.names[0].clone(),
+                        spec: o,
+                        value,
+                    });
+                }
+                Lookup::Ambiguous(names) => {
+                    out.errors.push(format!("option `{name}` is ambiguous ({})", names.join(", ")));
+                }
+                Lookup::Missing => {
+                    if is_numeric_option(a, &opts) {
+                        continue;
+                    }
+                    out.unknown_options.push(name.to_string());
+                }
+            }
+            continue;
+        }
+        // A cluster of short options: -rf, -ofile, -n5.
+        if is_numeric_option(a, &opts) {
+            continue;
+        }
+        let chars: Vec<char> = a[1..].chars().collect();
+        let mut j = 0;
+        while j < chars.len() {
+            let name = format!("-{}", chars[j]);
+            match opts.iter().find(|o| o.names.iter().any(|n| *n == name)) {
+                Some(o) => {
+                    let rest: String = chars[j + 1..].iter().collect();
+                    let value = match o.value {
+                        ValueKind::None => None,
+                        ValueKind::Optional => {
+                            j = chars.len();
+                            if rest.is_empty() { None } else { Some(with_value(w, rest)) }
+                        }
+                        ValueKind::Required => {
+                            j = chars.len();
+                            if !rest.is_empty() {
+                                Some(with_value(w, rest))
+                            } else if let Some(v) = args.get(i) {
+                                i += 1;
+                                Some(v.clone())
+                            } else {
+                                out.errors.push(format!("option `{name}` needs a value"));
+                                None
+                            }
+                        }
+                    };
+                    if o.effects.contains(&Effect::Template) {
+                        while i < args.len() && !matches!(args[i].value.as_str(), ";" | "+") {
+                            i += 1;
+                        }
+                        i += 1;
+                    }
+                    out.options.push(UsedOption {
+                        written: name.clone(),
+                        name: o.names[0].clone(),
+                        spec: o.clone(),
+                        value,
+                    });
+                }
+                None => {
+                    out.unknown_options.push(name);
+                    if spec.unknown_options != UnknownOptions::Allow {
+                        // We cannot know whether the rest is a value.
+                        break;
+                    }
+                }
+            }
+            j += 1;
+        }
+    }
+    // Operand types: the first matching alternative list wins.
+    let list = spec
+        .operands_with
+        .iter()
+        .find(|(names, _)| {
+            names.split('|').any(|n| out.options.iter().any(|o| o.spec.names.iter().any(|m| m == n)))
+        })
+        .map(|(_, l)| l.clone())
+        .unwrap_or_else(|| {
+            if spec.operands.is_empty() { vec!["read_path*".to_string()] } else { spec.operands.clone() }
+        });
+    match assign_types(&list, operands.len()) {
+        Some(types) => out.operands = operands.into_iter().zip(types).collect(),
+        None => {
+            out.errors.push(format!(
+                "{} operand(s) given; expected {}",
+                operands.len(),
+                describe(&list)
+            ));
+            out.operands = operands.into_iter().map(|w| (w, "read_path".to_string())).collect();
+        }
+    }
+    out
+}
+
+fn has_plus(opts: &[OptionSpec]) -> bool {
+    opts.iter().any(|o| o.names.iter().any(|n| n.starts_with('+')))
+}
+
+fn is_numeric_option(a: &str, opts: &[OptionSpec]) -> bool {
+    a.len() > 1
+        && a[1..].chars().all(|c| c.is_ascii_digit())
+        && opts.iter().any(|o| o.names.iter().any(|n| n == "-NUM"))
+}
+
+fn with_value(w: &Word, v: String) -> Word {
+    Word { value: v, ..w.clone() }
+}
+
+enum Lookup<'a> {
+    Found(&'a OptionSpec),
+    Ambiguous(Vec<String>),
+    Missing,
+}
+
+fn find_long<'a>(opts: &'a [OptionSpec], name: &str, abbrev: bool) -> Lookup<'a> {
+    if let Some(o) = opts.iter().find(|o| o.names.iter().any(|n| n == name)) {
+        return Lookup::Found(o);
+    }
+    if !abbrev || name.len() < 3 {
+        return Lookup::Missing;
+    }
+    let matches: Vec<&OptionSpec> = opts
+        .iter()
+        .filter(|o| o.names.iter().any(|n| n.starts_with("--") && n.starts_with(name)))
+        .collect();
+    match matches.len() {
+        0 => Lookup::Missing,
+        1 => Lookup::Found(matches[0]),
+        _ => {
+            // Several spellings of the same option are not ambiguous.
+            let first = &matches[0].names;
+            if matches.iter().all(|m| &m.names == first) {
+                Lookup::Found(matches[0])
+            } else {
+                Lookup::Ambiguous(
+                    matches.iter().filter_map(|m| m.names.iter().find(|n| n.starts_with(name)).cloned()).collect(),
+                )
+            }
+        }
+    }
+}
+
+/// Assigns a type to each of `n` operands from a list like
+/// `["read_path+", "write_path"]`. `None` when the count does not fit.
+pub fn assign_types(list: &[String], n: usize) -> Option<Vec<String>> {
+    let items: Vec<(String, usize, usize)> = list
+        .iter()
+        .map(|s| {
+            let (t, min, max) = match s.chars().last() {
+                Some('*') => (&s[..s.len() - 1], 0, usize::MAX),
+                Some('+') => (&s[..s.len() - 1], 1, usize::MAX),
+                Some('?') => (&s[..s.len() - 1], 0, 1),
+                _ => (s.as_str(), 1, 1),
+            };
+            (t.to_string(), min, max)
+        })
+        .collect();
+    let mut out = Vec::with_capacity(n);
+    if fill(&items, 0, n, &mut out) { Some(out) } else { None }
+}
+
+fn fill(items: &[(String, usize, usize)], idx: usize, remaining: usize, out: &mut Vec<String>) -> bool {
+    if idx == items.len() {
+        return remaining == 0;
+    }
+    let (t, min, max) = &items[idx];
+    let rest_min: usize = items[idx + 1..].iter().map(|i| i.1).sum();
+    if remaining < rest_min + min {
+        return false;
+    }
+    let take_max = (*max).min(remaining - rest_min);
+    let mut k = take_max;
+    loop {
+        if k < *min {
+            return false;
+        }
+        let len = out.len();
+        out.extend(std::iter::repeat_n(t.clone(), k));
+        if fill(items, idx + 1, remaining - k, out) {
+            return true;
+        }
+        out.truncate(len);
+        if k == 0 {
+            return false;
+        }
+        k -= 1;
+    }
+}
+
+fn describe(list: &[String]) -> String {
+    if list.is_empty() { "no operands".into() } else { list.join(" ") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(options: &[&str], operands: &[&str]) -> CommandSpec {
+        let opts = options.iter().map(|o| format!("{o:?}")).collect::<Vec<_>>().join(",");
+        let ops = operands.iter().map(|o| format!("{o:?}")).collect::<Vec<_>>().join(",");
+        toml::from_str(&format!(
+            "summary='t'\nrisk='write'\noptions=[{opts}]\noperands=[{ops}]\nexamples={{allow=['x']}}"
+        ))
+        .expect("spec")
+    }
+
+    fn words(s: &[&str]) -> Vec<Word> {
+        s.iter().map(|w| Word::literal(*w)).collect()
+    }
+
+    #[test]
+    fn clusters_longs_and_abbreviations_are_the_same() {
+        let s = spec(&["-r -R --recursive !recursive", "-f --force", "-i"], &["write_path+"]);
+        for form in [&["-rf", "x"][..], &["-fr", "x"], &["-r", "-f", "x"], &["--recursive", "--force", "x"], &["--recur", "--forc", "x"], &["x", "-rf"]] {
+            let p = parse_args(&s, &words(form));
+            assert!(p.has_effect(Effect::Recursive), "{form:?}");
+            assert_eq!(p.options.len(), 2, "{form:?}");
+            assert_eq!(p.operands.len(), 1, "{form:?}");
+        }
+    }
+
+    #[test]
+    fn attached_values_and_double_dash() {
+        let s = spec(&["-o --output =write_path !write"], &["read_path*"]);
+        let p = parse_args(&s, &words(&["-ofile", "a"]));
+        assert_eq!(p.options[0].value.as_ref().map(|w| w.value.as_str()), Some("file"));
+        let p = parse_args(&s, &words(&["--output=f", "--", "-rf"]));
+        assert_eq!(p.operands[0].0.value, "-rf");
+        assert!(p.unknown_options.is_empty());
+    }
+
+    #[test]
+    fn operand_types_fill_from_both_ends() {
+        assert_eq!(assign_types(&["read_path+".into(), "write_path".into()], 3).unwrap(), ["read_path", "read_path", "write_path"]);
+        assert!(assign_types(&["read_path+".into(), "write_path".into()], 1).is_none());
+        assert_eq!(assign_types(&["literal".into(), "read_path*".into()], 1).unwrap(), ["literal"]);
+    }
+}

@@ -1,0 +1,118 @@
+//! Allowed roots (seed 002): every path operand and redirection target,
+//! resolved against the tracked cwd, `~`, `..` and symlinks (the real path of
+//! the longest existing prefix), must be inside the allowed roots; writes
+//! only inside writable roots; secrets never.
+
+use std::path::{Path, PathBuf};
+
+/// The resolved roots of a profile (placeholders already substituted).
+#[derive(Debug, Clone, Default)]
+pub struct Roots {
+    /// Readable trees.
+    pub read: Vec<PathBuf>,
+    /// Writable trees.
+    pub write: Vec<PathBuf>,
+    /// Never readable.
+    pub deny_read: Vec<PathBuf>,
+    /// Too broad for recursive or destructive operations.
+    pub broad: Vec<PathBuf>,
+    /// The user's home (broad by itself).
+    pub home: PathBuf,
+}
+
+/// Why a path is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathProblem {
+    /// Outside every readable root.
+    NotReadable,
+    /// Outside every writable root.
+    NotWritable,
+    /// Inside a deny-read path.
+    Secret(PathBuf),
+    /// The target is a broad root for a recursive or destructive operation.
+    Broad,
+}
+
+/// Resolves `p` (relative to `cwd`) to an absolute path with symlinks of the
+/// longest existing prefix resolved.
+pub fn resolve(cwd: &Path, p: &str) -> PathBuf {
+    let lexical = crate::parse::shell_join(cwd, p);
+    real_prefix(&lexical)
+}
+
+fn real_prefix(p: &Path) -> PathBuf {
+    let mut existing = p.to_path_buf();
+    let mut rest: Vec<std::ffi::OsString> = Vec::new();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(&existing) {
+            let mut out = real;
+            for r in rest.iter().rev() {
+                out.push(r);
+            }
+            return out;
+        }
+        match (existing.file_name().map(|f| f.to_os_string()), existing.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                existing = parent.to_path_buf();
+            }
+            _ => return p.to_path_buf(),
+        }
+    }
+}
+
+impl Roots {
+    /// Checks a path that will be read.
+    pub fn check_read(&self, path: &Path) -> Result<(), PathProblem> {
+        if let Some(d) = self.deny_read.iter().find(|d| path.starts_with(d)) {
+            return Err(PathProblem::Secret(d.clone()));
+        }
+        if self.read.iter().chain(self.write.iter()).any(|r| path.starts_with(r)) {
+            Ok(())
+        } else {
+            Err(PathProblem::NotReadable)
+        }
+    }
+
+    /// Checks a path that will be written; `destructive` for recursive or
+    /// deleting operations, which may not target a broad root or a writable
+    /// root itself.
+    pub fn check_write(&self, path: &Path, destructive: bool) -> Result<(), PathProblem> {
+        if let Some(d) = self.deny_read.iter().find(|d| path.starts_with(d) || d.starts_with(path) && destructive) {
+            return Err(PathProblem::Secret(d.clone()));
+        }
+        if destructive && self.is_broad(path) {
+            return Err(PathProblem::Broad);
+        }
+        if is_device_sink(path) || self.write.iter().any(|r| path.starts_with(r)) {
+            Ok(())
+        } else {
+            Err(PathProblem::NotWritable)
+        }
+    }
+
+    /// `/`, the home directory, system roots, a writable root itself, or any
+    /// ancestor of those.
+    pub fn is_broad(&self, path: &Path) -> bool {
+        path == Path::new("/")
+            || path == self.home
+            || self.home.starts_with(path)
+            || self.broad.iter().any(|b| path == b || b.starts_with(path))
+            || self.write.iter().any(|w| path == w || w.starts_with(path))
+    }
+}
+
+/// Device files a command may always write to.
+pub fn is_device_sink(path: &Path) -> bool {
+    matches!(
+        path.to_str(),
+        Some("/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty" | "/dev/zero" | "/dev/full")
+    ) || path.starts_with("/dev/fd")
+        || path.starts_with("/proc/self/fd")
+        || path.starts_with("/dev/pts")
+}
+
+/// Paths that reach the network (`/dev/tcp/HOST/PORT` in bash).
+pub fn is_network_path(path: &str) -> bool {
+    path.starts_with("/dev/tcp/") || path.starts_with("/dev/udp/")
+}

@@ -1,0 +1,352 @@
+//! The command registry: what each program (and subcommand) is, what its
+//! options and operands mean, and how risky it is. The data lives in
+//! `profiles/registry/*.toml`; a profile may override entries. Entries are
+//! parsed lazily, only for the programs a command actually uses.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::builtin;
+
+/// How far an entry is trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Maturity {
+    /// Modelled and tested.
+    #[default]
+    Stable,
+    /// Partly modelled: needs very strong confirmation.
+    Experimental,
+    /// Never runs; the entry's `reason` says why and what to use instead.
+    Blocked,
+}
+
+/// How much a command can change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Default, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum Risk {
+    /// Reads only.
+    #[default]
+    Safe,
+    /// Writes inside the allowed roots.
+    Write,
+    /// Destroys, escalates, or reaches beyond the roots.
+    Dangerous,
+}
+
+impl Risk {
+    /// The spelling used in profiles and output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Risk::Safe => "safe",
+            Risk::Write => "write",
+            Risk::Dangerous => "dangerous",
+        }
+    }
+}
+
+/// What to do with an option the entry does not list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum UnknownOptions {
+    /// Ask for confirmation (the option might run or write something).
+    #[default]
+    Ask,
+    /// Accept it as a flag without a value (read-only tools).
+    Allow,
+    /// Refuse.
+    Deny,
+}
+
+/// How the program spells its options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum OptionStyle {
+    /// getopt_long: `-abc` clusters, `-ofile`, `--long=value`, unique
+    /// abbreviations of long options, options after operands.
+    #[default]
+    Gnu,
+    /// Like GNU, but options end at the first operand (POSIX getopt).
+    Posix,
+    /// Options are whole words with one dash (`find -name`, `java -jar`).
+    SingleDash,
+    /// Nothing is an option (`echo`, `printf`).
+    None,
+}
+
+/// One registry entry (a program or a subcommand such as `git push`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommandSpec {
+    /// One line on what it does, shown by `--explain`.
+    pub summary: String,
+    /// Base risk before options and operands are considered.
+    pub risk: Risk,
+    /// Trust in the entry.
+    #[serde(default)]
+    pub maturity: Maturity,
+    /// Why it is blocked or experimental, and what to use instead.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// Contacts other hosts.
+    #[serde(default)]
+    pub network_touching: bool,
+    /// Runs code or scripts given to it (`python`, `node`, `bash script.sh`):
+    /// at least `write` risk; the sandbox contains what the validator cannot see.
+    #[serde(default)]
+    pub interpreter: bool,
+    /// Option syntax.
+    #[serde(default)]
+    pub option_style: OptionStyle,
+    /// Options, in the compact form `"-o --output =write_path !write"`
+    /// (see docs/profile-format.md), or tables with a `reason`.
+    #[serde(default)]
+    pub options: Vec<OptionEntry>,
+    /// Operand types in order with quantifiers: `["literal", "read_path*"]`.
+    #[serde(default)]
+    pub operands: Vec<String>,
+    /// Alternative operand lists used when one of the named options is
+    /// present (`grep -e PAT` makes every operand a path).
+    #[serde(default)]
+    pub operands_with: BTreeMap<String, Vec<String>>,
+    /// The first operand selects a subcommand entry (`git` → `git push`).
+    #[serde(default)]
+    pub subcommands: bool,
+    /// What to do with options the entry does not list.
+    #[serde(default)]
+    pub unknown_options: UnknownOptions,
+    /// A structured form (seed 002) the whole command must match:
+    /// `archive_extract`, `archive_create`, `archive_list`, `ping`, `curl_head`, `dns`.
+    #[serde(default)]
+    pub form: Option<String>,
+    /// Commands that must and must not be allowed with this entry, checked
+    /// when the profile loads and in the tests.
+    pub examples: Examples,
+}
+
+/// Example commands for an entry.
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Examples {
+    /// Must be allowed under the default profile.
+    #[serde(default)]
+    pub allow: Vec<String>,
+    /// Must not be allowed (ask or deny) under the default profile.
+    #[serde(default)]
+    pub deny: Vec<String>,
+}
+
+/// An option as written in the registry: the compact string or a table.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum OptionEntry {
+    /// `"-o --output =write_path !write"`
+    Spec(String),
+    /// `{ spec = "...", reason = "..." }`
+    Detailed {
+        /// The compact spec.
+        spec: String,
+        /// Why the option has the effect it has.
+        reason: String,
+        /// A safer command that does the job (must itself pass the policy).
+        #[serde(default)]
+        suggest: Option<String>,
+    },
+}
+
+/// A parsed option.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OptionSpec {
+    /// All spellings: `-o`, `--output`.
+    pub names: Vec<String>,
+    /// Whether a value is required, optional (attached only), or absent.
+    pub value: ValueKind,
+    /// Type of the value.
+    pub value_type: String,
+    /// Effects of using the option.
+    pub effects: Vec<Effect>,
+    /// Explanation shown with the effect.
+    pub reason: Option<String>,
+    /// A safer alternative.
+    pub suggest: Option<String>,
+}
+
+/// Whether an option takes a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueKind {
+    /// A flag.
+    None,
+    /// `-o FILE`, `-oFILE`, `--output=FILE`, `--output FILE`.
+    Required,
+    /// Only attached: `-i.bak`, `--color=auto`.
+    Optional,
+}
+
+/// What using an option does to the command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Effect {
+    /// Risk at least `write`.
+    Write,
+    /// Risk `dangerous`.
+    Dangerous,
+    /// Runs another program: refused unless the profile allows dangerous.
+    Exec,
+    /// Contacts the network.
+    Network,
+    /// Operates recursively (with a broad target: dangerous).
+    Recursive,
+    /// Deletes its operands (operands become write targets).
+    Delete,
+    /// Never allowed.
+    Blocked,
+    /// Needs confirmation.
+    Ask,
+    /// Starts an exec template that runs to `;` or `+` (`find -exec`).
+    Template,
+    /// Operands become write targets (`cp -t`, `tee`-like).
+    WritesOperands,
+    /// The option's value is inline code (`python -c`).
+    Code,
+}
+
+impl OptionEntry {
+    /// Parses the compact spec.
+    pub fn parse(&self) -> Result<OptionSpec, String> {
+        let (spec, reason, suggest) = match self {
+            OptionEntry::Spec(s) => (s.as_str(), None, None),
+            OptionEntry::Detailed { spec, reason, suggest } => (spec.as_str(), Some(reason.clone()), suggest.clone()),
+        };
+        let mut out = OptionSpec {
+            names: Vec::new(),
+            value: ValueKind::None,
+            value_type: String::new(),
+            effects: Vec::new(),
+            reason,
+            suggest,
+        };
+        for tok in spec.split_whitespace() {
+            if let Some(t) = tok.strip_prefix("?=") {
+                out.value = ValueKind::Optional;
+                out.value_type = t.to_string();
+            } else if let Some(t) = tok.strip_prefix('=') {
+                out.value = ValueKind::Required;
+                out.value_type = t.to_string();
+            } else if let Some(e) = tok.strip_prefix('!') {
+                out.effects.push(match e {
+                    "write" => Effect::Write,
+                    "dangerous" => Effect::Dangerous,
+                    "exec" => Effect::Exec,
+                    "network" => Effect::Network,
+                    "recursive" => Effect::Recursive,
+                    "delete" => Effect::Delete,
+                    "blocked" => Effect::Blocked,
+                    "ask" => Effect::Ask,
+                    "template" => Effect::Template,
+                    "writes_operands" => Effect::WritesOperands,
+                    "code" => Effect::Code,
+                    other => return Err(format!("unknown effect `!{other}` in option `{spec}`")),
+                });
+            } else if tok.starts_with('-') || tok.starts_with('+') {
+                out.names.push(tok.to_string());
+            } else {
+                return Err(format!(
+                    "`{tok}` in option `{spec}`: expected an option name (-x, --long), =TYPE, ?=TYPE or !effect"
+                ));
+            }
+        }
+        if out.names.is_empty() {
+            return Err(format!("option `{spec}` names no option"));
+        }
+        if !out.value_type.is_empty() && !VALUE_TYPES.contains(&out.value_type.as_str()) {
+            return Err(format!(
+                "unknown type `{}` in option `{spec}`; known types: {}",
+                out.value_type,
+                VALUE_TYPES.join(", ")
+            ));
+        }
+        Ok(out)
+    }
+}
+
+/// Types an option value or operand can have.
+pub const VALUE_TYPES: &[&str] = &[
+    "literal", "read_path", "write_path", "path", "dir", "count", "url", "host", "code", "command",
+    "git_config", "sed_script", "awk_program", "opaque", "signal", "user", "mode", "archive", "regex",
+    "pattern", "domain", "package", "env_assignment", "script", "refspec", "destroy_path",
+];
+
+/// A registry: the built-in entries plus a profile's overrides.
+#[derive(Debug, Clone, Default)]
+pub struct Registry {
+    overrides: BTreeMap<String, Arc<CommandSpec>>,
+}
+
+impl Registry {
+    /// A registry with a profile's overrides on top of the built-in entries.
+    pub fn new(overrides: BTreeMap<String, CommandSpec>) -> Self {
+        Self {
+            overrides: overrides.into_iter().map(|(k, v)| (k, Arc::new(v))).collect(),
+        }
+    }
+
+    /// The entry for a program or subcommand (`"git push"`), if any.
+    pub fn get(&self, name: &str) -> Option<Arc<CommandSpec>> {
+        if let Some(s) = self.overrides.get(name) {
+            return Some(s.clone());
+        }
+        let idx = builtin::REGISTRY.binary_search_by(|(n, _, _)| (*n).cmp(name)).ok()?;
+        // Built-in entries are verified by the test suite; one that does not
+        // deserialize is treated as absent (unknown command), never as allowed.
+        toml::from_str::<CommandSpec>(builtin::REGISTRY[idx].1).ok().map(Arc::new)
+    }
+
+    /// Names of all entries (built-in and overrides).
+    pub fn names(&self) -> Vec<String> {
+        let mut v: Vec<String> = builtin::REGISTRY.iter().map(|(n, _, _)| n.to_string()).collect();
+        v.extend(self.overrides.keys().cloned());
+        v.sort();
+        v.dedup();
+        v
+    }
+
+    /// The profile's own overrides.
+    pub fn overrides(&self) -> impl Iterator<Item = (&String, &Arc<CommandSpec>)> {
+        self.overrides.iter()
+    }
+}
+
+/// Parses every built-in entry, reporting the first problems: used by
+/// `profile check` and the tests.
+pub fn check_builtin() -> Vec<String> {
+    let mut errs = Vec::new();
+    for (name, text, source) in builtin::REGISTRY {
+        match toml::from_str::<CommandSpec>(text) {
+            Ok(spec) => errs.extend(check_spec(name, &spec).into_iter().map(|e| format!("{source}: {e}"))),
+            Err(e) => errs.push(format!("{source}: command `{name}`: {e}")),
+        }
+    }
+    errs
+}
+
+/// Static checks of one entry (its option specs and operand types).
+pub fn check_spec(name: &str, spec: &CommandSpec) -> Vec<String> {
+    let mut errs = Vec::new();
+    for o in &spec.options {
+        if let Err(e) = o.parse() {
+            errs.push(format!("command `{name}`: {e}"));
+        }
+    }
+    let all_operands = spec.operands.iter().chain(spec.operands_with.values().flatten());
+    for op in all_operands {
+        let t = op.trim_end_matches(['*', '+', '?']);
+        if !VALUE_TYPES.contains(&t) {
+            errs.push(format!("command `{name}`: unknown operand type `{op}`"));
+        }
+    }
+    if spec.examples.allow.is_empty() && spec.examples.deny.is_empty() {
+        errs.push(format!("command `{name}` has no examples; add [command.\"{name}\".examples] allow/deny"));
+    }
+    errs
+}

@@ -1,0 +1,433 @@
+//! Profiles: loading (built-in or file), `extends`, validation with file,
+//! line and column, selection (`--profile`, environment, user and system
+//! config) and pinning by the system configuration.
+
+pub mod schema;
+mod select;
+
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+use crate::builtin;
+use crate::policy::paths::Roots;
+use crate::policy::registry::{self, Registry};
+use crate::policy::rules::{RuleDef, RuleSet};
+use crate::sandbox::{Limits, NetworkAccess, SandboxSpec};
+use schema::{NetworkSetting, ProfileDoc};
+pub use select::{Selection, SelectionInputs, select};
+
+/// A loaded, validated profile.
+#[derive(Debug)]
+pub struct Profile {
+    /// Name (file stem or `name` key).
+    pub name: String,
+    /// `builtin:NAME` or the file path.
+    pub source: String,
+    /// The merged document.
+    pub doc: ProfileDoc,
+    /// Registry with this profile's overrides.
+    pub registry: Registry,
+    /// Safety rules with this profile's custom rules.
+    pub rules: RuleSet,
+    /// Names of the profiles in the `extends` chain, this one first.
+    pub chain: Vec<String>,
+}
+
+/// Why a profile could not be loaded. Each message says what to fix.
+#[derive(Debug, Error)]
+pub enum ProfileError {
+    /// No built-in profile or file of that name.
+    #[error("profile `{0}` not found: give a built-in name ({1}) or a path to a .toml file")]
+    NotFound(String, String),
+    /// The file could not be read.
+    #[error("{file}: cannot read the profile: {err}")]
+    Io {
+        /// The file.
+        file: String,
+        /// The error.
+        err: std::io::Error,
+    },
+    /// A syntax or schema error at a place in the file.
+    #[error("{file}:{line}:{column}: {message}")]
+    At {
+        /// The file.
+        file: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+    /// A semantic problem (bad rule, failing example, cycle).
+    #[error("{file}: {message}")]
+    Invalid {
+        /// The file.
+        file: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The selected profile would loosen the profile the system pins.
+    #[error("profile `{candidate}` would loosen `{pinned}`, which the system configuration pins: {what}. Choose `{pinned}` or a stricter profile")]
+    Loosens {
+        /// The selected profile.
+        candidate: String,
+        /// The pinned one.
+        pinned: String,
+        /// What it would loosen.
+        what: String,
+    },
+    /// A configuration file is malformed.
+    #[error("{file}: {message}")]
+    Config {
+        /// The file.
+        file: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// Values of the path placeholders.
+#[derive(Debug, Clone)]
+pub struct Placeholders {
+    /// `{cwd}`
+    pub cwd: PathBuf,
+    /// `{home}`
+    pub home: PathBuf,
+    /// `{tmp}`: `$TMPDIR` or `/tmp`.
+    pub tmp: PathBuf,
+    /// `{git_root}`: the enclosing repository, if any.
+    pub git_root: Option<PathBuf>,
+    /// `{state}`: safe-exec's state directory.
+    pub state: PathBuf,
+}
+
+impl Placeholders {
+    /// Substitutes placeholders in one path; `None` when it names an absent
+    /// `{git_root}`.
+    pub fn expand(&self, s: &str) -> Option<PathBuf> {
+        if s.contains("{git_root}") && self.git_root.is_none() {
+            return None;
+        }
+        let git = self.git_root.as_ref().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+        let out = s
+            .replace("{cwd}", &self.cwd.to_string_lossy())
+            .replace("{home}", &self.home.to_string_lossy())
+            .replace("{tmp}", &self.tmp.to_string_lossy())
+            .replace("{git_root}", &git)
+            .replace("{state}", &self.state.to_string_lossy());
+        let p = crate::parse::shell_join(Path::new("/"), &out);
+        // Resolve symlinks so that comparisons with resolved operands hold.
+        Some(std::fs::canonicalize(&p).unwrap_or(p))
+    }
+
+    fn expand_all(&self, list: &[String]) -> Vec<PathBuf> {
+        list.iter().filter_map(|s| self.expand(s)).collect()
+    }
+}
+
+/// Names of the built-in profiles.
+pub fn builtin_names() -> Vec<&'static str> {
+    builtin::PROFILES.iter().map(|(n, _)| *n).collect()
+}
+
+/// Loads a built-in profile by name or a profile file by path.
+pub fn load(selector: &str) -> Result<Profile, ProfileError> {
+    let mut chain = Vec::new();
+    let table = load_table(selector, &mut chain, 0)?;
+    let source = chain.first().cloned().unwrap_or_default();
+    let doc: ProfileDoc = toml::Value::Table(table)
+        .try_into()
+        .map_err(|e: toml::de::Error| ProfileError::Invalid { file: source.clone(), message: e.message().to_string() })?;
+    finish(doc, source, chain)
+}
+
+fn finish(doc: ProfileDoc, source: String, chain: Vec<String>) -> Result<Profile, ProfileError> {
+    let invalid = |message: String| ProfileError::Invalid { file: source.clone(), message };
+    let mut errs = Vec::new();
+    for (name, spec) in &doc.commands {
+        errs.extend(registry::check_spec(name, spec));
+    }
+    for op in &doc.shell.operators {
+        if crate::parse::Operator::from_spelling(op).is_none() {
+            errs.push(format!("[shell] operators: `{op}` is not one of &&, ||, ;, |, &"));
+        }
+    }
+    if doc.policy.unknown_constructs == schema::Action::Allow {
+        errs.push("[policy] unknown_constructs = \"allow\" is not possible: what cannot be checked is never allowed; use \"ask\" or \"deny\"".into());
+    }
+    if !errs.is_empty() {
+        return Err(invalid(errs.join("; ")));
+    }
+    let name = if doc.name.is_empty() {
+        source.trim_start_matches("builtin:").rsplit('/').next().unwrap_or("profile").trim_end_matches(".toml").to_string()
+    } else {
+        doc.name.clone()
+    };
+    let profile = Profile {
+        name,
+        registry: Registry::new(doc.commands.clone()),
+        rules: RuleSet::new(&doc.rule),
+        doc,
+        source: source.clone(),
+        chain,
+    };
+    // Custom rules and registry overrides carry examples that must hold.
+    if !source.starts_with("builtin:") {
+        let errs = crate::examples::check_profile_examples(&profile);
+        if !errs.is_empty() {
+            return Err(invalid(errs.join("; ")));
+        }
+    }
+    Ok(profile)
+}
+
+fn load_table(selector: &str, chain: &mut Vec<String>, depth: usize) -> Result<toml::Table, ProfileError> {
+    if depth > 8 {
+        return Err(ProfileError::Invalid {
+            file: selector.into(),
+            message: "`extends` is nested more than 8 levels deep (a cycle?)".into(),
+        });
+    }
+    let (source, text) = read_source(selector)?;
+    if chain.contains(&source) {
+        return Err(ProfileError::Invalid { file: source, message: "`extends` forms a cycle".into() });
+    }
+    chain.push(source.clone());
+    // Validate this file alone first, so errors point into it.
+    if let Err(e) = toml::from_str::<ProfileDoc>(&text) {
+        return Err(at(&source, &text, &e));
+    }
+    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| at(&source, &text, &e))?;
+    match table.get("extends").and_then(|v| v.as_str()).map(str::to_string) {
+        Some(parent) => {
+            let parent = parent.as_str();
+            let parent_sel = resolve_relative(parent, &source);
+            let mut base = load_table(&parent_sel, chain, depth + 1)?;
+            merge(&mut base, table);
+            base.remove("extends");
+            base.insert("extends".into(), toml::Value::String(parent.to_string()));
+            Ok(base)
+        }
+        None => Ok(table),
+    }
+}
+
+fn resolve_relative(parent: &str, source: &str) -> String {
+    if parent.contains('/') && !parent.starts_with('/') && !source.starts_with("builtin:") {
+        if let Some(dir) = Path::new(source).parent() {
+            return dir.join(parent).to_string_lossy().into_owned();
+        }
+    }
+    parent.to_string()
+}
+
+fn read_source(selector: &str) -> Result<(String, String), ProfileError> {
+    if !selector.contains('/') && !selector.ends_with(".toml") {
+        if let Some((_, text)) = builtin::PROFILES.iter().find(|(n, _)| *n == selector) {
+            return Ok((format!("builtin:{selector}"), text.to_string()));
+        }
+        return Err(ProfileError::NotFound(selector.into(), builtin_names().join(", ")));
+    }
+    let text = std::fs::read_to_string(selector).map_err(|err| {
+        if err.kind() == std::io::ErrorKind::NotFound {
+            ProfileError::NotFound(selector.into(), builtin_names().join(", "))
+        } else {
+            ProfileError::Io { file: selector.into(), err }
+        }
+    })?;
+    Ok((selector.to_string(), text))
+}
+
+/// Child keys win; tables merge recursively; arrays are replaced.
+fn merge(base: &mut toml::Table, over: toml::Table) {
+    for (k, v) in over {
+        match (k.as_str(), base.get_mut(&k), v) {
+            // Registry entries are replaced whole, never mixed.
+            ("commands", Some(toml::Value::Table(b)), toml::Value::Table(o)) => b.extend(o),
+            // Custom rules accumulate; a child rule with the same id wins.
+            ("rule", Some(toml::Value::Array(b)), toml::Value::Array(o)) => {
+                let id = |v: &toml::Value| v.get("id").and_then(|i| i.as_str()).map(str::to_string);
+                b.retain(|x| !o.iter().any(|y| id(y) == id(x)));
+                b.extend(o);
+            }
+            (_, Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
+            (_, _, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
+}
+
+fn at(file: &str, text: &str, e: &toml::de::Error) -> ProfileError {
+    let (line, column) = match e.span() {
+        Some(span) => line_col(text, span.start),
+        None => (1, 1),
+    };
+    let mut message = e.message().trim().to_string();
+    if message.contains("unknown field") {
+        message.push_str(" (remove it or fix its spelling; docs/profile-format.md lists every key)");
+    }
+    ProfileError::At { file: file.into(), line, column, message }
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
+    (line, column)
+}
+
+impl Profile {
+    /// The roots with placeholders resolved.
+    pub fn roots(&self, ph: &Placeholders) -> Roots {
+        let p = &self.doc.paths;
+        let mut broad = ph.expand_all(&p.broad);
+        broad.extend(
+            ["/bin", "/boot", "/dev", "/etc", "/lib", "/lib64", "/opt", "/proc", "/root", "/sbin", "/srv", "/sys", "/usr", "/var", "/home", "/mnt", "/media", "/run"]
+                .iter()
+                .map(PathBuf::from),
+        );
+        Roots {
+            read: ph.expand_all(&p.read),
+            write: ph.expand_all(&p.write),
+            deny_read: ph.expand_all(&p.deny_read),
+            broad,
+            home: ph.home.clone(),
+        }
+    }
+
+    /// The sandbox the command runs in.
+    pub fn sandbox_spec(&self, ph: &Placeholders, timeout: Option<u64>) -> SandboxSpec {
+        let p = &self.doc.paths;
+        let s = &self.doc.sandbox;
+        let mut read = ph.expand_all(&p.read);
+        read.extend(ph.expand_all(&p.runtime));
+        let limit_timeout = match (s.timeout_seconds, timeout) {
+            (0, None) => None,
+            (0, Some(t)) => Some(t),
+            (p, None) => Some(p),
+            (p, Some(t)) => Some(p.min(t)),
+        };
+        SandboxSpec {
+            read,
+            write: ph.expand_all(&p.write),
+            deny_read: ph.expand_all(&p.deny_read),
+            network: match s.network {
+                NetworkSetting::Off => NetworkAccess::Off,
+                NetworkSetting::Full => NetworkAccess::Full,
+            },
+            unix_sockets: s.unix_sockets,
+            limits: Limits {
+                core: s.limits.core,
+                file_size: s.limits.file_size,
+                open_files: s.limits.open_files,
+                processes: s.limits.processes,
+                cpu_seconds: s.limits.cpu_seconds,
+                address_space: s.limits.address_space,
+            },
+            enforcement: s.enforcement,
+            timeout: limit_timeout.filter(|t| *t > 0).map(std::time::Duration::from_secs),
+        }
+    }
+
+    /// Everything in which `self` is looser than `pinned` (empty: at least as strict).
+    pub fn loosens(&self, pinned: &Profile) -> Vec<String> {
+        let (a, b) = (&self.doc, &pinned.doc);
+        let mut out = Vec::new();
+        if a.policy.mode > b.policy.mode {
+            out.push(format!("mode `{}` above `{}`", a.policy.mode.as_str(), b.policy.mode.as_str()));
+        }
+        if a.policy.allow_dangerous && !b.policy.allow_dangerous {
+            out.push("allow_dangerous".into());
+        }
+        for (x, y, what) in [
+            (a.policy.unknown_commands, b.policy.unknown_commands, "unknown_commands"),
+            (a.policy.unknown_constructs, b.policy.unknown_constructs, "unknown_constructs"),
+            (a.policy.above_mode, b.policy.above_mode, "above_mode"),
+            (a.policy.critical, b.policy.critical, "critical"),
+        ] {
+            if x < y {
+                out.push(format!("[policy] {what}"));
+            }
+        }
+        let subset = |x: &[String], y: &[String]| x.iter().all(|i| y.contains(i));
+        if !subset(&a.paths.read, &b.paths.read) {
+            out.push("[paths] read".into());
+        }
+        if !subset(&a.paths.write, &b.paths.write) {
+            out.push("[paths] write".into());
+        }
+        if !subset(&b.paths.deny_read, &a.paths.deny_read) {
+            out.push("[paths] deny_read".into());
+        }
+        if !subset(&a.paths.runtime, &b.paths.runtime) {
+            out.push("[paths] runtime".into());
+        }
+        if !subset(&a.shell.operators, &b.shell.operators) {
+            out.push("[shell] operators".into());
+        }
+        for (x, y, what) in [
+            (a.shell.redirections, b.shell.redirections, "redirections"),
+            (a.shell.substitutions, b.shell.substitutions, "substitutions"),
+            (a.shell.process_substitutions, b.shell.process_substitutions, "process_substitutions"),
+            (a.shell.heredocs, b.shell.heredocs, "heredocs"),
+            (a.shell.groups, b.shell.groups, "groups"),
+            (a.shell.control_flow, b.shell.control_flow, "control_flow"),
+        ] {
+            if x && !y {
+                out.push(format!("[shell] {what}"));
+            }
+        }
+        if a.sandbox.network > b.sandbox.network {
+            out.push("[sandbox] network".into());
+        }
+        if a.sandbox.unix_sockets && !b.sandbox.unix_sockets {
+            out.push("[sandbox] unix_sockets".into());
+        }
+        if a.sandbox.enforcement != b.sandbox.enforcement && b.sandbox.enforcement == crate::sandbox::Enforcement::Required {
+            out.push("[sandbox] enforcement".into());
+        }
+        if b.sandbox.timeout_seconds > 0 && (a.sandbox.timeout_seconds == 0 || a.sandbox.timeout_seconds > b.sandbox.timeout_seconds) {
+            out.push("[sandbox] timeout_seconds".into());
+        }
+        if a.doc_env_looser(b) {
+            out.push("[env]".into());
+        }
+        for (name, spec) in &a.commands {
+            let same = b.commands.get(name).is_some_and(|s| serde_json::to_string(s).ok() == serde_json::to_string(spec).ok());
+            if !same && spec.maturity != registry::Maturity::Blocked {
+                out.push(format!("[commands.\"{name}\"]"));
+            }
+        }
+        for r in &b.rule {
+            if !a.rule.iter().any(|x| x.id == r.id && x.pattern == r.pattern) {
+                out.push(format!("rule `{}` dropped", r.id));
+            }
+        }
+        out
+    }
+}
+
+trait EnvLooser {
+    fn doc_env_looser(&self, other: &ProfileDoc) -> bool;
+}
+
+impl EnvLooser for ProfileDoc {
+    fn doc_env_looser(&self, other: &ProfileDoc) -> bool {
+        use crate::sandbox::env::EnvMode;
+        (self.env.mode == EnvMode::Inherit && other.env.mode == EnvMode::Allowlist)
+            || !other.env.remove.iter().all(|r| self.env.remove.contains(r))
+            || (self.env.mode == EnvMode::Allowlist && !self.env.allow.iter().all(|n| other.env.allow.contains(n)))
+    }
+}
+
+/// A custom rule's example matches this rule (used when loading).
+pub fn rule_matches(rule: &RuleDef, example: &str) -> bool {
+    let ctx = crate::parse::ParseContext::new("/work/project".into(), "/home/user".into());
+    let model = crate::parse::parse_string(example, &ctx);
+    let set = RuleSet::new(std::slice::from_ref(rule));
+    let views = crate::policy::rules::views(&model, &[], Some(example));
+    set.classify_views(&views).matched_rules.iter().any(|id| *id == rule.id)
+}

@@ -1,0 +1,128 @@
+//! Which profile applies: `--profile`, then `SAFE_EXEC_PROFILE`, then the
+//! user config, then the system config, then the built-in `default`. A system
+//! config with `pin = true` makes every other choice prove it is at least as
+//! strict; files inside the working tree never configure safe-exec.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::{Profile, ProfileError, load};
+
+/// `config.toml` (user or system).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ConfigFile {
+    /// Profile name or path.
+    pub profile: Option<String>,
+    /// System file only: other selections may only be stricter.
+    pub pin: bool,
+    /// Directory of global hook files (`hooks.d`).
+    pub hooks_dir: Option<String>,
+    /// Where session state and the audit log live.
+    pub state_dir: Option<String>,
+}
+
+/// Where the selection inputs come from (injected for tests).
+#[derive(Debug, Clone, Default)]
+pub struct SelectionInputs {
+    /// `--profile`.
+    pub cli: Option<String>,
+    /// `SAFE_EXEC_PROFILE`.
+    pub env: Option<String>,
+    /// User config file path.
+    pub user_config: Option<PathBuf>,
+    /// System config file path.
+    pub system_config: PathBuf,
+    /// The working directory (files below it are ignored by discovery).
+    pub cwd: PathBuf,
+}
+
+impl SelectionInputs {
+    /// The standard locations, from the process environment.
+    pub fn from_env(cli: Option<String>, cwd: PathBuf) -> Self {
+        let user_config = std::env::var_os("XDG_CONFIG_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
+            .map(|d| d.join("safe-exec/config.toml"));
+        // The system path can be moved only when no real system file exists
+        // (tests and unprivileged installs); it can then only add pinning.
+        let real = PathBuf::from("/etc/safe-exec/config.toml");
+        let system_config = match std::env::var_os("SAFE_EXEC_SYSTEM_CONFIG") {
+            Some(p) if !real.exists() => PathBuf::from(p),
+            _ => real,
+        };
+        Self {
+            cli,
+            env: std::env::var("SAFE_EXEC_PROFILE").ok().filter(|s| !s.is_empty()),
+            user_config,
+            system_config,
+            cwd,
+        }
+    }
+}
+
+/// The chosen profile and the configuration that led to it.
+#[derive(Debug)]
+pub struct Selection {
+    /// The profile.
+    pub profile: Profile,
+    /// The system configuration, if any.
+    pub system: ConfigFile,
+    /// The user configuration, if any (and not inside the working tree).
+    pub user: ConfigFile,
+    /// Why this profile: `--profile`, `SAFE_EXEC_PROFILE`, ...
+    pub origin: String,
+}
+
+fn read_config(path: &Path) -> Result<Option<ConfigFile>, ProfileError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(ProfileError::Config { file: path.display().to_string(), message: format!("cannot read: {e}") });
+        }
+    };
+    toml::from_str(&text)
+        .map(Some)
+        .map_err(|e: toml::de::Error| super::at(&path.display().to_string(), &text, &e))
+}
+
+fn inside(p: &Path, dir: &Path) -> bool {
+    let real = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    real.starts_with(dir)
+}
+
+/// Chooses and loads the profile.
+pub fn select(inputs: &SelectionInputs) -> Result<Selection, ProfileError> {
+    let system = read_config(&inputs.system_config)?.unwrap_or_default();
+    let user = match &inputs.user_config {
+        Some(p) if !inside(p, &inputs.cwd) => read_config(p)?.unwrap_or_default(),
+        _ => ConfigFile::default(),
+    };
+    let user_profile = user.profile.clone().filter(|p| !(p.contains('/') && inside(Path::new(p), &inputs.cwd)));
+    let (choice, origin) = if let Some(p) = &inputs.cli {
+        (p.clone(), "--profile")
+    } else if let Some(p) = &inputs.env {
+        (p.clone(), "SAFE_EXEC_PROFILE")
+    } else if let Some(p) = user_profile {
+        (p, "user config")
+    } else if let Some(p) = &system.profile {
+        (p.clone(), "system config")
+    } else {
+        ("default".to_string(), "built-in default")
+    };
+    let profile = load(&choice)?;
+    if system.pin {
+        let pinned_name = system.profile.clone().unwrap_or_else(|| "default".into());
+        let pinned = load(&pinned_name)?;
+        if profile.source != pinned.source {
+            let what = profile.loosens(&pinned);
+            if !what.is_empty() {
+                return Err(ProfileError::Loosens { candidate: profile.name.clone(), pinned: pinned.name.clone(), what: what.join(", ") });
+            }
+        }
+    }
+    Ok(Selection { profile, system, user, origin: origin.to_string() })
+}
