@@ -364,7 +364,7 @@ fn main() {
                 done(read(fd, b.as_mut_ptr().cast(), b.len()) as i64)
             }
             "print-nnp" => {
-                println!("{}", prctl(39));
+                println!("{}", prctl(39, 0u64, 0u64, 0u64, 0u64));
                 done(0)
             }
             "print-env" => {
