@@ -8,29 +8,51 @@ use common::*;
 
 fn ok(w: &World, script: &str) -> String {
     let out = w.sh(script);
-    assert_eq!(code(&out), 0, "script failed: {script}\nstdout: {}\nstderr: {}", stdout(&out), stderr(&out));
+    assert_eq!(
+        code(&out),
+        0,
+        "script failed: {script}\nstdout: {}\nstderr: {}",
+        stdout(&out),
+        stderr(&out)
+    );
     stdout(&out)
 }
 
 #[test]
 fn git_workflow() {
-    if !require_landlock() { return; }
-    if !have("git") { skip("git missing"); return; }
+    if !require_landlock() {
+        return;
+    }
+    if !have("git") {
+        skip("git missing");
+        return;
+    }
     let w = World::new();
-    let out = ok(&w, "set -e
+    let out = ok(
+        &w,
+        "set -e
         git init -q -b main repo && cd repo
         git config user.email t@example.com && git config user.name T
         echo one > a.txt && git add a.txt && git commit -qm first
         echo two >> a.txt && git diff --stat && git status --short
-        git commit -qam second && git log --oneline | wc -l");
-    assert!(out.contains("1 file changed") && out.contains(" M a.txt"), "{out}");
+        git commit -qam second && git log --oneline | wc -l",
+    );
+    assert!(
+        out.contains("1 file changed") && out.contains(" M a.txt"),
+        "{out}"
+    );
     assert_eq!(out.lines().last(), Some("2"));
 }
 
 #[test]
 fn cargo_new_and_offline_build() {
-    if !require_landlock() { return; }
-    if !have("cargo") { skip("cargo missing"); return; }
+    if !require_landlock() {
+        return;
+    }
+    if !have("cargo") {
+        skip("cargo missing");
+        return;
+    }
     let w = World::new();
     // RUSTUP_HOME/CARGO_HOME of the toolchain stay readable (read root /);
     // the build writes only inside the project.
@@ -48,8 +70,13 @@ fn cargo_new_and_offline_build() {
 
 #[test]
 fn python_one_liner_and_venv() {
-    if !require_landlock() { return; }
-    if !have("python3") { skip("python3 missing"); return; }
+    if !require_landlock() {
+        return;
+    }
+    if !have("python3") {
+        skip("python3 missing");
+        return;
+    }
     let w = World::new();
     let out = ok(&w, "python3 -c 'print(6*7)'");
     assert_eq!(out.trim(), "42");
@@ -64,12 +91,17 @@ fn python_one_liner_and_venv() {
 
 #[test]
 fn make_tar_sort_pipelines_and_heredoc() {
-    if !require_landlock() { return; }
+    if !require_landlock() {
+        return;
+    }
     let w = World::new();
     if have("make") {
         std::fs::write(w.work.join("Makefile"), "all:\n\techo built > out.txt\n").unwrap();
         ok(&w, "make -s");
-        assert_eq!(std::fs::read_to_string(w.work.join("out.txt")).unwrap(), "built\n");
+        assert_eq!(
+            std::fs::read_to_string(w.work.join("out.txt")).unwrap(),
+            "built\n"
+        );
     } else {
         skip("make missing");
     }
@@ -87,11 +119,22 @@ EOF");
 
 #[test]
 fn npm_version() {
-    if !require_landlock() { return; }
-    if !have("npm") { skip("npm (node) missing"); return; }
+    if !require_landlock() {
+        return;
+    }
+    if !have("npm") {
+        skip("npm (node) missing");
+        return;
+    }
     let w = World::new();
     let out = ok(&w, "npm --version");
-    assert!(out.trim().chars().next().is_some_and(|c| c.is_ascii_digit()), "{out}");
+    assert!(
+        out.trim()
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_digit()),
+        "{out}"
+    );
 }
 
 /// Runs `inner` under `script` so that it has a pseudo-terminal.
@@ -108,7 +151,9 @@ fn on_pty(w: &World, inner: &str) -> std::process::Output {
 
 #[test]
 fn interactive_terminal_programs_work() {
-    if !require_landlock() { return; }
+    if !require_landlock() {
+        return;
+    }
     if !have("script") || !have("stty") {
         skip("script or stty missing");
         return;
@@ -117,17 +162,34 @@ fn interactive_terminal_programs_work() {
     let spec = w.base.join("pty.json");
     std::fs::write(&spec, w.spec.to_string()).unwrap();
     let run = |argv: &str| {
-        format!("{} --spec {} --supervise --cwd {} -- {argv}", driver().display(), spec.display(), w.work.display())
+        format!(
+            "{} --spec {} --supervise --cwd {} -- {argv}",
+            driver().display(),
+            spec.display(),
+            w.work.display()
+        )
     };
     // safe-exec on a pty: the command gets the terminal (foreground group).
     let out = on_pty(&w, &run("stty size"));
     assert_eq!(code(&out), 0, "{}", stdout(&out));
-    assert!(stdout(&out).trim().split_whitespace().count() == 2, "{:?}", stdout(&out));
-    let out = on_pty(&w, &run("sh -c 'stty size < /dev/tty && test -t 0 && echo tty-ok'"));
+    assert!(
+        stdout(&out).split_whitespace().count() == 2,
+        "{:?}",
+        stdout(&out)
+    );
+    let out = on_pty(
+        &w,
+        &run("sh -c 'stty size < /dev/tty && test -t 0 && echo tty-ok'"),
+    );
     assert!(stdout(&out).contains("tty-ok"), "{:?}", stdout(&out));
     // a pty opened inside the sandbox (/dev/ptmx + IoctlDev rules)
     let out = w.run(&["script", "-qec", "stty size; echo inner-ok", "/dev/null"]);
-    assert!(stdout(&out).contains("inner-ok"), "{} {}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("inner-ok"),
+        "{} {}",
+        stdout(&out),
+        stderr(&out)
+    );
     // control: same without safe-exec
     let out = on_pty(&w, "stty size");
     assert_eq!(code(&out), 0);

@@ -30,11 +30,16 @@ const SECRETS: &[(&str, &str)] = &[
 
 #[test]
 fn secrets_and_injection_variables_are_removed() {
-    if !require_landlock() { return; }
+    if !require_landlock() {
+        return;
+    }
     let w = World::new();
     let env = env_of(&w, SECRETS);
     for (k, _) in SECRETS {
-        assert!(!env.iter().any(|l| l.starts_with(&format!("{k}="))), "{k} leaked");
+        assert!(
+            !env.iter().any(|l| l.starts_with(&format!("{k}="))),
+            "{k} leaked"
+        );
     }
     for keep in ["PATH=", "HOME=", "TMPDIR=", "SAFE_EXEC_SANDBOX=1"] {
         assert!(env.iter().any(|l| l.starts_with(keep)), "{keep} missing");
@@ -50,7 +55,9 @@ fn secrets_and_injection_variables_are_removed() {
 
 #[test]
 fn allowlist_mode_keeps_only_listed_names_then_set() {
-    if !require_landlock() { return; }
+    if !require_landlock() {
+        return;
+    }
     let mut w = World::new();
     w.set_env("mode", json!("allowlist"));
     w.set_env("allow", json!(["PATH", "HOME", "KEEP_*"]));
@@ -58,13 +65,25 @@ fn allowlist_mode_keeps_only_listed_names_then_set() {
     let env = env_of(&w, &[("KEEP_ME", "1"), ("DROP_ME", "1"), ("GH_TOKEN", "x")]);
     let mut names: Vec<&str> = env.iter().filter_map(|l| l.split('=').next()).collect();
     names.sort();
-    assert_eq!(names, ["FOO", "HOME", "KEEP_ME", "PATH", "SAFE_EXEC_NETWORK_DISABLED", "SAFE_EXEC_SANDBOX"]);
+    assert_eq!(
+        names,
+        [
+            "FOO",
+            "HOME",
+            "KEEP_ME",
+            "PATH",
+            "SAFE_EXEC_NETWORK_DISABLED",
+            "SAFE_EXEC_SANDBOX"
+        ]
+    );
     assert!(env.contains(&"FOO=bar".to_string()));
 }
 
 #[test]
 fn profile_remove_globs_apply() {
-    if !require_landlock() { return; }
+    if !require_landlock() {
+        return;
+    }
     let mut w = World::new();
     w.set_env("remove", json!(["MY_*"]));
     let env = env_of(&w, &[("MY_VAR", "1"), ("OTHER_VAR", "1")]);
@@ -74,7 +93,9 @@ fn profile_remove_globs_apply() {
 
 #[test]
 fn bash_env_injection_does_not_run() {
-    if !require_landlock() { return; }
+    if !require_landlock() {
+        return;
+    }
     if !have("bash") {
         skip("bash missing");
         return;
@@ -83,7 +104,11 @@ fn bash_env_injection_does_not_run() {
     let evil = w.work.join("evil.sh");
     let marker = w.work.join("pwned");
     std::fs::write(&evil, format!("echo pwned > {}\n", marker.display())).unwrap();
-    let out = w.command(&["bash", "-c", "true"]).env("BASH_ENV", &evil).output().unwrap();
+    let out = w
+        .command(&["bash", "-c", "true"])
+        .env("BASH_ENV", &evil)
+        .output()
+        .unwrap();
     assert_eq!(code(&out), 0);
     assert!(!marker.exists(), "BASH_ENV ran inside the sandbox");
     let st = std::process::Command::new("bash")
@@ -92,5 +117,8 @@ fn bash_env_injection_does_not_run() {
         .current_dir(&w.work)
         .status()
         .unwrap();
-    assert!(st.success() && marker.exists(), "control: bash honours BASH_ENV");
+    assert!(
+        st.success() && marker.exists(),
+        "control: bash honours BASH_ENV"
+    );
 }

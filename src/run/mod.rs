@@ -156,7 +156,17 @@ pub fn execute(plan: ExecPlan) -> Result<Outcome, RunError> {
 
     let set = signals::supervised_set();
     let old_mask = signals::block(&set).map_err(RunError::Supervise)?;
-    let result = supervise(&plan, &resolved, &env, prepared, pipe, &set, old_mask, start, &mut report);
+    let result = supervise(
+        &plan,
+        &resolved,
+        &env,
+        prepared,
+        pipe,
+        &set,
+        old_mask,
+        start,
+        &mut report,
+    );
     signals::set_mask(&old_mask);
     result.map(|(exit_code, signal, timed_out)| Outcome {
         exit_code,
@@ -285,7 +295,8 @@ fn supervise(
                     // SAFETY: blocking waitpid on our own child.
                     while unsafe { libc::waitpid(pid, &mut st, 0) } < 0
                         && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted
-                    {}
+                    {
+                    }
                     break st;
                 }
                 i32::try_from((d - now).as_millis().saturating_add(1)).unwrap_or(i32::MAX)

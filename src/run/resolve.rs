@@ -108,7 +108,10 @@ mod tests {
         std::fs::write(&plain, "x").expect("write");
         std::fs::set_permissions(&plain, std::fs::Permissions::from_mode(0o644)).expect("chmod");
         let env = vec![(OsString::from("PATH"), bin.clone().into_os_string())];
-        assert_eq!(resolve(OsStr::new("tool"), &env, t.path()).expect("found"), tool);
+        assert_eq!(
+            resolve(OsStr::new("tool"), &env, t.path()).expect("found"),
+            tool
+        );
         assert!(matches!(
             resolve(OsStr::new("nope"), &env, t.path()),
             Err(RunError::NotFound { .. })
@@ -131,6 +134,9 @@ mod tests {
             resolve(OsStr::new("plain"), &env, t.path()),
             Err(RunError::NotExecutable { .. })
         ));
-        assert!(resolve(OsStr::new("sh"), &[], t.path()).is_ok(), "default PATH");
+        assert!(
+            resolve(OsStr::new("sh"), &[], t.path()).is_ok(),
+            "default PATH"
+        );
     }
 }

@@ -44,7 +44,8 @@ impl StatusPipe {
         let mut len = 0;
         while len < buf.len() {
             // SAFETY: read into the unused tail of our buffer.
-            let n = unsafe { libc::read(self.read, buf[len..].as_mut_ptr().cast(), buf.len() - len) };
+            let n =
+                unsafe { libc::read(self.read, buf[len..].as_mut_ptr().cast(), buf.len() - len) };
             if n > 0 {
                 len += n as usize;
             } else if n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
@@ -57,7 +58,10 @@ impl StatusPipe {
             (2.., 0) => Ok(Some(Applied(buf[1]))),
             (5.., stage) => {
                 let errno = i32::from_le_bytes([buf[1], buf[2], buf[3], buf[4]]);
-                Err((ApplyStage::from_u8(stage).unwrap_or(ApplyStage::Process), errno))
+                Err((
+                    ApplyStage::from_u8(stage).unwrap_or(ApplyStage::Process),
+                    errno,
+                ))
             }
             _ => Ok(None),
         }

@@ -168,8 +168,13 @@ pub fn glob_match(pattern: &str, name: &str, fold: bool) -> bool {
 
 /// Why `name` must be removed under `policy`, or `None` to keep it.
 pub fn removal_reason(name: &str, policy: &EnvPolicy) -> Option<String> {
-    if let Some(p) = INJECTION_PATTERNS.iter().find(|p| glob_match(p, name, false)) {
-        return Some(format!("loader/shell injection variable (built-in list: {p})"));
+    if let Some(p) = INJECTION_PATTERNS
+        .iter()
+        .find(|p| glob_match(p, name, false))
+    {
+        return Some(format!(
+            "loader/shell injection variable (built-in list: {p})"
+        ));
     }
     if !SECRET_EXCEPTIONS.contains(&name)
         && let Some(p) = SECRET_PATTERNS.iter().find(|p| glob_match(p, name, true))
@@ -315,12 +320,24 @@ mod tests {
     fn allowlist_keeps_only_allowed_and_never_secrets() {
         let policy = EnvPolicy {
             mode: EnvMode::Allowlist,
-            allow: vec!["PATH".into(), "HOME".into(), "LC_*".into(), "GH_TOKEN".into()],
+            allow: vec![
+                "PATH".into(),
+                "HOME".into(),
+                "LC_*".into(),
+                "GH_TOKEN".into(),
+            ],
             ..EnvPolicy::default()
         };
-        let s = scrub(vars(&["PATH", "HOME", "LC_ALL", "TERM", "GH_TOKEN"]), &policy);
+        let s = scrub(
+            vars(&["PATH", "HOME", "LC_ALL", "TERM", "GH_TOKEN"]),
+            &policy,
+        );
         assert_eq!(kept(&s), ["PATH", "HOME", "LC_ALL"]);
-        assert!(s.removed.iter().any(|r| r.name == "TERM" && r.reason.contains("allow")));
+        assert!(
+            s.removed
+                .iter()
+                .any(|r| r.name == "TERM" && r.reason.contains("allow"))
+        );
     }
 
     #[test]
@@ -336,7 +353,11 @@ mod tests {
         let s = scrub(vars(&["PATH", "MY_VAR", "OTHER"]), &policy);
         assert_eq!(kept(&s), ["OTHER", "FOO", "PATH"]);
         assert_eq!(s.kept[2].1, OsString::from("/usr/bin"));
-        assert!(s.removed.iter().any(|r| r.name == "MY_VAR" && r.reason.contains("MY_*")));
+        assert!(
+            s.removed
+                .iter()
+                .any(|r| r.name == "MY_VAR" && r.reason.contains("MY_*"))
+        );
     }
 
     #[test]

@@ -84,7 +84,9 @@ fn walk_proc_fd(first: libc::c_int) -> Result<(), i32> {
                 if !c.is_ascii_digit() {
                     break;
                 }
-                fd = fd.saturating_mul(10).saturating_add(libc::c_int::from(c - b'0'));
+                fd = fd
+                    .saturating_mul(10)
+                    .saturating_add(libc::c_int::from(c - b'0'));
                 digits += 1;
             }
             if digits > 0 && fd >= first && fd != dir {

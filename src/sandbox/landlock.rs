@@ -38,10 +38,11 @@ fn read_access() -> BitFlags<AccessFs> {
     AccessFs::from_read(LATEST)
 }
 
-/// Rights on a writable root: everything but device ioctls, which are only
-/// granted on terminal devices.
+/// Rights on a writable root: everything but device ioctls (only granted on
+/// terminal devices) and creating device nodes (a root-owned command could
+/// otherwise `mknod` a raw disk inside its workspace and open it).
 fn write_access() -> BitFlags<AccessFs> {
-    AccessFs::from_all(LATEST) & !AccessFs::IoctlDev
+    AccessFs::from_all(LATEST) & !(AccessFs::IoctlDev | AccessFs::MakeChar | AccessFs::MakeBlock)
 }
 
 /// Rights on the harmless character devices every program expects.
@@ -165,7 +166,7 @@ fn carve(
             source,
         })?;
         let path = entry.path();
-        if inner.iter().any(|d| *d == path) {
+        if inner.contains(&path) {
             continue;
         }
         let Ok(ft) = entry.file_type() else { continue };
@@ -293,7 +294,10 @@ mod tests {
         let p = plan(&spec(vec![root.clone()], vec![], vec![home.join(".ssh")])).expect("plan");
         let paths: Vec<&Path> = p.rules.iter().map(|r| r.path.as_path()).collect();
         assert!(!paths.contains(&home.join(".ssh").as_path()));
-        assert!(!paths.contains(&home.join("keys").as_path()), "symlink to secret");
+        assert!(
+            !paths.contains(&home.join("keys").as_path()),
+            "symlink to secret"
+        );
         assert!(paths.contains(&home.join(".bashrc").as_path()));
         assert!(paths.contains(&home.join("proj").as_path()));
         let home_rule = p.rules.iter().find(|r| r.path == home).expect("home rule");
@@ -324,7 +328,12 @@ mod tests {
         let root = fs::canonicalize(t.path()).expect("canon");
         let inner = root.join("secret/inner");
         fs::create_dir_all(&inner).expect("mkdir");
-        let p = plan(&spec(vec![inner.clone()], vec![], vec![root.join("secret")])).expect("plan");
+        let p = plan(&spec(
+            vec![inner.clone()],
+            vec![],
+            vec![root.join("secret")],
+        ))
+        .expect("plan");
         assert!(p.rules.iter().all(|r| !r.path.starts_with(&root)));
     }
 }

@@ -477,7 +477,11 @@ mod tests {
         s.read = vec![PathBuf::from("/usr")];
         let v = describe(&s);
         assert_eq!(v["network"], "off");
-        assert!(v["landlock"]["rules"].as_array().is_some_and(|r| !r.is_empty()));
+        assert!(
+            v["landlock"]["rules"]
+                .as_array()
+                .is_some_and(|r| !r.is_empty())
+        );
         assert!(v["seccomp"].as_array().is_some_and(|r| r.len() > 10));
     }
 }

@@ -56,7 +56,10 @@ fn always_denied() -> Vec<(i64, &'static str)> {
         (libc::SYS_ptrace, "inspect or control other processes"),
         (libc::SYS_process_vm_readv, "read other processes' memory"),
         (libc::SYS_process_vm_writev, "write other processes' memory"),
-        (libc::SYS_pidfd_getfd, "steal descriptors from other processes"),
+        (
+            libc::SYS_pidfd_getfd,
+            "steal descriptors from other processes",
+        ),
         (libc::SYS_mount, "change the mount table"),
         (libc::SYS_umount2, "change the mount table"),
         (libc::SYS_pivot_root, "change the mount table"),
@@ -84,10 +87,22 @@ fn always_denied() -> Vec<(i64, &'static str)> {
         (libc::SYS_swapon, "swap configuration"),
         (libc::SYS_swapoff, "swap configuration"),
         (libc::SYS_userfaultfd, "kernel race exploitation aid"),
-        (libc::SYS_io_uring_setup, "io_uring bypasses syscall filtering"),
-        (libc::SYS_io_uring_enter, "io_uring bypasses syscall filtering"),
-        (libc::SYS_io_uring_register, "io_uring bypasses syscall filtering"),
-        (libc::SYS_open_by_handle_at, "open files by handle, bypassing paths"),
+        (
+            libc::SYS_io_uring_setup,
+            "io_uring bypasses syscall filtering",
+        ),
+        (
+            libc::SYS_io_uring_enter,
+            "io_uring bypasses syscall filtering",
+        ),
+        (
+            libc::SYS_io_uring_register,
+            "io_uring bypasses syscall filtering",
+        ),
+        (
+            libc::SYS_open_by_handle_at,
+            "open files by handle, bypassing paths",
+        ),
     ]
 }
 

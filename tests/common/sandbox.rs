@@ -85,7 +85,8 @@ pub fn driver() -> &'static Path {
 pub fn probe() -> &'static Path {
     static PROBE: OnceLock<PathBuf> = OnceLock::new();
     PROBE.get_or_init(|| {
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("probe-{}", std::process::id()));
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("probe-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("probe dir");
         let out = dir.join("probe");
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/probe/probe.rs");
@@ -131,7 +132,14 @@ impl World {
         let work = base.join("work");
         let tmp = base.join("tmp");
         let outside = base.join("outside");
-        for d in [&home, &work, &tmp, &outside, &home.join(".ssh"), &home.join(".aws")] {
+        for d in [
+            &home,
+            &work,
+            &tmp,
+            &outside,
+            &home.join(".ssh"),
+            &home.join(".aws"),
+        ] {
             std::fs::create_dir_all(d).expect("mkdir");
         }
         std::fs::write(home.join(".ssh/id_rsa"), "PRIVATE KEY\n").expect("write");
@@ -237,7 +245,11 @@ impl World {
 fn rand_suffix() -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
-    format!("{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
+    format!(
+        "{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 /// Runs the probe WITHOUT any sandbox (positive controls for syscalls no
