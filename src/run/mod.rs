@@ -2,11 +2,17 @@
 //! in the child, and either `execve` in place or supervise the child
 //! (forward signals, enforce the wall-clock limit, report the outcome).
 
-use std::ffi::OsString;
-use std::path::PathBuf;
-use std::time::Duration;
+pub mod resolve;
+pub mod signals;
+pub mod spawn;
 
-use crate::sandbox::{EnforcementReport, SandboxSpec};
+use std::ffi::OsString;
+use std::io;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crate::sandbox::{self, EnforcementReport, NetworkAccess, SandboxError, SandboxSpec};
 
 /// Everything needed to start the command; built after the decision is allow.
 #[derive(Debug, Clone)]
@@ -37,4 +43,304 @@ pub struct Outcome {
     pub duration: Duration,
     /// What the kernel enforced.
     pub enforcement: EnforcementReport,
+}
+
+/// Why a command could not be run. [`RunError::exit_code`] maps each to the
+/// contract's exit codes; every message says what to fix.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The program is not on the command's PATH (exit 127).
+    #[error("{program}: command not found (searched PATH={path})")]
+    NotFound {
+        /// Program as given.
+        program: String,
+        /// PATH that was searched.
+        path: String,
+    },
+    /// The program exists but cannot be executed (exit 126).
+    #[error("{program}: cannot execute: {reason}")]
+    NotExecutable {
+        /// Program as given or resolved.
+        program: String,
+        /// Why.
+        reason: String,
+    },
+    /// The working directory is unusable (exit 125).
+    #[error("working directory {}: {reason}; pass an existing directory with --cwd", cwd.display())]
+    Cwd {
+        /// The directory.
+        cwd: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// The argv is empty (exit 125).
+    #[error("no program to run")]
+    EmptyArgv,
+    /// The sandbox could not be prepared, including `Required` refusals
+    /// naming the missing kernel feature (exit 125).
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
+    /// Applying the sandbox in the child failed (exit 125).
+    #[error("could not start {program}: {stage} failed: {source}")]
+    Apply {
+        /// Program.
+        program: String,
+        /// Which step.
+        stage: &'static str,
+        /// OS error.
+        source: io::Error,
+    },
+    /// `fork`/`execve` failed for another reason (exit 125).
+    #[error("could not start {program}: {source}")]
+    Spawn {
+        /// Program.
+        program: String,
+        /// OS error.
+        source: io::Error,
+    },
+    /// Waiting for or signalling the command failed (exit 125).
+    #[error("could not supervise the command: {0}")]
+    Supervise(io::Error),
+}
+
+impl RunError {
+    /// Exit code safe-exec exits with for this error (contract table).
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            RunError::NotFound { .. } => 127,
+            RunError::NotExecutable { .. } => 126,
+            _ => 125,
+        }
+    }
+}
+
+/// Runs `plan`: resolves the program, prepares the sandbox, and either
+/// `execve`s in place (`supervise == false` and no timeout: never returns on
+/// success) or forks, supervises and reports an [`Outcome`].
+///
+/// The environment gets `SAFE_EXEC_SANDBOX=1` (and
+/// `SAFE_EXEC_NETWORK_DISABLED=1` when the network is off).
+pub fn execute(plan: ExecPlan) -> Result<Outcome, RunError> {
+    let start = Instant::now();
+    let program = plan.argv.first().ok_or(RunError::EmptyArgv)?;
+    match std::fs::metadata(&plan.cwd) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => {
+            return Err(RunError::Cwd {
+                cwd: plan.cwd.clone(),
+                reason: "not a directory".into(),
+            });
+        }
+        Err(e) => {
+            return Err(RunError::Cwd {
+                cwd: plan.cwd.clone(),
+                reason: e.to_string(),
+            });
+        }
+    }
+    let mut env = plan.env.clone();
+    sandbox::env::add_markers(&mut env, plan.sandbox.network == NetworkAccess::Off);
+    let resolved = resolve::resolve(program, &env, &plan.cwd)?;
+    let prepared = sandbox::prepare(&plan.sandbox)?;
+    let mut report = prepared.report.clone();
+    let pipe = spawn::StatusPipe::new().map_err(RunError::Supervise)?;
+    let shown = spawn::shown(&resolved);
+
+    if !plan.supervise && plan.sandbox.timeout.is_none() {
+        let mut cmd = spawn::command(
+            &resolved, &plan.argv, &env, &plan.cwd, prepared, &pipe, None,
+        );
+        let err = cmd.exec();
+        return Err(start_error(&shown, err, pipe.collect()));
+    }
+
+    let set = signals::supervised_set();
+    let old_mask = signals::block(&set).map_err(RunError::Supervise)?;
+    let result = supervise(
+        &plan,
+        &resolved,
+        &env,
+        prepared,
+        pipe,
+        &set,
+        old_mask,
+        start,
+        &mut report,
+    );
+    signals::set_mask(&old_mask);
+    result.map(|(exit_code, signal, timed_out)| Outcome {
+        exit_code,
+        signal,
+        timed_out,
+        duration: start.elapsed(),
+        enforcement: report,
+    })
+}
+
+/// Maps a failed start to the right error, using what the child reported.
+fn start_error(
+    program: &str,
+    err: io::Error,
+    status: Result<Option<sandbox::Applied>, (sandbox::ApplyStage, i32)>,
+) -> RunError {
+    if let Err((stage, errno)) = status {
+        return RunError::Apply {
+            program: program.to_string(),
+            stage: stage.describe(),
+            source: io::Error::from_raw_os_error(errno),
+        };
+    }
+    match err.raw_os_error() {
+        Some(libc::EACCES) | Some(libc::EPERM) => RunError::NotExecutable {
+            program: program.to_string(),
+            reason: format!(
+                "{err} (inside the sandbox: is the program or its interpreter outside the profile's readable roots?)"
+            ),
+        },
+        Some(libc::ENOENT) => RunError::NotFound {
+            program: program.to_string(),
+            path: "(the program or its #! interpreter vanished or is missing)".into(),
+        },
+        Some(libc::ENOEXEC) => RunError::NotExecutable {
+            program: program.to_string(),
+            reason: format!("{err}"),
+        },
+        _ => RunError::Spawn {
+            program: program.to_string(),
+            source: err,
+        },
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn supervise(
+    plan: &ExecPlan,
+    resolved: &std::path::Path,
+    env: &[(OsString, OsString)],
+    prepared: sandbox::Prepared,
+    pipe: spawn::StatusPipe,
+    set: &libc::sigset_t,
+    old_mask: libc::sigset_t,
+    start: Instant,
+    report: &mut EnforcementReport,
+) -> Result<(i32, Option<i32>, bool), RunError> {
+    let sigfd = signals::SignalFd::new(set).map_err(RunError::Supervise)?;
+    let tty = signals::foreground_tty();
+    // SAFETY: getpid/getpgrp have no side effects.
+    let (me, my_pgrp) = unsafe { (libc::getpid(), libc::getpgrp()) };
+    let shown = spawn::shown(resolved);
+    let mut cmd = spawn::command(
+        resolved,
+        &plan.argv,
+        env,
+        &plan.cwd,
+        prepared,
+        &pipe,
+        Some(spawn::ChildProcess {
+            parent: me,
+            tty,
+            mask: old_mask,
+        }),
+    );
+    let child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => return Err(start_error(&shown, e, pipe.collect())),
+    };
+    let pid = child.id() as libc::pid_t;
+    if let Some(t) = tty {
+        signals::give_terminal(t, pid); // also done in the child; whoever is first wins the race
+    }
+    match pipe.collect() {
+        Ok(Some(applied)) => applied.update(report),
+        Ok(None) => {}
+        Err((stage, errno)) => {
+            return Err(RunError::Apply {
+                program: shown,
+                stage: stage.describe(),
+                source: io::Error::from_raw_os_error(errno),
+            });
+        }
+    }
+    let deadline = plan.sandbox.timeout.map(|t| start + t);
+    let mut timed_out = false;
+    let status = loop {
+        let flags = libc::WNOHANG | if tty.is_some() { libc::WUNTRACED } else { 0 };
+        let mut status = 0;
+        // SAFETY: waitpid on our own child.
+        let rc = unsafe { libc::waitpid(pid, &mut status, flags) };
+        if rc == pid {
+            if libc::WIFSTOPPED(status) {
+                if let Some(t) = tty {
+                    job_stop(t, my_pgrp, pid);
+                }
+                continue;
+            }
+            break status;
+        }
+        if rc < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(RunError::Supervise(e));
+        }
+        let timeout_ms = match deadline {
+            None => -1,
+            Some(d) => {
+                let now = Instant::now();
+                if now >= d {
+                    timed_out = true;
+                    signals::signal_group(pid, pid, libc::SIGKILL);
+                    let mut st = 0;
+                    // SAFETY: blocking waitpid on our own child.
+                    while unsafe { libc::waitpid(pid, &mut st, 0) } < 0
+                        && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted
+                    {
+                    }
+                    break st;
+                }
+                i32::try_from((d - now).as_millis().saturating_add(1)).unwrap_or(i32::MAX)
+            }
+        };
+        let mut pfd = libc::pollfd {
+            fd: sigfd.fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: poll on one descriptor we own.
+        unsafe { libc::poll(&mut pfd, 1, timeout_ms) };
+        while let Some(sig) = sigfd.next() {
+            if signals::FORWARDED.contains(&sig) {
+                signals::signal_group(pid, pid, sig);
+            }
+        }
+    };
+    // No orphans: whatever is left of the command's process group goes too.
+    signals::signal_group(pid, pid, libc::SIGKILL);
+    if let Some(t) = tty {
+        signals::give_terminal(t, my_pgrp);
+    }
+    drop(child);
+    let (code, signal) = if timed_out {
+        (124, Some(libc::SIGKILL))
+    } else if libc::WIFSIGNALED(status) {
+        let s = libc::WTERMSIG(status);
+        (128 + s, Some(s))
+    } else {
+        (libc::WEXITSTATUS(status), None)
+    };
+    Ok((code, signal, timed_out))
+}
+
+/// The command stopped (Ctrl-Z): take the terminal back, stop safe-exec so
+/// the shell sees the job stop, and on `fg` hand the terminal back and
+/// continue the command's group.
+fn job_stop(tty: libc::c_int, my_pgrp: libc::pid_t, pid: libc::pid_t) {
+    signals::give_terminal(tty, my_pgrp);
+    // SAFETY: stopping ourselves; execution resumes on SIGCONT.
+    unsafe { libc::kill(libc::getpid(), libc::SIGSTOP) };
+    if signals::foreground_tty() == Some(tty) {
+        signals::give_terminal(tty, pid);
+    }
+    signals::signal_group(pid, pid, libc::SIGCONT);
 }

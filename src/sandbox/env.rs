@@ -1,6 +1,7 @@
 //! Environment hygiene: what the command inherits from the caller.
 
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 
 use serde::{Deserialize, Serialize};
 
@@ -39,5 +40,345 @@ impl Default for EnvPolicy {
             remove: Vec::new(),
             set: BTreeMap::new(),
         }
+    }
+}
+
+/// Built-in names that look like credentials, matched case-insensitively.
+/// Removed in every mode: a secret in the environment is readable by every
+/// process the command starts and ends up in crash reports and logs.
+pub const SECRET_PATTERNS: &[&str] = &[
+    "*TOKEN*",
+    "*SECRET*",
+    "*PASSWORD*",
+    "*PASSWD*",
+    "*PASSPHRASE*",
+    "*CREDENTIAL*",
+    "*API_KEY*",
+    "*APIKEY*",
+    "*ACCESS_KEY*",
+    "*PRIVATE_KEY*",
+    "*_KEY",
+    "*_KEY_*",
+    "*_AUTH",
+    "*_AUTH_*",
+    "*_PAT",
+    "*COOKIE*",
+    "*DATABASE_URL*",
+    "*_DSN",
+    "*CONNECTION_STRING*",
+    "AWS_*",
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "NPM_TOKEN",
+];
+
+/// Names that match [`SECRET_PATTERNS`] but are well-known non-secrets.
+const SECRET_EXCEPTIONS: &[&str] = &["TOKENIZERS_PARALLELISM"];
+
+/// Built-in names that make a loader, shell or interpreter run code the
+/// command did not ask for, matched case-sensitively. Removed in every mode.
+pub const INJECTION_PATTERNS: &[&str] = &[
+    "LD_*",
+    "DYLD_*",
+    "GLIBC_TUNABLES",
+    "GCONV_PATH",
+    "HOSTALIASES",
+    "BASH_ENV",
+    "ENV",
+    "ZDOTDIR",
+    "PROMPT_COMMAND",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "PS4",
+    "BASH_FUNC_*",
+    "IFS",
+    "CDPATH",
+    "GLOBIGNORE",
+    "PYTHONSTARTUP",
+    "PERL5OPT",
+    "RUBYOPT",
+    "NODE_OPTIONS",
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+    "JDK_JAVA_OPTIONS",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_EXEC_PATH",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "GIT_PROXY_COMMAND",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_TEMPLATE_DIR",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_CONFIG_KEY_*",
+    "GIT_CONFIG_VALUE_*",
+    "VIMINIT",
+    "EXINIT",
+    "GVIMINIT",
+];
+
+/// Set in every sandboxed command so tools (and tests) can tell.
+pub const SANDBOX_MARKER: &str = "SAFE_EXEC_SANDBOX";
+/// Set when the network is off (like Codex's `CODEX_SANDBOX_NETWORK_DISABLED`)
+/// so test suites can skip network tests instead of failing.
+pub const NETWORK_DISABLED_MARKER: &str = "SAFE_EXEC_NETWORK_DISABLED";
+
+/// The command's environment after scrubbing, with what was removed and why
+/// (`check --explain` prints it).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ScrubbedEnv {
+    /// Variables the command gets, in input order, then `set`.
+    #[serde(skip)]
+    pub kept: Vec<(OsString, OsString)>,
+    /// Variables removed, with the rule that removed each.
+    pub removed: Vec<RemovedVar>,
+}
+
+/// One removed variable (never its value).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct RemovedVar {
+    /// Variable name (lossily decoded if not UTF-8).
+    pub name: String,
+    /// Why: which list and pattern matched.
+    pub reason: String,
+}
+
+/// `*`-glob match; `fold` compares ASCII case-insensitively.
+pub fn glob_match(pattern: &str, name: &str, fold: bool) -> bool {
+    fn inner(p: &[u8], n: &[u8], fold: bool) -> bool {
+        match p.split_first() {
+            None => n.is_empty(),
+            Some((b'*', rest)) => (0..=n.len()).any(|i| inner(rest, &n[i..], fold)),
+            Some((c, rest)) => match n.split_first() {
+                Some((d, nrest)) => {
+                    let eq = if fold {
+                        c.eq_ignore_ascii_case(d)
+                    } else {
+                        c == d
+                    };
+                    eq && inner(rest, nrest, fold)
+                }
+                None => false,
+            },
+        }
+    }
+    inner(pattern.as_bytes(), name.as_bytes(), fold)
+}
+
+/// Why `name` must be removed under `policy`, or `None` to keep it.
+pub fn removal_reason(name: &str, policy: &EnvPolicy) -> Option<String> {
+    if let Some(p) = INJECTION_PATTERNS
+        .iter()
+        .find(|p| glob_match(p, name, false))
+    {
+        return Some(format!(
+            "loader/shell injection variable (built-in list: {p})"
+        ));
+    }
+    if !SECRET_EXCEPTIONS.contains(&name)
+        && let Some(p) = SECRET_PATTERNS.iter().find(|p| glob_match(p, name, true))
+    {
+        return Some(format!("secret-looking name (built-in list: {p})"));
+    }
+    if let Some(p) = policy.remove.iter().find(|p| glob_match(p, name, false)) {
+        return Some(format!("removed by the profile's [env] remove ({p})"));
+    }
+    if policy.mode == EnvMode::Allowlist && !policy.allow.iter().any(|p| glob_match(p, name, false))
+    {
+        return Some("not in the profile's [env] allow list".to_string());
+    }
+    None
+}
+
+/// Builds the command's environment from the caller's `vars`: drops the
+/// built-in secret and injection names and the profile's `remove` globs; in
+/// `allowlist` mode keeps only `allow`; then applies `set` (which wins).
+/// The sandbox markers are added by `run::execute`, which knows the network.
+pub fn scrub(
+    vars: impl IntoIterator<Item = (OsString, OsString)>,
+    policy: &EnvPolicy,
+) -> ScrubbedEnv {
+    let mut out = ScrubbedEnv::default();
+    for (name, value) in vars {
+        let display = name.to_string_lossy().into_owned();
+        if policy.set.contains_key(&display) {
+            continue; // replaced below
+        }
+        match removal_reason(&display, policy) {
+            Some(reason) => out.removed.push(RemovedVar {
+                name: display,
+                reason,
+            }),
+            None => out.kept.push((name, value)),
+        }
+    }
+    for (k, v) in &policy.set {
+        out.kept.push((OsString::from(k), OsString::from(v)));
+    }
+    out
+}
+
+/// Sets (replacing any inherited value) the markers telling the command it
+/// runs under safe-exec, and whether its network is off.
+pub fn add_markers(env: &mut Vec<(OsString, OsString)>, network_off: bool) {
+    env.retain(|(k, _)| k != SANDBOX_MARKER && k != NETWORK_DISABLED_MARKER);
+    env.push((SANDBOX_MARKER.into(), "1".into()));
+    if network_off {
+        env.push((NETWORK_DISABLED_MARKER.into(), "1".into()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(names: &[&str]) -> Vec<(OsString, OsString)> {
+        names
+            .iter()
+            .map(|n| (OsString::from(n), OsString::from("v")))
+            .collect()
+    }
+
+    fn kept(s: &ScrubbedEnv) -> Vec<String> {
+        s.kept
+            .iter()
+            .map(|(k, _)| k.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn inherit_removes_secrets_and_injection_keeps_daily_variables() {
+        let input = vars(&[
+            "PATH",
+            "HOME",
+            "TERM",
+            "LANG",
+            "LC_ALL",
+            "USER",
+            "GIT_AUTHOR_NAME",
+            "GIT_AUTHOR_EMAIL",
+            "CARGO_HOME",
+            "TOKENIZERS_PARALLELISM",
+            "GITHUB_TOKEN",
+            "GH_TOKEN",
+            "github_token",
+            "OPENAI_API_KEY",
+            "AWS_ACCESS_KEY_ID",
+            "AWS_PROFILE",
+            "DB_PASSWORD",
+            "MY_SECRET",
+            "STRIPE_KEY",
+            "SSH_AUTH_SOCK",
+            "NPM_CONFIG__AUTH",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "LD_PRELOAD",
+            "LD_LIBRARY_PATH",
+            "LD_AUDIT",
+            "BASH_ENV",
+            "ENV",
+            "PROMPT_COMMAND",
+            "BASH_FUNC_ls%%",
+            "IFS",
+            "NODE_OPTIONS",
+            "GIT_SSH_COMMAND",
+            "GIT_CONFIG_KEY_0",
+            "PS4",
+        ]);
+        let s = scrub(input, &EnvPolicy::default());
+        assert_eq!(
+            kept(&s),
+            [
+                "PATH",
+                "HOME",
+                "TERM",
+                "LANG",
+                "LC_ALL",
+                "USER",
+                "GIT_AUTHOR_NAME",
+                "GIT_AUTHOR_EMAIL",
+                "CARGO_HOME",
+                "TOKENIZERS_PARALLELISM"
+            ]
+        );
+        assert_eq!(s.removed.len(), 24);
+        let r = s
+            .removed
+            .iter()
+            .find(|r| r.name == "LD_PRELOAD")
+            .expect("LD_PRELOAD removed");
+        assert!(r.reason.contains("injection"), "{}", r.reason);
+        let r = s
+            .removed
+            .iter()
+            .find(|r| r.name == "GITHUB_TOKEN")
+            .expect("GITHUB_TOKEN removed");
+        assert!(r.reason.contains("secret"), "{}", r.reason);
+    }
+
+    #[test]
+    fn allowlist_keeps_only_allowed_and_never_secrets() {
+        let policy = EnvPolicy {
+            mode: EnvMode::Allowlist,
+            allow: vec![
+                "PATH".into(),
+                "HOME".into(),
+                "LC_*".into(),
+                "GH_TOKEN".into(),
+            ],
+            ..EnvPolicy::default()
+        };
+        let s = scrub(
+            vars(&["PATH", "HOME", "LC_ALL", "TERM", "GH_TOKEN"]),
+            &policy,
+        );
+        assert_eq!(kept(&s), ["PATH", "HOME", "LC_ALL"]);
+        assert!(
+            s.removed
+                .iter()
+                .any(|r| r.name == "TERM" && r.reason.contains("allow"))
+        );
+    }
+
+    #[test]
+    fn remove_and_set_apply_after_the_built_in_lists() {
+        let mut set = BTreeMap::new();
+        set.insert("FOO".to_string(), "bar".to_string());
+        set.insert("PATH".to_string(), "/usr/bin".to_string());
+        let policy = EnvPolicy {
+            remove: vec!["MY_*".into()],
+            set,
+            ..EnvPolicy::default()
+        };
+        let s = scrub(vars(&["PATH", "MY_VAR", "OTHER"]), &policy);
+        assert_eq!(kept(&s), ["OTHER", "FOO", "PATH"]);
+        assert_eq!(s.kept[2].1, OsString::from("/usr/bin"));
+        assert!(
+            s.removed
+                .iter()
+                .any(|r| r.name == "MY_VAR" && r.reason.contains("MY_*"))
+        );
+    }
+
+    #[test]
+    fn markers_replace_inherited_values() {
+        let mut env = vec![(OsString::from(SANDBOX_MARKER), OsString::from("0"))];
+        add_markers(&mut env, true);
+        assert_eq!(
+            env,
+            vec![
+                (OsString::from(SANDBOX_MARKER), OsString::from("1")),
+                (OsString::from(NETWORK_DISABLED_MARKER), OsString::from("1"))
+            ]
+        );
+    }
+
+    #[test]
+    fn glob() {
+        assert!(glob_match("*_KEY", "STRIPE_KEY", true));
+        assert!(!glob_match("*_KEY", "KEYBOARD", true));
+        assert!(glob_match("LD_*", "LD_PRELOAD", false));
+        assert!(!glob_match("LD_*", "ld_preload", false));
+        assert!(glob_match("*TOKEN*", "token", true));
     }
 }

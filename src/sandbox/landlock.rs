@@ -1,0 +1,339 @@
+//! The Landlock ruleset: which trees the command may read, write and
+//! execute, which TCP ports it may connect to, and the IPC scopes.
+//!
+//! Landlock only ever *grants*, and a grant on a directory covers everything
+//! below it. To keep a secret (`~/.ssh`) unreadable inside a readable root
+//! (`/`), the root is not granted as a whole: the rules grant each sibling
+//! along the path to the secret instead (every entry of `/` but `home`, every
+//! entry of `/home` but `u`, every entry of `/home/u` but `.ssh`), plus
+//! `ReadDir` alone on the ancestors so that `ls ~` still works. Limits of
+//! that carving, documented in `docs/sandbox.md`:
+//! - `ReadDir` is hierarchical, so names inside the denied directory can
+//!   still be listed (their contents cannot be read);
+//! - entries created in a carved ancestor after the sandbox starts are not
+//!   covered by any rule, so they are not accessible to the command;
+//! - in a writable root that contains a denied path, the carved ancestors
+//!   themselves only get `ReadDir`: new files cannot be created directly in
+//!   them (existing entries stay writable);
+//! - a hard link or bind mount of the secret elsewhere is another inode
+//!   path and is readable if that place is.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, PathBeneath,
+    PathFd, Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, Scope,
+};
+use serde::Serialize;
+
+use super::{NetworkAccess, SandboxError, SandboxSpec};
+
+/// Highest Landlock ABI the `landlock` crate (and so safe-exec) knows.
+pub const CRATE_ABI: u32 = 9;
+const LATEST: ABI = ABI::V9;
+
+/// Rights on a read-only root: run programs, read files, list directories.
+fn read_access() -> BitFlags<AccessFs> {
+    AccessFs::from_read(LATEST)
+}
+
+/// Rights on a writable root: everything but device ioctls (only granted on
+/// terminal devices) and creating device nodes (a root-owned command could
+/// otherwise `mknod` a raw disk inside its workspace and open it).
+fn write_access() -> BitFlags<AccessFs> {
+    AccessFs::from_all(LATEST) & !(AccessFs::IoctlDev | AccessFs::MakeChar | AccessFs::MakeBlock)
+}
+
+/// Rights on the harmless character devices every program expects.
+fn dev_rw() -> BitFlags<AccessFs> {
+    AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate
+}
+
+/// Rights on the controlling terminal (`stty`, `script`, line editors).
+fn tty_access() -> BitFlags<AccessFs> {
+    AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev | AccessFs::ReadDir
+}
+
+/// TCP ports the command may connect to, per network mode.
+pub(crate) fn connect_ports(network: NetworkAccess) -> &'static [u16] {
+    match network {
+        NetworkAccess::Dns => &[53],
+        NetworkAccess::Http => &[53, 80, 443],
+        NetworkAccess::Off | NetworkAccess::Full | NetworkAccess::Ping => &[],
+    }
+}
+
+/// One planned path rule, for `describe` and tests.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct PlannedRule {
+    /// Path the rule is attached to (opened with `O_PATH`).
+    pub path: PathBuf,
+    /// Rights granted, as Landlock names them (`read_file`, `make_reg`...).
+    pub access: Vec<String>,
+    #[serde(skip)]
+    pub(crate) rights: BitFlags<AccessFs>,
+    #[serde(skip)]
+    pub(crate) is_dir: bool,
+}
+
+/// The whole ruleset, computed before anything is opened.
+#[derive(Debug, Clone, Serialize)]
+pub struct LandlockPlan {
+    /// Filesystem rules.
+    pub rules: Vec<PlannedRule>,
+    /// Whether TCP bind/connect is handled (closed except `connect_ports`).
+    pub handle_net: bool,
+    /// TCP ports allowed for connect.
+    pub connect_ports: Vec<u16>,
+    /// IPC scopes: `abstract_unix_socket`, `signal`.
+    pub scopes: Vec<String>,
+    #[serde(skip)]
+    pub(crate) scope_flags: BitFlags<Scope>,
+}
+
+fn names(access: BitFlags<AccessFs>) -> Vec<String> {
+    access
+        .iter()
+        .map(|a| {
+            let mut out = String::new();
+            for (i, c) in format!("{a:?}").chars().enumerate() {
+                if c.is_ascii_uppercase() && i > 0 {
+                    out.push('_');
+                }
+                out.push(c.to_ascii_lowercase());
+            }
+            out
+        })
+        .collect()
+}
+
+fn push_rule(out: &mut Vec<PlannedRule>, path: &Path, access: BitFlags<AccessFs>) {
+    let Ok(meta) = fs::metadata(path) else {
+        return; // does not exist (or vanished): nothing to grant
+    };
+    let rights = if meta.is_dir() {
+        access
+    } else {
+        access & AccessFs::from_file(LATEST)
+    };
+    if rights.is_empty() {
+        return;
+    }
+    out.push(PlannedRule {
+        path: path.to_path_buf(),
+        access: names(rights),
+        rights,
+        is_dir: meta.is_dir(),
+    });
+}
+
+/// Canonical form of `p`, or `None` when it does not exist.
+fn canonical(p: &Path) -> Option<PathBuf> {
+    fs::canonicalize(p).ok()
+}
+
+/// Grants `access` on `root`, carving out every path of `denied` below it.
+fn carve(
+    root: &Path,
+    access: BitFlags<AccessFs>,
+    denied: &[PathBuf],
+    out: &mut Vec<PlannedRule>,
+) -> Result<(), SandboxError> {
+    if denied.iter().any(|d| root.starts_with(d)) {
+        return Ok(()); // the root itself is (inside) a denied path
+    }
+    let inner: Vec<PathBuf> = denied
+        .iter()
+        .filter(|d| d.starts_with(root))
+        .cloned()
+        .collect();
+    if inner.is_empty() {
+        push_rule(out, root, access);
+        return Ok(());
+    }
+    // The ancestor itself: listable only.
+    push_rule(out, root, AccessFs::ReadDir.into());
+    let entries = fs::read_dir(root).map_err(|source| SandboxError::Io {
+        what: "list a directory to carve out a denied path",
+        path: root.to_path_buf(),
+        source,
+    })?;
+    for entry in entries {
+        let entry = entry.map_err(|source| SandboxError::Io {
+            what: "list a directory to carve out a denied path",
+            path: root.to_path_buf(),
+            source,
+        })?;
+        let path = entry.path();
+        if inner.contains(&path) {
+            continue;
+        }
+        let Ok(ft) = entry.file_type() else { continue };
+        if ft.is_symlink() {
+            // A symlink needs no rule to be followed; granting it would
+            // grant its target, which may be a denied path or lie outside
+            // the root. The target is governed by its own rules.
+            continue;
+        }
+        if ft.is_dir() && inner.iter().any(|d| d.starts_with(&path)) {
+            carve(&path, access, &inner, out)?;
+        } else {
+            push_rule(out, &path, access);
+        }
+    }
+    Ok(())
+}
+
+/// Computes the rules for `spec`. Read roots and denied paths that do not
+/// exist are skipped; a writable root that does not exist is an error.
+pub fn plan(spec: &SandboxSpec) -> Result<LandlockPlan, SandboxError> {
+    let denied: Vec<PathBuf> = spec.deny_read.iter().filter_map(|p| canonical(p)).collect();
+    let mut rules = Vec::new();
+    let mut read = read_access();
+    if spec.unix_sockets {
+        // ABI 9: connecting to pathname sockets below readable roots.
+        read |= AccessFs::ResolveUnix;
+    }
+    for root in &spec.read {
+        if let Some(root) = canonical(root) {
+            carve(&root, read, &denied, &mut rules)?;
+        }
+    }
+    for root in &spec.write {
+        let Some(canon) = canonical(root) else {
+            return Err(SandboxError::WriteRootMissing(root.clone()));
+        };
+        carve(&canon, write_access(), &denied, &mut rules)?;
+    }
+    for dev in ["/dev/null", "/dev/zero", "/dev/full"] {
+        push_rule(&mut rules, Path::new(dev), dev_rw());
+    }
+    for dev in ["/dev/random", "/dev/urandom"] {
+        push_rule(&mut rules, Path::new(dev), AccessFs::ReadFile.into());
+    }
+    for dev in ["/dev/tty", "/dev/ptmx", "/dev/pts"] {
+        push_rule(&mut rules, Path::new(dev), tty_access());
+    }
+
+    let mut scope_flags: BitFlags<Scope> = Scope::Signal.into();
+    if !spec.unix_sockets {
+        scope_flags |= Scope::AbstractUnixSocket;
+    }
+    let scopes = scope_flags
+        .iter()
+        .map(|s| match s {
+            Scope::AbstractUnixSocket => "abstract_unix_socket".to_string(),
+            Scope::Signal => "signal".to_string(),
+            _ => format!("{s:?}"),
+        })
+        .collect();
+    Ok(LandlockPlan {
+        rules,
+        handle_net: spec.network != NetworkAccess::Full,
+        connect_ports: connect_ports(spec.network).to_vec(),
+        scopes,
+        scope_flags,
+    })
+}
+
+/// Creates the ruleset in the kernel and adds every rule. Best-effort
+/// compatibility: rights the kernel does not know are dropped by the crate;
+/// [`super::prepare`] has already refused (under `Required`) whatever that
+/// would leave unenforced.
+pub(crate) fn build(plan: &LandlockPlan) -> Result<RulesetCreated, SandboxError> {
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(AccessFs::from_all(LATEST))?;
+    if plan.handle_net {
+        ruleset = ruleset.handle_access(AccessNet::from_all(LATEST))?;
+    }
+    if !plan.scope_flags.is_empty() {
+        ruleset = ruleset.scope(plan.scope_flags)?;
+    }
+    let mut created = ruleset.create()?;
+    for rule in &plan.rules {
+        let Ok(fd) = PathFd::new(&rule.path) else {
+            continue; // vanished since planning
+        };
+        created = created.add_rule(PathBeneath::new(fd, rule.rights))?;
+    }
+    for port in &plan.connect_ports {
+        created = created.add_rule(NetPort::new(*port, AccessNet::ConnectTcp))?;
+    }
+    Ok(created)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox::{Enforcement, Limits};
+
+    fn spec(read: Vec<PathBuf>, write: Vec<PathBuf>, deny: Vec<PathBuf>) -> SandboxSpec {
+        SandboxSpec {
+            read,
+            write,
+            deny_read: deny,
+            network: NetworkAccess::Off,
+            unix_sockets: false,
+            limits: Limits::default(),
+            enforcement: Enforcement::Required,
+            timeout: None,
+        }
+    }
+
+    #[test]
+    fn carving_grants_siblings_not_the_secret() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let root = fs::canonicalize(t.path()).expect("canon");
+        let home = root.join("home");
+        fs::create_dir_all(home.join(".ssh")).expect("mkdir");
+        fs::create_dir_all(home.join("proj")).expect("mkdir");
+        fs::write(home.join(".bashrc"), "x").expect("write");
+        std::os::unix::fs::symlink(home.join(".ssh"), home.join("keys")).expect("symlink");
+        let p = plan(&spec(vec![root.clone()], vec![], vec![home.join(".ssh")])).expect("plan");
+        let paths: Vec<&Path> = p.rules.iter().map(|r| r.path.as_path()).collect();
+        assert!(!paths.contains(&home.join(".ssh").as_path()));
+        assert!(
+            !paths.contains(&home.join("keys").as_path()),
+            "symlink to secret"
+        );
+        assert!(paths.contains(&home.join(".bashrc").as_path()));
+        assert!(paths.contains(&home.join("proj").as_path()));
+        let home_rule = p.rules.iter().find(|r| r.path == home).expect("home rule");
+        assert_eq!(home_rule.access, vec!["read_dir".to_string()]);
+        let file_rule = p
+            .rules
+            .iter()
+            .find(|r| r.path == home.join(".bashrc"))
+            .expect("file rule");
+        assert!(!file_rule.access.contains(&"read_dir".to_string()));
+    }
+
+    #[test]
+    fn missing_write_root_is_an_error_missing_read_root_is_skipped() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let gone = t.path().join("gone");
+        assert!(matches!(
+            plan(&spec(vec![], vec![gone.clone()], vec![])),
+            Err(SandboxError::WriteRootMissing(_))
+        ));
+        let p = plan(&spec(vec![gone.clone()], vec![], vec![])).expect("plan");
+        assert!(p.rules.iter().all(|r| r.path != gone));
+    }
+
+    #[test]
+    fn root_inside_denied_path_gets_nothing() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let root = fs::canonicalize(t.path()).expect("canon");
+        let inner = root.join("secret/inner");
+        fs::create_dir_all(&inner).expect("mkdir");
+        let p = plan(&spec(
+            vec![inner.clone()],
+            vec![],
+            vec![root.join("secret")],
+        ))
+        .expect("plan");
+        assert!(p.rules.iter().all(|r| !r.path.starts_with(&root)));
+    }
+}
