@@ -3,7 +3,8 @@
 # firejail, plus safe-exec's peak RSS. Usage: benches/sandbox.sh
 #
 # Installs hyperfine, bubblewrap and firejail with apt-get when missing.
-# Uses target/release/safe-exec when it already runs `-- /bin/true`;
+# Uses target/release/safe-exec when it really runs commands (`-- /bin/false`
+# exits 1);
 # otherwise (before the CLI lands) the release build of the sandbox_exec
 # example with the default confinement: read /, write cwd and $TMPDIR,
 # deny ~/.ssh and ~/.aws, network off, exec in place (no supervisor).
@@ -22,15 +23,16 @@ if [ ${#need[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
 fi
 
+cargo build --quiet --release --manifest-path "$root/Cargo.toml" --bins --example sandbox_exec
+
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/home/.ssh" "$work/home/.aws" "$work/tmp" "$work/cwd"
 export HOME=$work/home TMPDIR=$work/tmp
 cd "$work/cwd"
-
-cargo build --quiet --release --manifest-path "$root/Cargo.toml" --bins --example sandbox_exec
 bin=$root/target/release/safe-exec
-if "$bin" -- /bin/true >/dev/null 2>&1; then
+st=0; "$bin" -- /bin/false >/dev/null 2>&1 || st=$?
+if [ "$st" = 1 ] && "$bin" -- /bin/true >/dev/null 2>&1; then
     se=("$bin" --)
     what="safe-exec -- /bin/true (default profile)"
 else

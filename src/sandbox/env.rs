@@ -144,26 +144,45 @@ pub struct RemovedVar {
     pub reason: String,
 }
 
-/// `*`-glob match; `fold` compares ASCII case-insensitively.
+/// `*`-glob match; `fold` compares ASCII case-insensitively. Greedy and
+/// linear in practice: it runs for every variable against every pattern on
+/// each command start.
 pub fn glob_match(pattern: &str, name: &str, fold: bool) -> bool {
-    fn inner(p: &[u8], n: &[u8], fold: bool) -> bool {
-        match p.split_first() {
-            None => n.is_empty(),
-            Some((b'*', rest)) => (0..=n.len()).any(|i| inner(rest, &n[i..], fold)),
-            Some((c, rest)) => match n.split_first() {
-                Some((d, nrest)) => {
-                    let eq = if fold {
-                        c.eq_ignore_ascii_case(d)
-                    } else {
-                        c == d
-                    };
-                    eq && inner(rest, nrest, fold)
-                }
-                None => false,
-            },
+    let eq = |a: &[u8], b: &[u8]| {
+        if fold {
+            a.eq_ignore_ascii_case(b)
+        } else {
+            a == b
+        }
+    };
+    let find = |hay: &[u8], needle: &[u8]| -> Option<usize> {
+        if needle.is_empty() {
+            return Some(0);
+        }
+        hay.windows(needle.len()).position(|w| eq(w, needle))
+    };
+    let parts: Vec<&[u8]> = pattern.as_bytes().split(|b| *b == b'*').collect();
+    let mut rest = name.as_bytes();
+    let last = parts.len() - 1;
+    for (i, part) in parts.iter().enumerate() {
+        if i == 0 {
+            if rest.len() < part.len() || !eq(&rest[..part.len()], part) {
+                return false;
+            }
+            rest = &rest[part.len()..];
+            if last == 0 {
+                return rest.is_empty();
+            }
+        } else if i == last {
+            return rest.len() >= part.len() && eq(&rest[rest.len() - part.len()..], part);
+        } else {
+            match find(rest, part) {
+                Some(at) => rest = &rest[at + part.len()..],
+                None => return false,
+            }
         }
     }
-    inner(pattern.as_bytes(), name.as_bytes(), fold)
+    true
 }
 
 /// Why `name` must be removed under `policy`, or `None` to keep it.
@@ -380,5 +399,11 @@ mod tests {
         assert!(glob_match("LD_*", "LD_PRELOAD", false));
         assert!(!glob_match("LD_*", "ld_preload", false));
         assert!(glob_match("*TOKEN*", "token", true));
+        assert!(glob_match("*", "", false));
+        assert!(glob_match("A*B*C", "AxxBxxC", false));
+        assert!(!glob_match("A*B*C", "AxxCxxB", false));
+        assert!(glob_match("*_KEY_*", "MY_KEY_ID", true));
+        assert!(!glob_match("AWS_*", "AWS", false));
+        assert!(glob_match("BASH_FUNC_*", "BASH_FUNC_ls%%", false));
     }
 }

@@ -92,7 +92,8 @@ fn landlock_abi_status() -> (u32, &'static str) {
     }
 }
 
-fn seccomp_available() -> bool {
+/// Whether seccomp filters returning `SECCOMP_RET_ERRNO` can be installed.
+pub fn seccomp_available() -> bool {
     let action: u32 = libc::SECCOMP_RET_ERRNO;
     // SAFETY: SECCOMP_GET_ACTION_AVAIL reads one u32 we own.
     let rc = unsafe {

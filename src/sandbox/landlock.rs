@@ -69,10 +69,10 @@ pub(crate) fn connect_ports(network: NetworkAccess) -> &'static [u16] {
 pub struct PlannedRule {
     /// Path the rule is attached to (opened with `O_PATH`).
     pub path: PathBuf,
-    /// Rights granted, as Landlock names them (`read_file`, `make_reg`...).
-    pub access: Vec<String>,
-    #[serde(skip)]
-    pub(crate) rights: BitFlags<AccessFs>,
+    /// Rights granted; serialized as Landlock names them (`read_file`,
+    /// `make_reg`...), computed only when serialized.
+    #[serde(rename = "access", serialize_with = "ser_rights")]
+    pub rights: BitFlags<AccessFs>,
     #[serde(skip)]
     pub(crate) is_dir: bool,
 }
@@ -92,7 +92,12 @@ pub struct LandlockPlan {
     pub(crate) scope_flags: BitFlags<Scope>,
 }
 
-fn names(access: BitFlags<AccessFs>) -> Vec<String> {
+fn ser_rights<S: serde::Serializer>(r: &BitFlags<AccessFs>, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(names(*r))
+}
+
+/// Snake-case names of `access` (`read_file`, `make_reg`...).
+pub fn names(access: BitFlags<AccessFs>) -> Vec<String> {
     access
         .iter()
         .map(|a| {
@@ -112,7 +117,12 @@ fn push_rule(out: &mut Vec<PlannedRule>, path: &Path, access: BitFlags<AccessFs>
     let Ok(meta) = fs::metadata(path) else {
         return; // does not exist (or vanished): nothing to grant
     };
-    let rights = if meta.is_dir() {
+    push_known(out, path, access, meta.is_dir());
+}
+
+/// [`push_rule`] when the file type is already known (from `readdir`).
+fn push_known(out: &mut Vec<PlannedRule>, path: &Path, access: BitFlags<AccessFs>, is_dir: bool) {
+    let rights = if is_dir {
         access
     } else {
         access & AccessFs::from_file(LATEST)
@@ -122,9 +132,8 @@ fn push_rule(out: &mut Vec<PlannedRule>, path: &Path, access: BitFlags<AccessFs>
     }
     out.push(PlannedRule {
         path: path.to_path_buf(),
-        access: names(rights),
         rights,
-        is_dir: meta.is_dir(),
+        is_dir,
     });
 }
 
@@ -179,7 +188,7 @@ fn carve(
         if ft.is_dir() && inner.iter().any(|d| d.starts_with(&path)) {
             carve(&path, access, &inner, out)?;
         } else {
-            push_rule(out, &path, access);
+            push_known(out, &path, access, ft.is_dir());
         }
     }
     Ok(())
@@ -301,13 +310,13 @@ mod tests {
         assert!(paths.contains(&home.join(".bashrc").as_path()));
         assert!(paths.contains(&home.join("proj").as_path()));
         let home_rule = p.rules.iter().find(|r| r.path == home).expect("home rule");
-        assert_eq!(home_rule.access, vec!["read_dir".to_string()]);
+        assert_eq!(names(home_rule.rights), vec!["read_dir".to_string()]);
         let file_rule = p
             .rules
             .iter()
             .find(|r| r.path == home.join(".bashrc"))
             .expect("file rule");
-        assert!(!file_rule.access.contains(&"read_dir".to_string()));
+        assert!(!names(file_rule.rights).contains(&"read_dir".to_string()));
     }
 
     #[test]

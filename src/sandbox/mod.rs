@@ -199,7 +199,7 @@ pub fn kernel_gaps(spec: &SandboxSpec, abi: u32, seccomp_ok: bool) -> (Vec<Strin
 /// anything is applied (`check --json`, best-effort warnings).
 pub fn predict_report(spec: &SandboxSpec) -> EnforcementReport {
     let abi = kernel::landlock_abi();
-    let seccomp_ok = seccomp::target_arch().is_ok() && kernel::probe_kernel().seccomp;
+    let seccomp_ok = seccomp::target_arch().is_ok() && kernel::seccomp_available();
     report_for(spec, abi, seccomp_ok)
 }
 
@@ -340,7 +340,7 @@ impl std::fmt::Debug for Prepared {
 pub fn prepare(spec: &SandboxSpec) -> Result<Prepared, SandboxError> {
     let abi = kernel::landlock_abi();
     let arch_ok = seccomp::target_arch().is_ok();
-    let seccomp_ok = arch_ok && kernel::probe_kernel().seccomp;
+    let seccomp_ok = arch_ok && kernel::seccomp_available();
     let report = report_for(spec, abi, seccomp_ok);
     let required = spec.enforcement == Enforcement::Required;
     if required && !report.missing.is_empty() {
