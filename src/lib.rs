@@ -6,6 +6,8 @@
 //! layers in order; each stage has one job and a typed input and output.
 
 pub mod builtin;
+pub mod cli;
+pub mod confirm;
 pub mod decide;
 pub mod examples;
 pub mod parse;

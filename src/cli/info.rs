@@ -1,0 +1,153 @@
+//! The informational subcommands: `classify`, `profile`, `rules`, `doctor`.
+
+use serde_json::json;
+
+use super::{ClassifyArgs, ProfileAction, RulesAction, error, situation};
+use crate::decide::{Situation, example_situation};
+use crate::policy::rules::{self, Classification};
+use crate::profile::{self, Profile, SelectionInputs};
+use crate::sandbox;
+
+fn pick(name: Option<&str>) -> Result<Profile, String> {
+    match name {
+        Some(n) => profile::load(n).map_err(|e| e.to_string()),
+        None => {
+            let cwd = std::env::current_dir().unwrap_or_else(|_| "/".into());
+            profile::select(&SelectionInputs::from_env(None, cwd)).map(|s| s.profile).map_err(|e| e.to_string())
+        }
+    }
+}
+
+/// Classifies a string with the profile's rules (built-ins plus custom).
+pub fn classify_string(profile: &Profile, text: &str, sit: &Situation) -> Classification {
+    let model = crate::decide::parse_input(
+        &crate::decide::CommandInput::String { text: text.to_string(), positional: vec!["sh".into()] },
+        profile,
+        sit,
+    );
+    // Inline code given to interpreters is code, not data: the rules see it.
+    let mut code = Vec::new();
+    for s in &model.segments {
+        if let Some(spec) = profile.registry.get(&s.program) {
+            if spec.interpreter {
+                code.extend(s.argv.iter().skip(1).cloned());
+                code.extend(s.stdin_data.iter().cloned());
+            }
+        }
+    }
+    let views = rules::views(&model, &code, Some(text));
+    profile.rules.classify_views(&views)
+}
+
+/// `safe-exec classify [--json] STRING`
+pub fn classify(a: ClassifyArgs) -> i32 {
+    let profile = match pick(a.profile.as_deref()) {
+        Ok(p) => p,
+        Err(e) => return error(e),
+    };
+    let sit = situation::build(&Default::default(), None, false).unwrap_or_else(|_| example_situation());
+    let c = classify_string(&profile, &a.string, &sit);
+    if a.json {
+        println!("{}", json!({"severity": c.severity.as_str(), "matchedRules": c.matched_rules}));
+    } else {
+        println!("{}", c.severity.as_str());
+        for (id, label, sev, view) in &c.matches {
+            println!("  {id} ({}): {label} — matched `{view}`", sev.as_str());
+        }
+    }
+    0
+}
+
+/// `safe-exec profile list|show|check`
+pub fn profile(action: ProfileAction) -> i32 {
+    match action {
+        ProfileAction::List => {
+            for name in profile::builtin_names() {
+                match profile::load(name) {
+                    Ok(p) => println!("{name}\t{}", p.doc.description),
+                    Err(e) => println!("{name}\t(broken: {e})"),
+                }
+            }
+            0
+        }
+        ProfileAction::Show { name } => match profile::load(&name) {
+            Ok(p) => match toml::to_string_pretty(&p.doc) {
+                Ok(t) => {
+                    println!("# {} ({})\n{t}", p.name, p.source);
+                    0
+                }
+                Err(e) => error(format!("cannot print the profile: {e}")),
+            },
+            Err(e) => error(e),
+        },
+        ProfileAction::Check { file } => match profile::load(&file) {
+            Ok(p) => {
+                let mut errs = crate::policy::registry::check_builtin();
+                errs.extend(crate::examples::check_all(&p));
+                if errs.is_empty() {
+                    println!("{}: ok ({} registry entries, {} rules, all examples hold)", p.source, p.registry.names().len(), p.rules.rules().len());
+                    0
+                } else {
+                    for e in &errs {
+                        eprintln!("safe-exec: error: {e}");
+                    }
+                    super::EXIT_ERROR
+                }
+            }
+            Err(e) => error(e),
+        },
+    }
+}
+
+/// `safe-exec rules list [--json]`
+pub fn rules(action: RulesAction) -> i32 {
+    let RulesAction::List { json, profile } = action;
+    let profile = match pick(profile.as_deref()) {
+        Ok(p) => p,
+        Err(e) => return error(e),
+    };
+    let defs: Vec<_> = profile.rules.rules().iter().filter_map(|r| r.compiled().map(|c| c.0.clone())).collect();
+    if json {
+        match serde_json::to_string_pretty(&defs) {
+            Ok(s) => println!("{s}"),
+            Err(e) => return error(e),
+        }
+    } else {
+        for d in &defs {
+            println!("{:<32} {:<9} {:<22} {}", d.id, d.severity.as_str(), d.category, d.label);
+        }
+    }
+    0
+}
+
+/// `safe-exec doctor [--json]`
+pub fn doctor(as_json: bool) -> i32 {
+    let k = sandbox::kernel::probe_kernel();
+    let sit = situation::build(&Default::default(), None, false).unwrap_or_else(|_| example_situation());
+    let mut profiles = Vec::new();
+    for name in profile::builtin_names() {
+        let Ok(p) = profile::load(name) else { continue };
+        let spec = p.sandbox_spec(&sit.places, None);
+        let report = sandbox::predict_report(&spec);
+        let works = report.missing.is_empty() || spec.enforcement == sandbox::Enforcement::BestEffort;
+        profiles.push(json!({"profile": name, "enforcement": spec.enforcement, "would_run": works, "enforced": report}));
+    }
+    let value = json!({"version": env!("CARGO_PKG_VERSION"), "kernel": k, "profiles": profiles});
+    if as_json {
+        println!("{value}");
+    } else {
+        println!("safe-exec {}", env!("CARGO_PKG_VERSION"));
+        println!("kernel {}: Landlock ABI {} ({}), safe-exec uses up to ABI {}", k.kernel_release, k.landlock_abi, k.landlock_status, k.landlock_abi_supported_by_safe_exec);
+        println!("seccomp: {}  (already filtered: {:?} filters)", if k.seccomp { "available" } else { "NOT available" }, k.seccomp_filters);
+        println!("container: {}", k.container.clone().unwrap_or_else(|| "none detected".into()));
+        for p in &profiles {
+            println!("profile {}: {}", p["profile"], if p["would_run"].as_bool() == Some(true) { "enforceable here" } else { "CANNOT be enforced here" });
+            if let Some(m) = p["enforced"]["missing"].as_array() {
+                for x in m {
+                    println!("  missing: {x}");
+                }
+            }
+        }
+    }
+    if k.landlock_abi == 0 || !k.seccomp { 1 } else { 0 }
+}

@@ -1,0 +1,193 @@
+//! The command line: run mode (`--` and `-c`, bash-compatible), and the
+//! subcommands `check`, `classify`, `profile`, `rules`, `doctor`.
+
+mod check;
+mod info;
+mod run_cmd;
+pub mod shell_args;
+mod situation;
+
+use std::ffi::OsString;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Exit code: safe-exec itself failed (usage, profile, sandbox set-up).
+pub const EXIT_ERROR: i32 = 125;
+/// Exit code: denied.
+pub const EXIT_DENIED: i32 = 126;
+
+/// safe-exec's subcommands (run mode is parsed separately, see `shell_args`).
+#[derive(Debug, Parser)]
+#[command(
+    name = "safe-exec",
+    version = version_text(),
+    about = "Decide allow/ask/deny for a command, explain why, and run what is allowed under Landlock and seccomp.",
+    long_about = "Run mode:\n  safe-exec [OPTIONS] -- PROGRAM [ARG...]\n  safe-exec [OPTIONS] -c STRING [NAME [ARG...]]\n\nOPTIONS: --profile NAME|PATH, --cwd DIR, --session ID, --agent NAME, --timeout SECONDS.\nExit codes: the command's own; 126 denied; 127 not found; 125 safe-exec error; 124 timed out; 128+N killed by signal N."
+)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Decide without running: exit 0 allow, 2 deny, 3 ask.
+    Check(CheckArgs),
+    /// The regex safety classifier alone (seed 004).
+    Classify(ClassifyArgs),
+    /// List, show or check profiles.
+    Profile {
+        /// What to do with profiles.
+        #[command(subcommand)]
+        action: ProfileAction,
+    },
+    /// List the safety rules.
+    Rules {
+        /// What to do with rules.
+        #[command(subcommand)]
+        action: RulesAction,
+    },
+    /// Report what this kernel can enforce for each built-in profile.
+    Doctor {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Options every deciding subcommand shares.
+#[derive(Debug, Args, Clone, Default)]
+pub struct Common {
+    /// Profile name or path.
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// Working directory the command runs in.
+    #[arg(long)]
+    pub cwd: Option<String>,
+    /// Session id (guard state, audit).
+    #[arg(long)]
+    pub session: Option<String>,
+    /// Name of the agent issuing the command.
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// Wall-clock limit in seconds (can only shorten the profile's).
+    #[arg(long)]
+    pub timeout: Option<u64>,
+}
+
+impl Common {
+    fn to_options(&self) -> shell_args::CommonOptions {
+        shell_args::CommonOptions {
+            profile: self.profile.clone(),
+            cwd: self.cwd.clone(),
+            session: self.session.clone(),
+            agent: self.agent.clone(),
+            timeout: self.timeout,
+        }
+    }
+}
+
+/// `check`
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    /// Explain the decision layer by layer.
+    #[arg(long)]
+    pub explain: bool,
+    /// Shared options.
+    #[command(flatten)]
+    pub common: Common,
+    /// A shell string to check (`-c STRING [NAME [ARG...]]`).
+    #[arg(short = 'c', value_name = "STRING")]
+    pub string: Option<String>,
+    /// `-- PROGRAM [ARG...]`, or `NAME ARG...` after `-c STRING`.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "ARGS")]
+    pub rest: Vec<String>,
+}
+
+/// `classify`
+#[derive(Debug, Args)]
+pub struct ClassifyArgs {
+    /// Print `{"severity": ..., "matchedRules": [...]}`.
+    #[arg(long)]
+    pub json: bool,
+    /// Profile whose custom rules apply.
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// The command line to classify.
+    pub string: String,
+}
+
+/// `profile ...`
+#[derive(Debug, Subcommand)]
+pub enum ProfileAction {
+    /// List the built-in profiles.
+    List,
+    /// Print a profile after `extends` is merged.
+    Show {
+        /// Name or path.
+        name: String,
+    },
+    /// Validate a profile file, including every example it carries.
+    Check {
+        /// Path or name.
+        file: String,
+    },
+}
+
+/// `rules ...`
+#[derive(Debug, Subcommand)]
+pub enum RulesAction {
+    /// List the safety rules.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// Profile whose custom rules to include.
+        #[arg(long)]
+        profile: Option<String>,
+    },
+}
+
+/// `--version` text: the version and the Landlock ABI the build targets.
+pub const fn version_text() -> &'static str {
+    concat!(env!("CARGO_PKG_VERSION"), " (Landlock ABI up to 9 via the landlock crate; seccomp via seccompiler)")
+}
+
+const SUBCOMMANDS: &[&str] = &["check", "classify", "profile", "rules", "doctor", "help", "--help", "-h", "--version", "-V"];
+
+/// Entry point: returns the process exit code.
+pub fn main() -> i32 {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let rest = &args[1..];
+    let first = rest.first().and_then(|a| a.to_str());
+    if first.is_some_and(|f| SUBCOMMANDS.contains(&f)) {
+        // Invalid UTF-8 cannot reach a decision: clap rejects it as a usage error.
+        let cli = match Cli::try_parse_from(&args) {
+            Ok(c) => c,
+            Err(e) => {
+                let code = if e.use_stderr() { EXIT_ERROR } else { 0 };
+                let _ = e.print();
+                return code;
+            }
+        };
+        return match cli.command {
+            Command::Check(a) => check::run(a),
+            Command::Classify(a) => info::classify(a),
+            Command::Profile { action } => info::profile(action),
+            Command::Rules { action } => info::rules(action),
+            Command::Doctor { json } => info::doctor(json),
+        };
+    }
+    run_cmd::run(rest)
+}
+
+/// Prints `safe-exec: error: ...` and returns 125.
+pub fn error(msg: impl std::fmt::Display) -> i32 {
+    eprintln!("safe-exec: error: {msg}");
+    EXIT_ERROR
+}

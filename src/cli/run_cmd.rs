@@ -1,0 +1,147 @@
+//! Run mode: decide, confirm if needed, then run inside the sandbox.
+
+use std::ffi::OsString;
+use std::io::{IsTerminal, Read};
+use std::time::Duration;
+
+use super::shell_args::{self, RunCommand};
+use super::situation;
+use super::{EXIT_DENIED, error};
+use crate::confirm::{self, Answer};
+use crate::decide::{self, CommandInput, Situation};
+use crate::parse::{CommandModel, Form};
+use crate::policy::{Decision, Layer};
+use crate::profile::{self, Profile, SelectionInputs};
+use crate::run::{self, ExecPlan};
+use crate::sandbox::env;
+
+/// Runs safe-exec in run mode with `args` (without the program name).
+pub fn run(args: &[OsString]) -> i32 {
+    let args = match shell_args::utf8_args(args) {
+        Ok(a) => a,
+        Err(e) => return deny_line(&format!("{e}; safe-exec only runs commands it can read")),
+    };
+    let parsed = match shell_args::parse(&args) {
+        Ok(p) => p,
+        Err(e) => return error(e),
+    };
+    let sit = match situation::build(&parsed.common, None, false) {
+        Ok(s) => s,
+        Err(e) => return error(e),
+    };
+    let selection = match profile::select(&SelectionInputs::from_env(parsed.common.profile.clone(), sit.places.cwd.clone())) {
+        Ok(s) => s,
+        Err(e) => return error(e),
+    };
+    let profile = selection.profile;
+    let input = match parsed.command {
+        RunCommand::List(argv) => {
+            if argv.is_empty() {
+                return error("nothing to run after `--`; write `safe-exec -- PROGRAM [ARG...]`");
+            }
+            CommandInput::List(argv)
+        }
+        RunCommand::String { text, positional } => CommandInput::String { text, positional },
+        RunCommand::Stdin => {
+            if std::io::stdin().is_terminal() {
+                return error(
+                    "no command given. safe-exec is not an interactive shell: run `safe-exec -c 'COMMAND'` or `safe-exec -- PROGRAM ARGS`, or pipe a script to it (see `safe-exec --help`)",
+                );
+            }
+            let mut script = String::new();
+            if let Err(e) = std::io::stdin().read_to_string(&mut script) {
+                return deny_line(&format!("the script on standard input is not readable text: {e}"));
+            }
+            CommandInput::String { text: script, positional: vec!["safe-exec".into()] }
+        }
+    };
+    let decided = decide::decide(&input, &profile, &sit);
+    let mut verdict = decided.verdict;
+    for w in &verdict.warnings {
+        eprintln!("safe-exec: warning: {w}");
+    }
+    match verdict.decision {
+        Decision::Deny => return deny_line(&verdict.refusal_line()),
+        Decision::Ask => {
+            let program = decided.model.segments.first().map(|s| s.program.clone()).unwrap_or_default();
+            let timeout = Duration::from_secs(profile.doc.confirmation.timeout_seconds);
+            let answer = if sit.interactive || std::io::stdin().is_terminal() {
+                confirm::ask(&verdict, &input.raw(), &program, timeout)
+            } else {
+                Answer::NoTerminal
+            };
+            if answer != Answer::Yes {
+                let why = match answer {
+                    Answer::NoTerminal => "confirmation is needed and there is no terminal to ask on",
+                    Answer::Timeout => "confirmation is needed and nobody answered in time",
+                    _ => "confirmation was refused",
+                };
+                verdict.add(Layer::Confirmation, "confirmation.refused", Decision::Deny, why.into(), None);
+                return deny_line(&verdict.refusal_line());
+            }
+        }
+        Decision::Allow => {}
+    }
+    let plan = exec_plan(&input, &decided.model, &profile, &sit, parsed.errexit, parsed.common.timeout);
+    match run::execute(plan) {
+        Ok(outcome) => outcome.exit_code,
+        Err(e) => {
+            eprintln!("safe-exec: error: {e}");
+            e.exit_code()
+        }
+    }
+}
+
+/// Prints the refusal line and returns 126.
+pub fn deny_line(reasons: &str) -> i32 {
+    eprintln!("safe-exec: denied: {reasons}");
+    EXIT_DENIED
+}
+
+/// Builds what will run: a simple literal command is executed directly (no
+/// shell in between); anything else runs under the profile's shell.
+pub fn exec_plan(input: &CommandInput, model: &CommandModel, profile: &Profile, sit: &Situation, errexit: bool, timeout: Option<u64>) -> ExecPlan {
+    let argv: Vec<OsString> = match (input, model.form) {
+        (CommandInput::List(argv), Form::List) if is_direct(model) => argv.iter().map(OsString::from).collect(),
+        (CommandInput::String { .. }, Form::String) if is_direct(model) => {
+            model.segments[0].argv.iter().map(OsString::from).collect()
+        }
+        (CommandInput::List(argv), _) => argv.iter().map(OsString::from).collect(),
+        (CommandInput::String { text, positional }, _) => {
+            let mut v: Vec<OsString> = vec![OsString::from(&profile.doc.shell.interpreter)];
+            if errexit {
+                v.push("-e".into());
+            }
+            v.push("-c".into());
+            v.push(text.into());
+            v.extend(positional.iter().map(OsString::from));
+            v
+        }
+    };
+    let scrubbed = env::scrub(std::env::vars_os(), &profile.doc.env);
+    ExecPlan {
+        argv,
+        env: scrubbed.kept,
+        cwd: sit.places.cwd.clone(),
+        sandbox: profile.sandbox_spec(&sit.places, timeout),
+        supervise: false,
+    }
+}
+
+/// One top-level command whose words are all literal, with nothing for a
+/// shell to do: running its argv directly is exactly what bash would run.
+fn is_direct(model: &CommandModel) -> bool {
+    if model.segments.len() != 1 || !model.unknown.is_empty() {
+        return false;
+    }
+    let s = &model.segments[0];
+    let c = &model.constructs;
+    s.depth == 0
+        && s.wrappers.is_empty()
+        && s.assignments.is_empty()
+        && s.redirections.is_empty()
+        && s.unknown.is_none()
+        && s.words.iter().all(|w| w.literal)
+        && !matches!(s.program.as_str(), "cd" | "exec" | "export" | "set" | "shopt" | "unset" | "eval" | "source" | "." | "exit" | "wait" | "pushd" | "popd" | "[[" | ":" | "command" | "type")
+        && !(c.pipeline || c.chaining || c.background || c.subshell_or_group || c.substitution || c.process_substitution || c.heredoc || c.control_flow || c.redirection)
+}

@@ -1,0 +1,227 @@
+//! The run-mode command line, which must accept what a harness hands a
+//! shell (`-c STRING`, `-lc`, `-c -l`, `--login -c`, `-ec`, `NAME ARG...`)
+//! as well as safe-exec's own options and the `-- PROGRAM ARGS` form.
+
+use std::ffi::OsString;
+
+/// Options shared by run mode, `check` and `hook`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CommonOptions {
+    /// `--profile NAME|PATH`
+    pub profile: Option<String>,
+    /// `--cwd DIR`
+    pub cwd: Option<String>,
+    /// `--session ID`
+    pub session: Option<String>,
+    /// `--agent NAME`
+    pub agent: Option<String>,
+    /// `--timeout SECONDS` (can only shorten the profile's).
+    pub timeout: Option<u64>,
+}
+
+/// A parsed run-mode invocation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunArgs {
+    /// safe-exec's own options.
+    pub common: CommonOptions,
+    /// What to run.
+    pub command: RunCommand,
+    /// `-e`: errexit for the inner shell.
+    pub errexit: bool,
+    /// `-l` / `--login` was given (accepted; the inner shell is not a login shell).
+    pub login: bool,
+}
+
+/// What run mode runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunCommand {
+    /// `-- PROGRAM ARGS...`
+    List(Vec<String>),
+    /// `-c STRING [NAME [ARG...]]`
+    String {
+        /// The string.
+        text: String,
+        /// `$0 $1 ...`
+        positional: Vec<String>,
+    },
+    /// No `-c` and no `--`: a script on standard input (or an interactive terminal).
+    Stdin,
+}
+
+/// A run-mode usage error (exit 125).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UsageError {
+    /// An argument is not valid UTF-8.
+    #[error("argument {0} is not valid UTF-8")]
+    NotUtf8(usize),
+    /// An option needs a value.
+    #[error("option `{0}` needs a value")]
+    MissingValue(String),
+    /// An unknown option.
+    #[error("unknown option `{0}`; see `safe-exec --help`")]
+    UnknownOption(String),
+    /// A bad value.
+    #[error("{0}")]
+    BadValue(String),
+}
+
+/// Converts argv to UTF-8 strings, reporting the first invalid one.
+pub fn utf8_args(args: &[OsString]) -> Result<Vec<String>, UsageError> {
+    args.iter()
+        .enumerate()
+        .map(|(i, a)| a.to_str().map(str::to_string).ok_or(UsageError::NotUtf8(i)))
+        .collect()
+}
+
+/// Reads `--profile X`, `--profile=X` and friends; returns how many words
+/// were consumed, or 0 if `a` is not one of them.
+pub fn common_option(args: &[String], i: usize, common: &mut CommonOptions) -> Result<usize, UsageError> {
+    let a = &args[i];
+    let names = ["--profile", "--cwd", "--session", "--agent", "--timeout"];
+    for n in names {
+        let (value, used) = if a == n {
+            match args.get(i + 1) {
+                Some(v) => (v.clone(), 2),
+                None => return Err(UsageError::MissingValue(n.into())),
+            }
+        } else if let Some(v) = a.strip_prefix(n).and_then(|r| r.strip_prefix('=')) {
+            (v.to_string(), 1)
+        } else {
+            continue;
+        };
+        match n {
+            "--profile" => common.profile = Some(value),
+            "--cwd" => common.cwd = Some(value),
+            "--session" => common.session = Some(value),
+            "--agent" => common.agent = Some(value),
+            _ => {
+                let t = value
+                    .parse::<u64>()
+                    .map_err(|_| UsageError::BadValue(format!("--timeout takes whole seconds, not `{value}`")))?;
+                common.timeout = Some(t);
+            }
+        }
+        return Ok(used);
+    }
+    Ok(0)
+}
+
+/// Parses run-mode arguments (everything after the program name).
+pub fn parse(args: &[String]) -> Result<RunArgs, UsageError> {
+    let mut common = CommonOptions::default();
+    let mut errexit = false;
+    let mut login = false;
+    let mut has_c = false;
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        let used = common_option(args, i, &mut common)?;
+        if used > 0 {
+            i += used;
+            continue;
+        }
+        match a {
+            "--" => {
+                let rest = args[i + 1..].to_vec();
+                if has_c {
+                    // `bash -c -- STRING`: `--` ends options before the string.
+                    return string_form(&args[i + 1..], common, errexit, login);
+                }
+                return Ok(RunArgs { common, command: RunCommand::List(rest), errexit, login });
+            }
+            "--login" => login = true,
+            "--noprofile" | "--norc" | "--posix" | "--noediting" => {}
+            "--rcfile" | "--init-file" => i += 1,
+            "-o" | "+o" | "-O" | "+O" => {
+                if args.get(i + 1).map(String::as_str) == Some("errexit") && a == "-o" {
+                    errexit = true;
+                }
+                i += 1;
+            }
+            _ if (a.starts_with('-') || a.starts_with('+')) && a.len() > 1 && !a.starts_with("--") => {
+                for c in a[1..].chars() {
+                    match c {
+                        'c' => has_c = true,
+                        'l' => login = true,
+                        'e' => errexit = a.starts_with('-'),
+                        // Accepted and without effect here (documented).
+                        'i' | 'x' | 'v' | 'u' | 'h' | 'B' | 'H' | 'P' | 'T' | 'f' | 'm' | 'b' | 'C' | 'a' | 'k' | 'n' | 'p' | 't' | 'E' => {}
+                        's' => {}
+                        _ => return Err(UsageError::UnknownOption(a.to_string())),
+                    }
+                }
+            }
+            _ if a.starts_with("--") => return Err(UsageError::UnknownOption(a.to_string())),
+            _ => {
+                if has_c {
+                    return string_form(&args[i..], common, errexit, login);
+                }
+                return Err(UsageError::BadValue(format!(
+                    "`{a}`: to run a program write `safe-exec -- {a} ...`, to run a shell string `safe-exec -c '...'`"
+                )));
+            }
+        }
+        i += 1;
+    }
+    if has_c {
+        return Err(UsageError::MissingValue("-c".into()));
+    }
+    Ok(RunArgs { common, command: RunCommand::Stdin, errexit, login })
+}
+
+fn string_form(rest: &[String], common: CommonOptions, errexit: bool, login: bool) -> Result<RunArgs, UsageError> {
+    let Some(text) = rest.first() else {
+        return Err(UsageError::MissingValue("-c".into()));
+    };
+    let mut positional: Vec<String> = rest[1..].to_vec();
+    if positional.is_empty() {
+        positional.push("safe-exec".into());
+    }
+    Ok(RunArgs { common, command: RunCommand::String { text: text.clone(), positional }, errexit, login })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(args: &[&str]) -> RunArgs {
+        parse(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>()).expect("parses")
+    }
+
+    fn text(r: &RunArgs) -> &str {
+        match &r.command {
+            RunCommand::String { text, .. } => text,
+            _ => "",
+        }
+    }
+
+    #[test]
+    fn bash_compatible_forms() {
+        for form in [&["-c", "ls"][..], &["-lc", "ls"], &["-l", "-c", "ls"], &["-c", "-l", "ls"], &["--login", "-c", "ls"], &["-ec", "ls"], &["-e", "-c", "ls"], &["-cl", "ls"]] {
+            assert_eq!(text(&p(form)), "ls", "{form:?}");
+        }
+        assert!(p(&["-ec", "ls"]).errexit);
+        assert!(p(&["-c", "-l", "ls"]).login);
+    }
+
+    #[test]
+    fn positional_parameters() {
+        let r = p(&["-c", "echo $0 $1", "name", "one"]);
+        assert_eq!(r.command, RunCommand::String { text: "echo $0 $1".into(), positional: vec!["name".into(), "one".into()] });
+    }
+
+    #[test]
+    fn list_form_and_options() {
+        let r = p(&["--profile", "strict", "--timeout=5", "--", "git", "status"]);
+        assert_eq!(r.common.profile.as_deref(), Some("strict"));
+        assert_eq!(r.common.timeout, Some(5));
+        assert_eq!(r.command, RunCommand::List(vec!["git".into(), "status".into()]));
+    }
+
+    #[test]
+    fn errors() {
+        assert!(parse(&["-c".to_string()]).is_err());
+        assert!(parse(&["--timeout".to_string(), "x".to_string(), "--".to_string()]).is_err());
+        assert!(parse(&["git".to_string()]).is_err());
+    }
+}

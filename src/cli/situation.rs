@@ -1,0 +1,51 @@
+//! Works out where the command runs: cwd, home, temp dir, git root, state
+//! directory, and whether a person is at a terminal.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use super::shell_args::CommonOptions;
+use crate::decide::Situation;
+use crate::profile::Placeholders;
+
+/// Builds the situation from options and the process environment.
+pub fn build(common: &CommonOptions, cwd_override: Option<&str>, hook_mode: bool) -> Result<Situation, String> {
+    let base = std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}; pass --cwd DIR"))?;
+    let cwd = match cwd_override.or(common.cwd.as_deref()) {
+        Some(c) => base.join(c),
+        None => base,
+    };
+    let cwd = std::fs::canonicalize(&cwd).map_err(|e| format!("--cwd {}: {e}; pass an existing directory", cwd.display()))?;
+    let home = std::env::var_os("HOME").map(PathBuf::from).filter(|h| h.is_absolute()).unwrap_or_else(|| PathBuf::from("/"));
+    let home = std::fs::canonicalize(&home).unwrap_or(home);
+    let tmpdir_env = std::env::var("TMPDIR").ok().filter(|t| t.starts_with('/'));
+    let tmp = PathBuf::from(tmpdir_env.clone().unwrap_or_else(|| "/tmp".into()));
+    let tmp = std::fs::canonicalize(&tmp).unwrap_or(tmp);
+    let state = state_dir(&home);
+    let interactive = !hook_mode
+        && common.agent.is_none()
+        && std::env::var_os("SAFE_EXEC_AGENT").is_none()
+        && std::io::stdin().is_terminal()
+        && std::io::stderr().is_terminal();
+    Ok(Situation {
+        places: Placeholders { git_root: git_root(&cwd), cwd, home, tmp, state },
+        tmpdir_env,
+        interactive,
+    })
+}
+
+/// `$SAFE_EXEC_STATE_DIR`, else `$XDG_STATE_HOME/safe-exec`, else
+/// `~/.local/state/safe-exec`.
+pub fn state_dir(home: &Path) -> PathBuf {
+    if let Some(d) = std::env::var_os("SAFE_EXEC_STATE_DIR") {
+        return PathBuf::from(d);
+    }
+    match std::env::var_os("XDG_STATE_HOME") {
+        Some(x) if Path::new(&x).is_absolute() => PathBuf::from(x).join("safe-exec"),
+        _ => home.join(".local/state/safe-exec"),
+    }
+}
+
+fn git_root(cwd: &Path) -> Option<PathBuf> {
+    cwd.ancestors().find(|d| d.join(".git").exists()).map(Path::to_path_buf)
+}
