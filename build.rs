@@ -27,19 +27,31 @@ fn main() {
         let doc = read_table(&file);
         for (key, value) in doc {
             if key != "command" {
-                panic!("{}: unexpected top-level key `{key}` (expected [command.NAME])", file.display());
+                panic!(
+                    "{}: unexpected top-level key `{key}` (expected [command.NAME])",
+                    file.display()
+                );
             }
-            let toml::Value::Table(cmds) = value else { panic!("{}: `command` must be a table", file.display()) };
+            let toml::Value::Table(cmds) = value else {
+                panic!("{}: `command` must be a table", file.display())
+            };
             for (name, entry) in cmds {
                 let text = toml::to_string(&entry).expect("serialise entry");
                 let source = format!("{}", file.strip_prefix(&root).unwrap_or(&file).display());
-                if registry.insert(name.clone(), (text, source.clone())).is_some() {
+                if registry
+                    .insert(name.clone(), (text, source.clone()))
+                    .is_some()
+                {
                     panic!("{source}: command `{name}` is defined twice in the registry");
                 }
             }
         }
     }
-    writeln!(out, "/// Built-in registry entries: (name, TOML text, source file), sorted by name.").ok();
+    writeln!(
+        out,
+        "/// Built-in registry entries: (name, TOML text, source file), sorted by name."
+    )
+    .ok();
     writeln!(out, "pub static REGISTRY: &[(&str, &str, &str)] = &[").ok();
     for (name, (text, source)) in &registry {
         writeln!(out, "    ({name:?}, {text:?}, {source:?}),").ok();
@@ -48,7 +60,11 @@ fn main() {
 
     // Wrappers: profiles/wrappers.toml, tables [wrapper.NAME].
     let wrappers = read_table(&profiles.join("wrappers.toml"));
-    writeln!(out, "/// Built-in wrapper specs: (name, TOML text), sorted by name.").ok();
+    writeln!(
+        out,
+        "/// Built-in wrapper specs: (name, TOML text), sorted by name."
+    )
+    .ok();
     writeln!(out, "pub static WRAPPERS: &[(&str, &str)] = &[").ok();
     if let Some(toml::Value::Table(ws)) = wrappers.get("wrapper") {
         let sorted: BTreeMap<_, _> = ws.iter().collect();
@@ -60,7 +76,11 @@ fn main() {
     writeln!(out, "];").ok();
 
     // Rules: profiles/rules/*.toml, arrays [[rule]].
-    writeln!(out, "/// Built-in safety rules: (id, keywords, TOML text, source file). A rule with no").ok();
+    writeln!(
+        out,
+        "/// Built-in safety rules: (id, keywords, TOML text, source file). A rule with no"
+    )
+    .ok();
     writeln!(out, "/// keywords is always evaluated.").ok();
     writeln!(out, "pub static RULES: &[(&str, &[&str], &str, &str)] = &[").ok();
     let mut ids = BTreeMap::new();
@@ -71,10 +91,19 @@ fn main() {
             if key != "rule" {
                 panic!("{source}: unexpected top-level key `{key}` (expected [[rule]])");
             }
-            let toml::Value::Array(rules) = value else { panic!("{source}: `rule` must be an array of tables") };
+            let toml::Value::Array(rules) = value else {
+                panic!("{source}: `rule` must be an array of tables")
+            };
             for rule in rules {
-                let id = rule.get("id").and_then(|v| v.as_str()).unwrap_or_else(|| panic!("{source}: a rule has no id")).to_string();
-                let pattern = rule.get("pattern").and_then(|v| v.as_str()).unwrap_or_else(|| panic!("{source}: rule {id} has no pattern"));
+                let id = rule
+                    .get("id")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_else(|| panic!("{source}: a rule has no id"))
+                    .to_string();
+                let pattern = rule
+                    .get("pattern")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_else(|| panic!("{source}: rule {id} has no pattern"));
                 let keywords = keywords(pattern).unwrap_or_default();
                 if ids.insert(id.clone(), source.clone()).is_some() {
                     panic!("{source}: rule id `{id}` is defined twice");
@@ -90,7 +119,11 @@ fn main() {
     writeln!(out, "/// Built-in profiles: (name, TOML text).").ok();
     writeln!(out, "pub static PROFILES: &[(&str, &str)] = &[").ok();
     for file in toml_files(&profiles) {
-        let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
+        let stem = file
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default()
+            .to_string();
         if stem == "wrappers" {
             continue;
         }
@@ -105,7 +138,11 @@ fn main() {
 
 fn toml_files(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = fs::read_dir(dir)
-        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|e| e == "toml")).collect())
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+                .collect()
+        })
         .unwrap_or_default();
     files.sort();
     files
@@ -113,6 +150,6 @@ fn toml_files(dir: &Path) -> Vec<PathBuf> {
 
 fn read_table(file: &Path) -> toml::Table {
     let text = fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-    text.parse::<toml::Table>().unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+    text.parse::<toml::Table>()
+        .unwrap_or_else(|e| panic!("{}: {e}", file.display()))
 }
-

@@ -32,7 +32,11 @@ pub fn expected(level: Confirmation, program: &str) -> String {
 
 /// Asks on `/dev/tty`. `program` is what very strong confirmation requires.
 pub fn ask(verdict: &Verdict, command: &str, program: &str, timeout: Duration) -> Answer {
-    let Ok(mut tty) = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty") else {
+    let Ok(mut tty) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty")
+    else {
         return Answer::NoTerminal;
     };
     let level = verdict.confirmation.unwrap_or(Confirmation::Standard);
@@ -44,12 +48,19 @@ pub fn ask(verdict: &Verdict, command: &str, program: &str, timeout: Duration) -
     for w in &verdict.warnings {
         prompt.push_str(&format!("  ! {w}\n"));
     }
-    prompt.push_str(&format!("Type `{want}` to run it (anything else refuses, {}s): ", timeout.as_secs()));
+    prompt.push_str(&format!(
+        "Type `{want}` to run it (anything else refuses, {}s): ",
+        timeout.as_secs()
+    ));
     if tty.write_all(prompt.as_bytes()).is_err() {
         return Answer::NoTerminal;
     }
     let _ = tty.flush();
-    let mut pfd = libc::pollfd { fd: tty.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+    let mut pfd = libc::pollfd {
+        fd: tty.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
     let ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
     // SAFETY: poll on one valid, open descriptor with a stack-allocated pollfd.
     let ready = unsafe { libc::poll(&mut pfd, 1, ms) };
@@ -60,5 +71,9 @@ pub fn ask(verdict: &Verdict, command: &str, program: &str, timeout: Duration) -
     let mut buf = [0u8; 256];
     let n = tty.read(&mut buf).unwrap_or(0);
     let line = String::from_utf8_lossy(&buf[..n]).trim().to_string();
-    if line == want { Answer::Yes } else { Answer::No }
+    if line == want {
+        Answer::Yes
+    } else {
+        Answer::No
+    }
 }

@@ -27,7 +27,11 @@ impl CommandInput {
     /// The raw command for display and audit.
     pub fn raw(&self) -> String {
         match self {
-            CommandInput::List(v) => v.iter().map(|a| parse::shell_quote(a)).collect::<Vec<_>>().join(" "),
+            CommandInput::List(v) => v
+                .iter()
+                .map(|a| parse::shell_quote(a))
+                .collect::<Vec<_>>()
+                .join(" "),
             CommandInput::String { text, .. } => text.clone(),
         }
     }
@@ -68,14 +72,17 @@ pub fn parse_context(profile: &Profile, sit: &Situation, positional: Vec<String>
         .filter_map(|d| sit.places.expand(d))
         .map(TrustedStep::SourceUnder)
         .collect();
-    ctx.trusted.push(TrustedStep::CwdSentinelUnder(sit.places.tmp.clone()));
+    ctx.trusted
+        .push(TrustedStep::CwdSentinelUnder(sit.places.tmp.clone()));
     ctx
 }
 
 /// Parses the input (layer 0).
 pub fn parse_input(input: &CommandInput, profile: &Profile, sit: &Situation) -> CommandModel {
     match input {
-        CommandInput::List(argv) => parse::parse_list(argv, &parse_context(profile, sit, Vec::new())),
+        CommandInput::List(argv) => {
+            parse::parse_list(argv, &parse_context(profile, sit, Vec::new()))
+        }
         CommandInput::String { text, positional } => {
             parse::parse_string(text, &parse_context(profile, sit, positional.clone()))
         }
@@ -86,7 +93,11 @@ pub fn parse_input(input: &CommandInput, profile: &Profile, sit: &Situation) -> 
 pub fn decide(input: &CommandInput, profile: &Profile, sit: &Situation) -> Decided {
     let model = parse_input(input, profile, sit);
     let roots = profile.roots(&sit.places);
-    let ctx = PolicyContext { profile, roots: &roots, interactive: sit.interactive };
+    let ctx = PolicyContext {
+        profile,
+        roots: &roots,
+        interactive: sit.interactive,
+    };
     let raw = match input {
         CommandInput::String { text, .. } => Some(text.as_str()),
         CommandInput::List(_) => None,

@@ -13,7 +13,16 @@ use crate::profile::{Profile, rule_matches};
 pub fn check_entry(profile: &Profile, name: &str, spec: &CommandSpec) -> Vec<String> {
     let sit = example_situation();
     let mut errs = Vec::new();
-    let run = |ex: &str| decide(&CommandInput::String { text: ex.to_string(), positional: vec!["sh".into()] }, profile, &sit);
+    let run = |ex: &str| {
+        decide(
+            &CommandInput::String {
+                text: ex.to_string(),
+                positional: vec!["sh".into()],
+            },
+            profile,
+            &sit,
+        )
+    };
     for ex in &spec.examples.allow {
         let d = run(ex);
         if d.verdict.decision != Decision::Allow {
@@ -27,7 +36,9 @@ pub fn check_entry(profile: &Profile, name: &str, spec: &CommandSpec) -> Vec<Str
     for ex in &spec.examples.deny {
         let d = run(ex);
         if d.verdict.decision == Decision::Allow {
-            errs.push(format!("command `{name}`: example `{ex}` must not be allowed but is"));
+            errs.push(format!(
+                "command `{name}`: example `{ex}` must not be allowed but is"
+            ));
         }
     }
     errs
@@ -39,7 +50,9 @@ pub fn check_profile_examples(profile: &Profile) -> Vec<String> {
     for (name, spec) in profile.registry.overrides() {
         errs.extend(check_entry(profile, name, spec));
     }
-    errs.extend(validate_custom(&profile.doc.rule, &|r, ex| rule_matches(r, ex)));
+    errs.extend(validate_custom(&profile.doc.rule, &|r, ex| {
+        rule_matches(r, ex)
+    }));
     errs
 }
 

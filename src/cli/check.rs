@@ -19,7 +19,10 @@ pub fn run(a: CheckArgs) -> i32 {
             if positional.is_empty() {
                 positional.push("safe-exec".into());
             }
-            CommandInput::String { text: s.clone(), positional }
+            CommandInput::String {
+                text: s.clone(),
+                positional,
+            }
         }
         (None, rest) if !rest.is_empty() => {
             let argv: Vec<String> = rest.iter().skip_while(|a| *a == "--").cloned().collect();
@@ -34,16 +37,32 @@ pub fn run(a: CheckArgs) -> i32 {
         Ok(s) => s,
         Err(e) => return error(e),
     };
-    let selection = match profile::select(&SelectionInputs::from_env(common.profile.clone(), sit.places.cwd.clone())) {
+    let selection = match profile::select(&SelectionInputs::from_env(
+        common.profile.clone(),
+        sit.places.cwd.clone(),
+    )) {
         Ok(s) => s,
         Err(e) => return error(e),
     };
     let profile = selection.profile;
     let decided = decide::decide(&input, &profile, &sit);
     if a.json {
-        println!("{}", to_json(&input, &decided, &profile, &sit, common.timeout));
+        println!(
+            "{}",
+            to_json(&input, &decided, &profile, &sit, common.timeout)
+        );
     } else if a.explain {
-        print!("{}", explain(&input, &decided, &profile, &sit, &selection.origin, common.timeout));
+        print!(
+            "{}",
+            explain(
+                &input,
+                &decided,
+                &profile,
+                &sit,
+                &selection.origin,
+                common.timeout
+            )
+        );
     } else {
         let v = &decided.verdict;
         println!("{}", v.decision.as_str());
@@ -67,7 +86,13 @@ pub fn exit_code(d: Decision) -> i32 {
 }
 
 /// The `check --json` object.
-pub fn to_json(input: &CommandInput, d: &Decided, profile: &Profile, sit: &Situation, timeout: Option<u64>) -> Value {
+pub fn to_json(
+    input: &CommandInput,
+    d: &Decided,
+    profile: &Profile,
+    sit: &Situation,
+    timeout: Option<u64>,
+) -> Value {
     let v = &d.verdict;
     let plan = exec_plan(input, &d.model, profile, sit, false, timeout);
     let segments: Vec<Value> = d
@@ -117,22 +142,39 @@ pub fn to_json(input: &CommandInput, d: &Decided, profile: &Profile, sit: &Situa
 }
 
 /// The `check --explain` text: one section per layer.
-pub fn explain(input: &CommandInput, d: &Decided, profile: &Profile, sit: &Situation, origin: &str, timeout: Option<u64>) -> String {
+pub fn explain(
+    input: &CommandInput,
+    d: &Decided,
+    profile: &Profile,
+    sit: &Situation,
+    origin: &str,
+    timeout: Option<u64>,
+) -> String {
     let v = &d.verdict;
     let mut out = String::new();
     out.push_str(&format!("command: {}\n", input.raw()));
-    out.push_str(&format!("profile: {} ({}, chosen by {origin})\n", profile.name, profile.source));
+    out.push_str(&format!(
+        "profile: {} ({}, chosen by {origin})\n",
+        profile.name, profile.source
+    ));
     out.push_str(&format!(
         "decision: {}  risk: {}  severity: {}{}\n",
         v.decision.as_str(),
         v.risk.as_str(),
         v.severity.as_str(),
-        v.confirmation.map(|c| format!("  confirmation: {c:?}")).unwrap_or_default()
+        v.confirmation
+            .map(|c| format!("  confirmation: {c:?}"))
+            .unwrap_or_default()
     ));
     out.push_str("\nlayer 0 (parse):\n");
     out.push_str(&format!("  form: {:?}\n", d.model.form));
     for s in &d.model.segments {
-        out.push_str(&format!("  - {} {:?} (cwd {})", s.program, s.argv, s.cwd.display()));
+        out.push_str(&format!(
+            "  - {} {:?} (cwd {})",
+            s.program,
+            s.argv,
+            s.cwd.display()
+        ));
         if !s.wrappers.is_empty() {
             out.push_str(&format!(" unwrapped from {}", s.wrappers.join(" ")));
         }
@@ -155,8 +197,17 @@ pub fn explain(input: &CommandInput, d: &Decided, profile: &Profile, sit: &Situa
             out.push_str(&format!("  {line}\n"));
         }
     }
-    for r in v.reasons.iter().filter(|r| r.layer == Layer::Policy || r.layer == Layer::Parse) {
-        out.push_str(&format!("  [{}] {}: {}\n", r.decision.as_str(), r.rule, r.line()));
+    for r in v
+        .reasons
+        .iter()
+        .filter(|r| r.layer == Layer::Policy || r.layer == Layer::Parse)
+    {
+        out.push_str(&format!(
+            "  [{}] {}: {}\n",
+            r.decision.as_str(),
+            r.rule,
+            r.line()
+        ));
     }
     for w in &v.warnings {
         out.push_str(&format!("  warning: {w}\n"));
@@ -169,17 +220,37 @@ pub fn explain(input: &CommandInput, d: &Decided, profile: &Profile, sit: &Situa
     let plan = exec_plan(input, &d.model, profile, sit, false, timeout);
     out.push_str("\nsandbox (what the run would be confined to):\n");
     let spec = &plan.sandbox;
-    let show = |v: &[std::path::PathBuf]| v.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
-    out.push_str(&format!("  read: {}\n  write: {}\n  deny read: {}\n", show(&spec.read), show(&spec.write), show(&spec.deny_read)));
-    out.push_str(&format!("  network: {:?}  unix sockets: {}  enforcement: {:?}\n", spec.network, spec.unix_sockets, spec.enforcement));
+    let show = |v: &[std::path::PathBuf]| {
+        v.iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    out.push_str(&format!(
+        "  read: {}\n  write: {}\n  deny read: {}\n",
+        show(&spec.read),
+        show(&spec.write),
+        show(&spec.deny_read)
+    ));
+    out.push_str(&format!(
+        "  network: {:?}  unix sockets: {}  enforcement: {:?}\n",
+        spec.network, spec.unix_sockets, spec.enforcement
+    ));
     let report = sandbox::predict_report(spec);
-    out.push_str(&format!("  kernel: Landlock ABI {} ({}), seccomp {}\n", report.landlock_abi, report.landlock, report.seccomp));
+    out.push_str(&format!(
+        "  kernel: Landlock ABI {} ({}), seccomp {}\n",
+        report.landlock_abi, report.landlock, report.seccomp
+    ));
     for m in &report.missing {
         out.push_str(&format!("  missing: {m}\n"));
     }
     out.push_str(&format!(
         "  runs: {}\n",
-        plan.argv.iter().map(|a| crate::parse::shell_quote(&a.to_string_lossy())).collect::<Vec<_>>().join(" ")
+        plan.argv
+            .iter()
+            .map(|a| crate::parse::shell_quote(&a.to_string_lossy()))
+            .collect::<Vec<_>>()
+            .join(" ")
     ));
     let scrubbed = env::scrub(std::env::vars_os(), &profile.doc.env);
     if scrubbed.removed.is_empty() {

@@ -2,7 +2,7 @@
 //! subcommands `check`, `classify`, `profile`, `rules`, `doctor`.
 
 mod check;
-mod info;
+pub mod info;
 mod run_cmd;
 pub mod shell_args;
 mod situation;
@@ -10,6 +10,9 @@ mod situation;
 use std::ffi::OsString;
 
 use clap::{Args, Parser, Subcommand};
+
+/// Exit code: safe-exec itself failed (usage, profile, sandbox set-up).
+pub use info::classify_string;
 
 /// Exit code: safe-exec itself failed (usage, profile, sandbox set-up).
 pub const EXIT_ERROR: i32 = 125;
@@ -105,7 +108,11 @@ pub struct CheckArgs {
     #[arg(short = 'c', value_name = "STRING")]
     pub string: Option<String>,
     /// `-- PROGRAM [ARG...]`, or `NAME ARG...` after `-c STRING`.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "ARGS")]
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "ARGS"
+    )]
     pub rest: Vec<String>,
 }
 
@@ -155,10 +162,24 @@ pub enum RulesAction {
 
 /// `--version` text: the version and the Landlock ABI the build targets.
 pub const fn version_text() -> &'static str {
-    concat!(env!("CARGO_PKG_VERSION"), " (Landlock ABI up to 9 via the landlock crate; seccomp via seccompiler)")
+    concat!(
+        env!("CARGO_PKG_VERSION"),
+        " (Landlock ABI up to 9 via the landlock crate; seccomp via seccompiler)"
+    )
 }
 
-const SUBCOMMANDS: &[&str] = &["check", "classify", "profile", "rules", "doctor", "help", "--help", "-h", "--version", "-V"];
+const SUBCOMMANDS: &[&str] = &[
+    "check",
+    "classify",
+    "profile",
+    "rules",
+    "doctor",
+    "help",
+    "--help",
+    "-h",
+    "--version",
+    "-V",
+];
 
 /// Entry point: returns the process exit code.
 pub fn main() -> i32 {

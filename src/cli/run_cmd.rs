@@ -29,7 +29,10 @@ pub fn run(args: &[OsString]) -> i32 {
         Ok(s) => s,
         Err(e) => return error(e),
     };
-    let selection = match profile::select(&SelectionInputs::from_env(parsed.common.profile.clone(), sit.places.cwd.clone())) {
+    let selection = match profile::select(&SelectionInputs::from_env(
+        parsed.common.profile.clone(),
+        sit.places.cwd.clone(),
+    )) {
         Ok(s) => s,
         Err(e) => return error(e),
     };
@@ -50,9 +53,14 @@ pub fn run(args: &[OsString]) -> i32 {
             }
             let mut script = String::new();
             if let Err(e) = std::io::stdin().read_to_string(&mut script) {
-                return deny_line(&format!("the script on standard input is not readable text: {e}"));
+                return deny_line(&format!(
+                    "the script on standard input is not readable text: {e}"
+                ));
             }
-            CommandInput::String { text: script, positional: vec!["safe-exec".into()] }
+            CommandInput::String {
+                text: script,
+                positional: vec!["safe-exec".into()],
+            }
         }
     };
     let decided = decide::decide(&input, &profile, &sit);
@@ -63,7 +71,12 @@ pub fn run(args: &[OsString]) -> i32 {
     match verdict.decision {
         Decision::Deny => return deny_line(&verdict.refusal_line()),
         Decision::Ask => {
-            let program = decided.model.segments.first().map(|s| s.program.clone()).unwrap_or_default();
+            let program = decided
+                .model
+                .segments
+                .first()
+                .map(|s| s.program.clone())
+                .unwrap_or_default();
             let timeout = Duration::from_secs(profile.doc.confirmation.timeout_seconds);
             let answer = if sit.interactive || std::io::stdin().is_terminal() {
                 confirm::ask(&verdict, &input.raw(), &program, timeout)
@@ -72,17 +85,32 @@ pub fn run(args: &[OsString]) -> i32 {
             };
             if answer != Answer::Yes {
                 let why = match answer {
-                    Answer::NoTerminal => "confirmation is needed and there is no terminal to ask on",
+                    Answer::NoTerminal => {
+                        "confirmation is needed and there is no terminal to ask on"
+                    }
                     Answer::Timeout => "confirmation is needed and nobody answered in time",
                     _ => "confirmation was refused",
                 };
-                verdict.add(Layer::Confirmation, "confirmation.refused", Decision::Deny, why.into(), None);
+                verdict.add(
+                    Layer::Confirmation,
+                    "confirmation.refused",
+                    Decision::Deny,
+                    why.into(),
+                    None,
+                );
                 return deny_line(&verdict.refusal_line());
             }
         }
         Decision::Allow => {}
     }
-    let plan = exec_plan(&input, &decided.model, &profile, &sit, parsed.errexit, parsed.common.timeout);
+    let plan = exec_plan(
+        &input,
+        &decided.model,
+        &profile,
+        &sit,
+        parsed.errexit,
+        parsed.common.timeout,
+    );
     match run::execute(plan) {
         Ok(outcome) => outcome.exit_code,
         Err(e) => {
@@ -100,9 +128,18 @@ pub fn deny_line(reasons: &str) -> i32 {
 
 /// Builds what will run: a simple literal command is executed directly (no
 /// shell in between); anything else runs under the profile's shell.
-pub fn exec_plan(input: &CommandInput, model: &CommandModel, profile: &Profile, sit: &Situation, errexit: bool, timeout: Option<u64>) -> ExecPlan {
+pub fn exec_plan(
+    input: &CommandInput,
+    model: &CommandModel,
+    profile: &Profile,
+    sit: &Situation,
+    errexit: bool,
+    timeout: Option<u64>,
+) -> ExecPlan {
     let argv: Vec<OsString> = match (input, model.form) {
-        (CommandInput::List(argv), Form::List) if is_direct(model) => argv.iter().map(OsString::from).collect(),
+        (CommandInput::List(argv), Form::List) if is_direct(model) => {
+            argv.iter().map(OsString::from).collect()
+        }
         (CommandInput::String { .. }, Form::String) if is_direct(model) => {
             model.segments[0].argv.iter().map(OsString::from).collect()
         }
@@ -142,6 +179,32 @@ fn is_direct(model: &CommandModel) -> bool {
         && s.redirections.is_empty()
         && s.unknown.is_none()
         && s.words.iter().all(|w| w.literal)
-        && !matches!(s.program.as_str(), "cd" | "exec" | "export" | "set" | "shopt" | "unset" | "eval" | "source" | "." | "exit" | "wait" | "pushd" | "popd" | "[[" | ":" | "command" | "type")
-        && !(c.pipeline || c.chaining || c.background || c.subshell_or_group || c.substitution || c.process_substitution || c.heredoc || c.control_flow || c.redirection)
+        && !matches!(
+            s.program.as_str(),
+            "cd" | "exec"
+                | "export"
+                | "set"
+                | "shopt"
+                | "unset"
+                | "eval"
+                | "source"
+                | "."
+                | "exit"
+                | "wait"
+                | "pushd"
+                | "popd"
+                | "[["
+                | ":"
+                | "command"
+                | "type"
+        )
+        && !(c.pipeline
+            || c.chaining
+            || c.background
+            || c.subshell_or_group
+            || c.substitution
+            || c.process_substitution
+            || c.heredoc
+            || c.control_flow
+            || c.redirection)
 }

@@ -75,7 +75,11 @@ pub fn utf8_args(args: &[OsString]) -> Result<Vec<String>, UsageError> {
 
 /// Reads `--profile X`, `--profile=X` and friends; returns how many words
 /// were consumed, or 0 if `a` is not one of them.
-pub fn common_option(args: &[String], i: usize, common: &mut CommonOptions) -> Result<usize, UsageError> {
+pub fn common_option(
+    args: &[String],
+    i: usize,
+    common: &mut CommonOptions,
+) -> Result<usize, UsageError> {
     let a = &args[i];
     let names = ["--profile", "--cwd", "--session", "--agent", "--timeout"];
     for n in names {
@@ -95,9 +99,9 @@ pub fn common_option(args: &[String], i: usize, common: &mut CommonOptions) -> R
             "--session" => common.session = Some(value),
             "--agent" => common.agent = Some(value),
             _ => {
-                let t = value
-                    .parse::<u64>()
-                    .map_err(|_| UsageError::BadValue(format!("--timeout takes whole seconds, not `{value}`")))?;
+                let t = value.parse::<u64>().map_err(|_| {
+                    UsageError::BadValue(format!("--timeout takes whole seconds, not `{value}`"))
+                })?;
                 common.timeout = Some(t);
             }
         }
@@ -127,7 +131,12 @@ pub fn parse(args: &[String]) -> Result<RunArgs, UsageError> {
                     // `bash -c -- STRING`: `--` ends options before the string.
                     return string_form(&args[i + 1..], common, errexit, login);
                 }
-                return Ok(RunArgs { common, command: RunCommand::List(rest), errexit, login });
+                return Ok(RunArgs {
+                    common,
+                    command: RunCommand::List(rest),
+                    errexit,
+                    login,
+                });
             }
             "--login" => login = true,
             "--noprofile" | "--norc" | "--posix" | "--noediting" => {}
@@ -138,14 +147,18 @@ pub fn parse(args: &[String]) -> Result<RunArgs, UsageError> {
                 }
                 i += 1;
             }
-            _ if (a.starts_with('-') || a.starts_with('+')) && a.len() > 1 && !a.starts_with("--") => {
+            _ if (a.starts_with('-') || a.starts_with('+'))
+                && a.len() > 1
+                && !a.starts_with("--") =>
+            {
                 for c in a[1..].chars() {
                     match c {
                         'c' => has_c = true,
                         'l' => login = true,
                         'e' => errexit = a.starts_with('-'),
                         // Accepted and without effect here (documented).
-                        'i' | 'x' | 'v' | 'u' | 'h' | 'B' | 'H' | 'P' | 'T' | 'f' | 'm' | 'b' | 'C' | 'a' | 'k' | 'n' | 'p' | 't' | 'E' => {}
+                        'i' | 'x' | 'v' | 'u' | 'h' | 'B' | 'H' | 'P' | 'T' | 'f' | 'm' | 'b'
+                        | 'C' | 'a' | 'k' | 'n' | 'p' | 't' | 'E' => {}
                         's' => {}
                         _ => return Err(UsageError::UnknownOption(a.to_string())),
                     }
@@ -166,10 +179,20 @@ pub fn parse(args: &[String]) -> Result<RunArgs, UsageError> {
     if has_c {
         return Err(UsageError::MissingValue("-c".into()));
     }
-    Ok(RunArgs { common, command: RunCommand::Stdin, errexit, login })
+    Ok(RunArgs {
+        common,
+        command: RunCommand::Stdin,
+        errexit,
+        login,
+    })
 }
 
-fn string_form(rest: &[String], common: CommonOptions, errexit: bool, login: bool) -> Result<RunArgs, UsageError> {
+fn string_form(
+    rest: &[String],
+    common: CommonOptions,
+    errexit: bool,
+    login: bool,
+) -> Result<RunArgs, UsageError> {
     let Some(text) = rest.first() else {
         return Err(UsageError::MissingValue("-c".into()));
     };
@@ -177,7 +200,15 @@ fn string_form(rest: &[String], common: CommonOptions, errexit: bool, login: boo
     if positional.is_empty() {
         positional.push("safe-exec".into());
     }
-    Ok(RunArgs { common, command: RunCommand::String { text: text.clone(), positional }, errexit, login })
+    Ok(RunArgs {
+        common,
+        command: RunCommand::String {
+            text: text.clone(),
+            positional,
+        },
+        errexit,
+        login,
+    })
 }
 
 #[cfg(test)]
@@ -197,7 +228,16 @@ mod tests {
 
     #[test]
     fn bash_compatible_forms() {
-        for form in [&["-c", "ls"][..], &["-lc", "ls"], &["-l", "-c", "ls"], &["-c", "-l", "ls"], &["--login", "-c", "ls"], &["-ec", "ls"], &["-e", "-c", "ls"], &["-cl", "ls"]] {
+        for form in [
+            &["-c", "ls"][..],
+            &["-lc", "ls"],
+            &["-l", "-c", "ls"],
+            &["-c", "-l", "ls"],
+            &["--login", "-c", "ls"],
+            &["-ec", "ls"],
+            &["-e", "-c", "ls"],
+            &["-cl", "ls"],
+        ] {
             assert_eq!(text(&p(form)), "ls", "{form:?}");
         }
         assert!(p(&["-ec", "ls"]).errexit);
@@ -207,7 +247,13 @@ mod tests {
     #[test]
     fn positional_parameters() {
         let r = p(&["-c", "echo $0 $1", "name", "one"]);
-        assert_eq!(r.command, RunCommand::String { text: "echo $0 $1".into(), positional: vec!["name".into(), "one".into()] });
+        assert_eq!(
+            r.command,
+            RunCommand::String {
+                text: "echo $0 $1".into(),
+                positional: vec!["name".into(), "one".into()]
+            }
+        );
     }
 
     #[test]
@@ -215,7 +261,10 @@ mod tests {
         let r = p(&["--profile", "strict", "--timeout=5", "--", "git", "status"]);
         assert_eq!(r.common.profile.as_deref(), Some("strict"));
         assert_eq!(r.common.timeout, Some(5));
-        assert_eq!(r.command, RunCommand::List(vec!["git".into(), "status".into()]));
+        assert_eq!(
+            r.command,
+            RunCommand::List(vec!["git".into(), "status".into()])
+        );
     }
 
     #[test]

@@ -9,14 +9,23 @@ use crate::decide::Situation;
 use crate::profile::Placeholders;
 
 /// Builds the situation from options and the process environment.
-pub fn build(common: &CommonOptions, cwd_override: Option<&str>, hook_mode: bool) -> Result<Situation, String> {
-    let base = std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}; pass --cwd DIR"))?;
+pub fn build(
+    common: &CommonOptions,
+    cwd_override: Option<&str>,
+    hook_mode: bool,
+) -> Result<Situation, String> {
+    let base = std::env::current_dir()
+        .map_err(|e| format!("cannot read the current directory: {e}; pass --cwd DIR"))?;
     let cwd = match cwd_override.or(common.cwd.as_deref()) {
         Some(c) => base.join(c),
         None => base,
     };
-    let cwd = std::fs::canonicalize(&cwd).map_err(|e| format!("--cwd {}: {e}; pass an existing directory", cwd.display()))?;
-    let home = std::env::var_os("HOME").map(PathBuf::from).filter(|h| h.is_absolute()).unwrap_or_else(|| PathBuf::from("/"));
+    let cwd = std::fs::canonicalize(&cwd)
+        .map_err(|e| format!("--cwd {}: {e}; pass an existing directory", cwd.display()))?;
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute())
+        .unwrap_or_else(|| PathBuf::from("/"));
     let home = std::fs::canonicalize(&home).unwrap_or(home);
     let tmpdir_env = std::env::var("TMPDIR").ok().filter(|t| t.starts_with('/'));
     let tmp = PathBuf::from(tmpdir_env.clone().unwrap_or_else(|| "/tmp".into()));
@@ -28,7 +37,13 @@ pub fn build(common: &CommonOptions, cwd_override: Option<&str>, hook_mode: bool
         && std::io::stdin().is_terminal()
         && std::io::stderr().is_terminal();
     Ok(Situation {
-        places: Placeholders { git_root: git_root(&cwd), cwd, home, tmp, state },
+        places: Placeholders {
+            git_root: git_root(&cwd),
+            cwd,
+            home,
+            tmp,
+            state,
+        },
         tmpdir_env,
         interactive,
     })
@@ -47,5 +62,7 @@ pub fn state_dir(home: &Path) -> PathBuf {
 }
 
 fn git_root(cwd: &Path) -> Option<PathBuf> {
-    cwd.ancestors().find(|d| d.join(".git").exists()).map(Path::to_path_buf)
+    cwd.ancestors()
+        .find(|d| d.join(".git").exists())
+        .map(Path::to_path_buf)
 }

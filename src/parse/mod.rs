@@ -9,7 +9,9 @@ pub mod word;
 
 use std::path::PathBuf;
 
-pub use model::{Assignment, CommandModel, Constructs, Form, Operator, Origin, Redirection, Segment, Word};
+pub use model::{
+    Assignment, CommandModel, Constructs, Form, Operator, Origin, Redirection, Segment, Word,
+};
 
 use crate::builtin;
 
@@ -67,7 +69,9 @@ pub fn parse_list(argv: &[String], ctx: &ParseContext) -> CommandModel {
 
 /// Looks up a wrapper spec in the embedded table.
 pub fn wrapper_spec(name: &str) -> Option<unwrap::WrapperSpec> {
-    let idx = builtin::WRAPPERS.binary_search_by(|(n, _)| (*n).cmp(name)).ok()?;
+    let idx = builtin::WRAPPERS
+        .binary_search_by(|(n, _)| (*n).cmp(name))
+        .ok()?;
     toml::from_str(builtin::WRAPPERS[idx].1).ok()
 }
 
@@ -75,7 +79,11 @@ pub fn wrapper_spec(name: &str) -> Option<unwrap::WrapperSpec> {
 /// are all `rm`.
 pub fn normalize_program(word: &str) -> String {
     let base = word.rsplit('/').next().unwrap_or(word);
-    if base.is_empty() { word.to_string() } else { base.to_string() }
+    if base.is_empty() {
+        word.to_string()
+    } else {
+        base.to_string()
+    }
 }
 
 #[cfg(test)]
@@ -89,13 +97,20 @@ mod tests {
     }
 
     fn progs(s: &str) -> Vec<String> {
-        parse_string(s, &ctx()).segments.iter().map(|s| s.program.clone()).collect()
+        parse_string(s, &ctx())
+            .segments
+            .iter()
+            .map(|s| s.program.clone())
+            .collect()
     }
 
     #[test]
     fn chaining_and_pipes() {
         let m = parse_string("git status && git clean -fdx | head; ls &", &ctx());
-        assert_eq!(progs("git status && git clean -fdx | head; ls &"), ["git", "git", "head", "ls"]);
+        assert_eq!(
+            progs("git status && git clean -fdx | head; ls &"),
+            ["git", "git", "head", "ls"]
+        );
         assert!(m.constructs.chaining && m.constructs.pipeline && m.constructs.background);
         assert!(!m.is_unknown());
     }
@@ -143,9 +158,19 @@ mod tests {
 
     #[test]
     fn non_literal_programs_are_unknown() {
-        for s in ["c=rm; $c -rf ~", "${x} a", "$(printf rm) -rf ~", "/???/r? -rf ~", "{rm,-rf,~}", "rm${IFS}-rf${IFS}~"] {
+        for s in [
+            "c=rm; $c -rf ~",
+            "${x} a",
+            "$(printf rm) -rf ~",
+            "/???/r? -rf ~",
+            "{rm,-rf,~}",
+            "rm${IFS}-rf${IFS}~",
+        ] {
             let m = parse_string(s, &ctx());
-            assert!(m.is_unknown() || m.segments.iter().any(|s| s.program == "rm"), "{s}");
+            assert!(
+                m.is_unknown() || m.segments.iter().any(|s| s.program == "rm"),
+                "{s}"
+            );
         }
         assert!(parse_string("f(){ rm -rf ~; }; f", &ctx()).is_unknown());
         assert!(parse_string("((x=1))", &ctx()).is_unknown());
@@ -164,7 +189,13 @@ mod tests {
     #[test]
     fn find_exec_and_xargs_templates() {
         let m = parse_string("find . -name '*.o' -exec rm -f {} +", &ctx());
-        assert_eq!(m.segments.iter().map(|s| s.program.as_str()).collect::<Vec<_>>(), ["rm", "find"]);
+        assert_eq!(
+            m.segments
+                .iter()
+                .map(|s| s.program.as_str())
+                .collect::<Vec<_>>(),
+            ["rm", "find"]
+        );
         assert!(m.segments[0].template);
         let m = parse_string("echo ~ | xargs rm -rf", &ctx());
         assert!(m.segments[1].template);

@@ -91,7 +91,9 @@ impl<'a> Walker<'a> {
         if argv.is_empty() {
             self.model.unknown.push("no program was given".into());
         } else if argv.iter().any(|a| a.contains('\0')) {
-            self.model.unknown.push("an argument contains a NUL byte".into());
+            self.model
+                .unknown
+                .push("an argument contains a NUL byte".into());
         } else {
             let words = argv.iter().map(Word::literal).collect();
             self.finish_segment(words, Vec::new(), Vec::new(), None);
@@ -128,7 +130,9 @@ impl<'a> Walker<'a> {
             return;
         }
         if input.contains('\0') {
-            self.model.unknown.push("the command contains a NUL byte".into());
+            self.model
+                .unknown
+                .push("the command contains a NUL byte".into());
             return;
         }
         let nesting = bracket_depth(input);
@@ -252,16 +256,20 @@ impl<'a> Walker<'a> {
         match cmd {
             Command::Simple(sc) => self.walk_simple(sc),
             Command::Compound(cc, redirs) => {
-                let pushed = self.push_redirects(redirs.as_ref().map(|r| r.0.as_slice()).unwrap_or(&[]));
+                let pushed =
+                    self.push_redirects(redirs.as_ref().map(|r| r.0.as_slice()).unwrap_or(&[]));
                 self.walk_compound(cc);
-                self.inherit.redirections.truncate(self.inherit.redirections.len() - pushed);
+                self.inherit
+                    .redirections
+                    .truncate(self.inherit.redirections.len() - pushed);
             }
             Command::Function(f) => self.model.unknown.push(format!(
                 "defines a shell function `{}`; function bodies are not modelled",
                 f.fname.value
             )),
             Command::ExtendedTest(test, redirs) => {
-                let pushed = self.push_redirects(redirs.as_ref().map(|r| r.0.as_slice()).unwrap_or(&[]));
+                let pushed =
+                    self.push_redirects(redirs.as_ref().map(|r| r.0.as_slice()).unwrap_or(&[]));
                 let mut words = vec![Word::literal("[[")];
                 collect_test_words(&test.expr, &mut |w| {
                     let r = self.resolve_word(&w.value);
@@ -269,7 +277,9 @@ impl<'a> Walker<'a> {
                 });
                 words.push(Word::literal("]]"));
                 self.finish_segment(words, Vec::new(), Vec::new(), None);
-                self.inherit.redirections.truncate(self.inherit.redirections.len() - pushed);
+                self.inherit
+                    .redirections
+                    .truncate(self.inherit.redirections.len() - pushed);
             }
         }
     }
@@ -400,12 +410,17 @@ impl<'a> Walker<'a> {
                     }),
                     IoFileRedirectTarget::Duplicate(w) => {
                         let word = self.resolve_word(&w.value);
-                        let is_fd = word.value.chars().all(|c| c.is_ascii_digit()) || word.value == "-";
+                        let is_fd =
+                            word.value.chars().all(|c| c.is_ascii_digit()) || word.value == "-";
                         let writes = !is_fd && matches!(kind, IoFileRedirectKind::DuplicateOutput);
                         Some(Redirection {
                             op,
                             fd: *fd,
-                            target: if is_fd { format!("&{}", word.value) } else { self.absolute(&word.value) },
+                            target: if is_fd {
+                                format!("&{}", word.value)
+                            } else {
+                                self.absolute(&word.value)
+                            },
                             writes,
                             reads: !is_fd && !writes,
                             literal: !word.unresolved,
@@ -439,7 +454,11 @@ impl<'a> Walker<'a> {
                                 self.model.constructs.substitution = true;
                                 self.walk_nested(&sub.text, Origin::Substitution, None);
                             }
-                            if r.word.unresolved { None } else { Some(r.word.value) }
+                            if r.word.unresolved {
+                                None
+                            } else {
+                                Some(r.word.value)
+                            }
                         }
                         None => None,
                     }
@@ -450,7 +469,11 @@ impl<'a> Walker<'a> {
                     *stdin = body;
                 }
                 Some(Redirection {
-                    op: if doc.remove_tabs { "<<-".into() } else { "<<".into() },
+                    op: if doc.remove_tabs {
+                        "<<-".into()
+                    } else {
+                        "<<".into()
+                    },
                     fd: *fd,
                     target: doc.here_end.value.clone(),
                     writes: false,
@@ -462,7 +485,11 @@ impl<'a> Walker<'a> {
                 self.model.constructs.heredoc = true;
                 let word = self.resolve_word(&w.value);
                 if fd.is_none_or(|f| f == 0) {
-                    *stdin = if word.unresolved { None } else { Some(format!("{}\n", word.value)) };
+                    *stdin = if word.unresolved {
+                        None
+                    } else {
+                        Some(format!("{}\n", word.value))
+                    };
                 }
                 Some(Redirection {
                     op: "<<<".into(),
@@ -478,7 +505,9 @@ impl<'a> Walker<'a> {
 
     fn walk_process_substitution(&mut self, sub: &ast::SubshellCommand) {
         if self.depth + 1 > self.ctx.max_depth {
-            self.model.unknown.push("process substitutions nested too deep".into());
+            self.model
+                .unknown
+                .push("process substitutions nested too deep".into());
             return;
         }
         let saved = std::mem::replace(&mut self.origin, Origin::ProcessSubstitution);
@@ -546,11 +575,9 @@ impl<'a> Walker<'a> {
                 }
             }
         }
-        if !name_done {
-            if let Some(w) = &sc.word_or_name {
-                let word = self.resolve_word(&w.value);
-                words.insert(0, word);
-            }
+        if !name_done && let Some(w) = &sc.word_or_name {
+            let word = self.resolve_word(&w.value);
+            words.insert(0, word);
         }
         self.finish_segment(words, assignments, redirections, stdin);
     }
@@ -573,12 +600,12 @@ impl<'a> Walker<'a> {
         let mut unknown: Option<String> = None;
         let mut stdin_data = stdin_data;
 
-        loop {
-            let Some(first) = words.first() else {
-                break;
-            };
+        while let Some(first) = words.first() {
             if first.unresolved || first.glob || !first.literal && first.value.contains('$') {
-                unknown = Some(format!("the program name `{}` is not a literal word", first.raw));
+                unknown = Some(format!(
+                    "the program name `{}` is not a literal word",
+                    first.raw
+                ));
                 break;
             }
             if !first.literal {
@@ -590,12 +617,23 @@ impl<'a> Walker<'a> {
             }
             let name = normalize_program(&first.value);
             if name != first.value {
-                inherit.notes.push(format!("program `{}` normalised to `{name}`", first.value));
+                inherit
+                    .notes
+                    .push(format!("program `{}` normalised to `{name}`", first.value));
             } else if first.raw.starts_with('\\') || first.raw != first.value {
-                inherit.notes.push(format!("program `{}` read as `{name}` after quote removal", first.raw));
+                inherit.notes.push(format!(
+                    "program `{}` read as `{name}` after quote removal",
+                    first.raw
+                ));
             }
-            if (name == "busybox" || name == "toybox") && words.len() > 1 && !words[1].value.starts_with('-') {
-                inherit.notes.push(format!("multi-call `{name}` runs applet `{}`", words[1].value));
+            if (name == "busybox" || name == "toybox")
+                && words.len() > 1
+                && !words[1].value.starts_with('-')
+            {
+                inherit.notes.push(format!(
+                    "multi-call `{name}` runs applet `{}`",
+                    words[1].value
+                ));
                 inherit.wrappers.push(name);
                 words.remove(0);
                 continue;
@@ -605,19 +643,33 @@ impl<'a> Walker<'a> {
                     ShellArgs::Command { string } => {
                         let s = &words[1 + string];
                         if s.unresolved {
-                            unknown = Some(format!("`{name} -c` is given a string that is not literal"));
+                            unknown =
+                                Some(format!("`{name} -c` is given a string that is not literal"));
                             break;
                         }
                         let text = s.value.clone();
-                        let positional = words[2 + string..].iter().map(|w| w.value.clone()).collect();
-                        inherit.notes.push(format!("nested `{name} -c` string parsed as commands"));
+                        let positional = words[2 + string..]
+                            .iter()
+                            .map(|w| w.value.clone())
+                            .collect();
+                        inherit
+                            .notes
+                            .push(format!("nested `{name} -c` string parsed as commands"));
                         inherit.wrappers.push(name);
-                        self.nested_with(inherit, cwd, &text, Origin::NestedShell, Some(positional));
+                        self.nested_with(
+                            inherit,
+                            cwd,
+                            &text,
+                            Origin::NestedShell,
+                            Some(positional),
+                        );
                         return;
                     }
                     ShellArgs::Stdin => {
                         if let Some(data) = stdin_data.take() {
-                            inherit.notes.push(format!("`{name}` reads its commands from a heredoc, parsed as commands"));
+                            inherit.notes.push(format!(
+                                "`{name}` reads its commands from a heredoc, parsed as commands"
+                            ));
                             inherit.wrappers.push(name);
                             self.nested_with(inherit, cwd, &data, Origin::NestedShell, None);
                             return;
@@ -625,7 +677,9 @@ impl<'a> Walker<'a> {
                         unknown = Some(if self.pipe_index > 0 {
                             format!("`{name}` reads commands from a pipe; they cannot be checked")
                         } else {
-                            format!("`{name}` reads commands from standard input; they cannot be checked")
+                            format!(
+                                "`{name}` reads commands from standard input; they cannot be checked"
+                            )
                         });
                         break;
                     }
@@ -641,8 +695,14 @@ impl<'a> Walker<'a> {
                     unknown = Some("`eval` of a string that is not literal".into());
                     break;
                 }
-                let text = words[1..].iter().map(|w| w.value.as_str()).collect::<Vec<_>>().join(" ");
-                inherit.notes.push("`eval` of a literal string parsed as commands".into());
+                let text = words[1..]
+                    .iter()
+                    .map(|w| w.value.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                inherit
+                    .notes
+                    .push("`eval` of a literal string parsed as commands".into());
                 inherit.wrappers.push(name);
                 self.nested_with(inherit, cwd, &text, Origin::NestedShell, None);
                 return;
@@ -656,14 +716,24 @@ impl<'a> Walker<'a> {
                         })
                 });
                 if trusted {
-                    inherit.notes.push("sources a trusted harness snapshot".into());
+                    inherit
+                        .notes
+                        .push("sources a trusted harness snapshot".into());
                 } else {
-                    unknown = Some(format!("`{name}` runs a file whose commands cannot be checked"));
+                    unknown = Some(format!(
+                        "`{name}` runs a file whose commands cannot be checked"
+                    ));
                 }
                 break;
             }
-            if matches!(name.as_str(), "alias" | "trap" | "unalias" | "enable" | "hash") && words.len() > 1 {
-                unknown = Some(format!("`{name}` changes how later commands run; not modelled"));
+            if matches!(
+                name.as_str(),
+                "alias" | "trap" | "unalias" | "enable" | "hash"
+            ) && words.len() > 1
+            {
+                unknown = Some(format!(
+                    "`{name}` changes how later commands run; not modelled"
+                ));
                 break;
             }
             if name == "find" {
@@ -680,17 +750,25 @@ impl<'a> Walker<'a> {
                     break;
                 }
                 if u.interactive_shell {
-                    unknown = Some(format!("`{name}` without a command starts an interactive shell"));
+                    unknown = Some(format!(
+                        "`{name}` without a command starts an interactive shell"
+                    ));
                     break;
                 }
                 inherit.escalated |= spec.escalates;
                 inherit.assignments.extend(u.assignments);
                 if let Some(dir) = &u.chdir {
-                    cwd = if dir.unresolved { None } else { cwd.map(|c| join_clean(&c, &dir.value)) };
+                    cwd = if dir.unresolved {
+                        None
+                    } else {
+                        cwd.map(|c| join_clean(&c, &dir.value))
+                    };
                 }
                 if let Some(s) = u.shell_string {
                     if s.unresolved {
-                        unknown = Some(format!("`{name}` is given a command string that is not literal"));
+                        unknown = Some(format!(
+                            "`{name}` is given a command string that is not literal"
+                        ));
                         break;
                     }
                     let mut text = s.value.clone();
@@ -698,7 +776,9 @@ impl<'a> Walker<'a> {
                         text.push(' ');
                         text.push_str(&shell_quote(&w.value));
                     }
-                    inherit.notes.push(format!("`{name}` command string parsed as commands"));
+                    inherit
+                        .notes
+                        .push(format!("`{name}` command string parsed as commands"));
                     inherit.wrappers.push(name);
                     self.nested_with(inherit, cwd, &text, Origin::NestedShell, None);
                     return;
@@ -706,7 +786,9 @@ impl<'a> Walker<'a> {
                 if u.template {
                     template = true;
                     origin = Origin::ExecTemplate;
-                    inherit.notes.push(format!("`{name}` appends arguments at run time"));
+                    inherit
+                        .notes
+                        .push(format!("`{name}` appends arguments at run time"));
                 }
                 inherit.wrappers.push(name);
                 words = u.rest;
@@ -716,10 +798,15 @@ impl<'a> Walker<'a> {
                 continue;
             }
             if name == "cd" || name == "pushd" {
-                let target = words.iter().skip(1).find(|w| !w.value.starts_with('-') || w.value == "-");
+                let target = words
+                    .iter()
+                    .skip(1)
+                    .find(|w| !w.value.starts_with('-') || w.value == "-");
                 self.cwd = match (target, &self.cwd) {
                     (None, _) => Some(self.ctx.home.clone()),
-                    (Some(t), Some(c)) if !t.unresolved && t.value != "-" => Some(join_clean(c, &t.value)),
+                    (Some(t), Some(c)) if !t.unresolved && t.value != "-" => {
+                        Some(join_clean(c, &t.value))
+                    }
                     _ => None,
                 };
             } else if name == "popd" {
@@ -744,9 +831,10 @@ impl<'a> Walker<'a> {
     ) {
         if self.model.segments.len() >= self.ctx.max_segments {
             if self.model.segments.len() == self.ctx.max_segments {
-                self.model
-                    .unknown
-                    .push(format!("more than {} commands in one string", self.ctx.max_segments));
+                self.model.unknown.push(format!(
+                    "more than {} commands in one string",
+                    self.ctx.max_segments
+                ));
             }
             return;
         }
@@ -757,7 +845,10 @@ impl<'a> Walker<'a> {
                 self.ctx.cwd.clone()
             }
         };
-        let program = words.first().map(|w| normalize_program(&w.value)).unwrap_or_default();
+        let program = words
+            .first()
+            .map(|w| normalize_program(&w.value))
+            .unwrap_or_default();
         self.model.segments.push(Segment {
             program,
             argv: words.iter().map(|w| w.value.clone()).collect(),
@@ -778,7 +869,14 @@ impl<'a> Walker<'a> {
         });
     }
 
-    fn nested_with(&mut self, inherit: Inherit, cwd: Option<PathBuf>, text: &str, origin: Origin, positional: Option<Vec<String>>) {
+    fn nested_with(
+        &mut self,
+        inherit: Inherit,
+        cwd: Option<PathBuf>,
+        text: &str,
+        origin: Origin,
+        positional: Option<Vec<String>>,
+    ) {
         let saved_inherit = std::mem::replace(&mut self.inherit, inherit);
         let saved_cwd = std::mem::replace(&mut self.cwd, cwd);
         self.walk_nested(text, origin, positional);
@@ -802,7 +900,9 @@ impl<'a> Walker<'a> {
                     let mut inner = inherit.clone();
                     inner.redirections.clear();
                     inner.wrappers.push("find".into());
-                    inner.notes.push(format!("run by `find {v}` for each match; `{{}}` is a found path"));
+                    inner.notes.push(format!(
+                        "run by `find {v}` for each match; `{{}}` is a found path"
+                    ));
                     let saved = std::mem::replace(&mut self.inherit, inner);
                     let saved_origin = std::mem::replace(&mut self.origin, Origin::ExecTemplate);
                     let saved_cwd = std::mem::replace(&mut self.cwd, cwd.clone());
@@ -825,7 +925,9 @@ impl<'a> Walker<'a> {
 
     fn absolute(&self, p: &str) -> String {
         match &self.cwd {
-            Some(c) if !p.starts_with('/') && !p.is_empty() => join_clean(c, p).to_string_lossy().into_owned(),
+            Some(c) if !p.starts_with('/') && !p.is_empty() => {
+                join_clean(c, p).to_string_lossy().into_owned()
+            }
             _ => p.to_string(),
         }
     }
@@ -834,7 +936,11 @@ impl<'a> Walker<'a> {
 /// Joins `rel` onto `base` and removes `.` and `..` lexically (symlinks are
 /// resolved later, by the path check, against the real filesystem).
 pub fn join_clean(base: &Path, rel: &str) -> PathBuf {
-    let joined = if rel.starts_with('/') { PathBuf::from(rel) } else { base.join(rel) };
+    let joined = if rel.starts_with('/') {
+        PathBuf::from(rel)
+    } else {
+        base.join(rel)
+    };
     let mut out = PathBuf::from("/");
     for c in joined.components() {
         match c {
@@ -855,7 +961,10 @@ fn under(p: &Path, dir: &Path) -> bool {
 
 /// Quotes a word for re-parsing as part of a shell string.
 pub fn shell_quote(s: &str) -> String {
-    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%^".contains(c)) {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%^".contains(c))
+    {
         s.to_string()
     } else {
         format!("'{}'", s.replace('\'', r"'\''"))

@@ -169,17 +169,17 @@ pub fn unwrap(name: &str, spec: &WrapperSpec, args: &[Word]) -> Unwrapped {
             }
             continue;
         }
-        if spec.assignments && !options_done {
-            if let Some((n, v)) = a.split_once('=') {
-                if is_name(n) {
-                    out.assignments.push(Assignment {
-                        name: n.to_string(),
-                        value: v.to_string(),
-                    });
-                    i += 1;
-                    continue;
-                }
-            }
+        if spec.assignments
+            && !options_done
+            && let Some((n, v)) = a.split_once('=')
+            && is_name(n)
+        {
+            out.assignments.push(Assignment {
+                name: n.to_string(),
+                value: v.to_string(),
+            });
+            i += 1;
+            continue;
         }
         if leading > 0 {
             // Wrappers stop reading options at their first operand.
@@ -199,7 +199,12 @@ pub fn unwrap(name: &str, spec: &WrapperSpec, args: &[Word]) -> Unwrapped {
     }
     out.rest = args[i..].to_vec();
     if spec.joins_to_shell && !out.rest.is_empty() {
-        let joined = out.rest.iter().map(|w| w.value.as_str()).collect::<Vec<_>>().join(" ");
+        let joined = out
+            .rest
+            .iter()
+            .map(|w| w.value.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
         let literal = out.rest.iter().all(|w| !w.unresolved);
         out.shell_string = Some(Word {
             value: joined.clone(),
@@ -231,7 +236,9 @@ pub fn is_name(s: &str) -> bool {
 }
 
 /// Shells whose `-c STRING` is parsed as a nested command.
-pub const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "yash", "posh"];
+pub const SHELLS: &[&str] = &[
+    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "yash", "posh",
+];
 
 /// What a shell invocation's arguments mean.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -280,7 +287,10 @@ pub fn shell_args(args: &[Word]) -> ShellArgs {
         }
         if (a.starts_with('-') || a.starts_with('+')) && a.len() > 1 && !a.starts_with("--") {
             let letters = &a[1..];
-            if letters.chars().all(|c| "abcefhiklmnprstuvxBCEHPT".contains(c)) {
+            if letters
+                .chars()
+                .all(|c| "abcefhiklmnprstuvxBCEHPT".contains(c))
+            {
                 if letters.contains('c') {
                     has_c = true;
                 }
@@ -324,11 +334,16 @@ mod tests {
 
     #[test]
     fn sudo_options_and_command() {
-        let s = spec(r#"flags=["-n","-E"]
+        let s = spec(
+            r#"flags=["-n","-E"]
 value_options=["-u"]
-escalates=true"#);
+escalates=true"#,
+        );
         let u = unwrap("sudo", &s, &words(&["-u", "root", "-nE", "rm", "-rf", "/"]));
-        assert_eq!(u.rest.iter().map(|w| w.value.as_str()).collect::<Vec<_>>(), ["rm", "-rf", "/"]);
+        assert_eq!(
+            u.rest.iter().map(|w| w.value.as_str()).collect::<Vec<_>>(),
+            ["rm", "-rf", "/"]
+        );
         let u = unwrap("sudo", &s, &words(&["-uroot", "ls"]));
         assert_eq!(u.rest[0].value, "ls");
         let u = unwrap("sudo", &s, &words(&["-X", "ls"]));
@@ -337,31 +352,50 @@ escalates=true"#);
 
     #[test]
     fn env_assignments_and_split_string() {
-        let s = spec(r#"flags=["-i"]
+        let s = spec(
+            r#"flags=["-i"]
 value_options=["-u"]
 split_string=["-S"]
-assignments=true"#);
+assignments=true"#,
+        );
         let u = unwrap("env", &s, &words(&["-i", "A=1", "-u", "B", "rm", "x"]));
         assert_eq!(u.assignments.len(), 1);
         assert_eq!(u.rest[0].value, "rm");
         let u = unwrap("env", &s, &words(&["-S", "rm -rf ~"]));
-        assert_eq!(u.shell_string.map(|w| w.value), Some("rm -rf ~".to_string()));
+        assert_eq!(
+            u.shell_string.map(|w| w.value),
+            Some("rm -rf ~".to_string())
+        );
     }
 
     #[test]
     fn timeout_skips_duration() {
-        let s = spec(r#"value_options=["-s"]
-leading_operands=1"#);
+        let s = spec(
+            r#"value_options=["-s"]
+leading_operands=1"#,
+        );
         let u = unwrap("timeout", &s, &words(&["-s", "KILL", "5", "rm", "x"]));
         assert_eq!(u.rest[0].value, "rm");
     }
 
     #[test]
     fn shell_args_forms() {
-        assert_eq!(shell_args(&words(&["-c", "ls"])), ShellArgs::Command { string: 1 });
-        assert_eq!(shell_args(&words(&["-lc", "ls"])), ShellArgs::Command { string: 1 });
-        assert_eq!(shell_args(&words(&["-e", "-c", "ls", "n"])), ShellArgs::Command { string: 2 });
-        assert_eq!(shell_args(&words(&["x.sh"])), ShellArgs::Script { script: 0 });
+        assert_eq!(
+            shell_args(&words(&["-c", "ls"])),
+            ShellArgs::Command { string: 1 }
+        );
+        assert_eq!(
+            shell_args(&words(&["-lc", "ls"])),
+            ShellArgs::Command { string: 1 }
+        );
+        assert_eq!(
+            shell_args(&words(&["-e", "-c", "ls", "n"])),
+            ShellArgs::Command { string: 2 }
+        );
+        assert_eq!(
+            shell_args(&words(&["x.sh"])),
+            ShellArgs::Script { script: 0 }
+        );
         assert_eq!(shell_args(&words(&[])), ShellArgs::Stdin);
     }
 }

@@ -97,7 +97,7 @@ fn resolve_piece(piece: &WordPiece, vars: &KnownVars, in_dquote: bool, out: &mut
     match piece {
         WordPiece::Text(t) => {
             if !in_dquote {
-                if t.contains(['*', '?', '[']) {
+                if t.contains(['*', '?']) || t.find('[').is_some_and(|i| t[i + 1..].contains(']')) {
                     w.glob = true;
                     w.literal = false;
                 }
@@ -170,7 +170,8 @@ fn resolve_piece(piece: &WordPiece, vars: &KnownVars, in_dquote: bool, out: &mut
             w.literal = false;
             w.unresolved = true;
             w.value.push_str(&format!("$({text})"));
-            out.substitutions.push(EmbeddedCommand { text: text.clone() });
+            out.substitutions
+                .push(EmbeddedCommand { text: text.clone() });
         }
         WordPiece::ArithmeticExpression(e) => {
             w.literal = false;
@@ -183,7 +184,11 @@ fn resolve_piece(piece: &WordPiece, vars: &KnownVars, in_dquote: bool, out: &mut
 /// Only plain `$NAME` / `${NAME}` / `$N` of known variables resolve; any
 /// operator (`${HOME:0:1}`, `${!x}`, `${x:-y}`) leaves the word unresolved.
 fn known_parameter(expr: &ParameterExpr, vars: &KnownVars) -> Option<String> {
-    let ParameterExpr::Parameter { parameter, indirect: false } = expr else {
+    let ParameterExpr::Parameter {
+        parameter,
+        indirect: false,
+    } = expr
+    else {
         return None;
     };
     match parameter {
@@ -193,10 +198,19 @@ fn known_parameter(expr: &ParameterExpr, vars: &KnownVars) -> Option<String> {
             "TMPDIR" => vars.tmpdir.clone(),
             _ => None,
         },
-        Parameter::Positional(i) => vars.positional.get(*i as usize).cloned().or(Some(String::new())),
-        Parameter::Special(SpecialParameter::AllPositionalParameters { .. }) => {
-            Some(vars.positional.iter().skip(1).cloned().collect::<Vec<_>>().join(" "))
-        }
+        Parameter::Positional(i) => vars
+            .positional
+            .get(*i as usize)
+            .cloned()
+            .or(Some(String::new())),
+        Parameter::Special(SpecialParameter::AllPositionalParameters { .. }) => Some(
+            vars.positional
+                .iter()
+                .skip(1)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
         Parameter::Special(SpecialParameter::PositionalParameterCount) => {
             Some(vars.positional.len().saturating_sub(1).to_string())
         }
@@ -206,8 +220,14 @@ fn known_parameter(expr: &ParameterExpr, vars: &KnownVars) -> Option<String> {
 
 fn parameter_spelling(expr: &ParameterExpr) -> String {
     match expr {
-        ParameterExpr::Parameter { parameter: Parameter::Named(n), indirect: false } => format!("${n}"),
-        ParameterExpr::Parameter { parameter: Parameter::Positional(i), indirect: false } => format!("${i}"),
+        ParameterExpr::Parameter {
+            parameter: Parameter::Named(n),
+            indirect: false,
+        } => format!("${n}"),
+        ParameterExpr::Parameter {
+            parameter: Parameter::Positional(i),
+            indirect: false,
+        } => format!("${i}"),
         _ => "${...}".to_string(),
     }
 }
@@ -225,12 +245,12 @@ fn has_brace_expansion(text: &str) -> bool {
             }
             b'}' if depth > 0 => {
                 depth -= 1;
-                if depth == 0 {
-                    if let Some(s) = start.take() {
-                        let inner = &text[s + 1..i];
-                        if inner.contains(',') || inner.contains("..") {
-                            return true;
-                        }
+                if depth == 0
+                    && let Some(s) = start.take()
+                {
+                    let inner = &text[s + 1..i];
+                    if inner.contains(',') || inner.contains("..") {
+                        return true;
                     }
                 }
             }

@@ -50,7 +50,10 @@ pub fn parse_args(spec: &CommandSpec, args: &[Word]) -> ParsedArgs {
         let w = &args[i];
         let a = w.value.as_str();
         i += 1;
-        if only_operands || a == "-" || !(a.starts_with('-') || (a.starts_with('+') && a.len() > 1 && has_plus(&opts))) {
+        if only_operands
+            || a == "-"
+            || !(a.starts_with('-') || (a.starts_with('+') && a.len() > 1 && has_plus(&opts)))
+        {
             if a == "--" && !only_operands {
                 only_operands = true;
                 continue;
@@ -65,12 +68,17 @@ pub fn parse_args(spec: &CommandSpec, args: &[Word]) -> ParsedArgs {
             only_operands = true;
             continue;
         }
-        if spec.option_style == OptionStyle::SingleDash || a.starts_with("--") || a.starts_with('+') {
+        if spec.option_style == OptionStyle::SingleDash || a.starts_with("--") || a.starts_with('+')
+        {
             let (name, attached) = match a.split_once('=') {
                 Some((n, v)) if a.starts_with("--") => (n, Some(v.to_string())),
                 _ => (a, None),
             };
-            let found = find_long(&opts, name, spec.option_style == OptionStyle::Gnu && a.starts_with("--"));
+            let found = find_long(
+                &opts,
+                name,
+                spec.option_style == OptionStyle::Gnu && a.starts_with("--"),
+            );
             match found {
                 Lookup::Found(o) => {
                     let o = o.clone();
@@ -107,7 +115,10 @@ pub fn parse_args(spec: &CommandSpec, args: &[Word]) -> ParsedArgs {
                     });
                 }
                 Lookup::Ambiguous(names) => {
-                    out.errors.push(format!("option `{name}` is ambiguous ({})", names.join(", ")));
+                    out.errors.push(format!(
+                        "option `{name}` is ambiguous ({})",
+                        names.join(", ")
+                    ));
                 }
                 Lookup::Missing => {
                     if is_numeric_option(a, &opts) {
@@ -126,14 +137,18 @@ pub fn parse_args(spec: &CommandSpec, args: &[Word]) -> ParsedArgs {
         let mut j = 0;
         while j < chars.len() {
             let name = format!("-{}", chars[j]);
-            match opts.iter().find(|o| o.names.iter().any(|n| *n == name)) {
+            match opts.iter().find(|o| o.names.contains(&name)) {
                 Some(o) => {
                     let rest: String = chars[j + 1..].iter().collect();
                     let value = match o.value {
                         ValueKind::None => None,
                         ValueKind::Optional => {
                             j = chars.len();
-                            if rest.is_empty() { None } else { Some(with_value(w, rest)) }
+                            if rest.is_empty() {
+                                None
+                            } else {
+                                Some(with_value(w, rest))
+                            }
                         }
                         ValueKind::Required => {
                             j = chars.len();
@@ -177,11 +192,19 @@ pub fn parse_args(spec: &CommandSpec, args: &[Word]) -> ParsedArgs {
         .operands_with
         .iter()
         .find(|(names, _)| {
-            names.split('|').any(|n| out.options.iter().any(|o| o.spec.names.iter().any(|m| m == n)))
+            names.split('|').any(|n| {
+                out.options
+                    .iter()
+                    .any(|o| o.spec.names.iter().any(|m| m == n))
+            })
         })
         .map(|(_, l)| l.clone())
         .unwrap_or_else(|| {
-            if spec.operands.is_empty() { vec!["read_path*".to_string()] } else { spec.operands.clone() }
+            if spec.operands.is_empty() {
+                vec!["read_path*".to_string()]
+            } else {
+                spec.operands.clone()
+            }
         });
     match assign_types(&list, operands.len()) {
         Some(types) => out.operands = operands.into_iter().zip(types).collect(),
@@ -191,14 +214,18 @@ pub fn parse_args(spec: &CommandSpec, args: &[Word]) -> ParsedArgs {
                 operands.len(),
                 describe(&list)
             ));
-            out.operands = operands.into_iter().map(|w| (w, "read_path".to_string())).collect();
+            out.operands = operands
+                .into_iter()
+                .map(|w| (w, "read_path".to_string()))
+                .collect();
         }
     }
     out
 }
 
 fn has_plus(opts: &[OptionSpec]) -> bool {
-    opts.iter().any(|o| o.names.iter().any(|n| n.starts_with('+')))
+    opts.iter()
+        .any(|o| o.names.iter().any(|n| n.starts_with('+')))
 }
 
 fn is_numeric_option(a: &str, opts: &[OptionSpec]) -> bool {
@@ -208,7 +235,10 @@ fn is_numeric_option(a: &str, opts: &[OptionSpec]) -> bool {
 }
 
 fn with_value(w: &Word, v: String) -> Word {
-    Word { value: v, ..w.clone() }
+    Word {
+        value: v,
+        ..w.clone()
+    }
 }
 
 enum Lookup<'a> {
@@ -226,7 +256,11 @@ fn find_long<'a>(opts: &'a [OptionSpec], name: &str, abbrev: bool) -> Lookup<'a>
     }
     let matches: Vec<&OptionSpec> = opts
         .iter()
-        .filter(|o| o.names.iter().any(|n| n.starts_with("--") && n.starts_with(name)))
+        .filter(|o| {
+            o.names
+                .iter()
+                .any(|n| n.starts_with("--") && n.starts_with(name))
+        })
         .collect();
     match matches.len() {
         0 => Lookup::Missing,
@@ -238,7 +272,10 @@ fn find_long<'a>(opts: &'a [OptionSpec], name: &str, abbrev: bool) -> Lookup<'a>
                 Lookup::Found(matches[0])
             } else {
                 Lookup::Ambiguous(
-                    matches.iter().filter_map(|m| m.names.iter().find(|n| n.starts_with(name)).cloned()).collect(),
+                    matches
+                        .iter()
+                        .filter_map(|m| m.names.iter().find(|n| n.starts_with(name)).cloned())
+                        .collect(),
                 )
             }
         }
@@ -261,10 +298,19 @@ pub fn assign_types(list: &[String], n: usize) -> Option<Vec<String>> {
         })
         .collect();
     let mut out = Vec::with_capacity(n);
-    if fill(&items, 0, n, &mut out) { Some(out) } else { None }
+    if fill(&items, 0, n, &mut out) {
+        Some(out)
+    } else {
+        None
+    }
 }
 
-fn fill(items: &[(String, usize, usize)], idx: usize, remaining: usize, out: &mut Vec<String>) -> bool {
+fn fill(
+    items: &[(String, usize, usize)],
+    idx: usize,
+    remaining: usize,
+    out: &mut Vec<String>,
+) -> bool {
     if idx == items.len() {
         return remaining == 0;
     }
@@ -293,7 +339,11 @@ fn fill(items: &[(String, usize, usize)], idx: usize, remaining: usize, out: &mu
 }
 
 fn describe(list: &[String]) -> String {
-    if list.is_empty() { "no operands".into() } else { list.join(" ") }
+    if list.is_empty() {
+        "no operands".into()
+    } else {
+        list.join(" ")
+    }
 }
 
 #[cfg(test)]
@@ -301,8 +351,16 @@ mod tests {
     use super::*;
 
     fn spec(options: &[&str], operands: &[&str]) -> CommandSpec {
-        let opts = options.iter().map(|o| format!("{o:?}")).collect::<Vec<_>>().join(",");
-        let ops = operands.iter().map(|o| format!("{o:?}")).collect::<Vec<_>>().join(",");
+        let opts = options
+            .iter()
+            .map(|o| format!("{o:?}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let ops = operands
+            .iter()
+            .map(|o| format!("{o:?}"))
+            .collect::<Vec<_>>()
+            .join(",");
         toml::from_str(&format!(
             "summary='t'\nrisk='write'\noptions=[{opts}]\noperands=[{ops}]\nexamples={{allow=['x']}}"
         ))
@@ -315,8 +373,18 @@ mod tests {
 
     #[test]
     fn clusters_longs_and_abbreviations_are_the_same() {
-        let s = spec(&["-r -R --recursive !recursive", "-f --force", "-i"], &["write_path+"]);
-        for form in [&["-rf", "x"][..], &["-fr", "x"], &["-r", "-f", "x"], &["--recursive", "--force", "x"], &["--recur", "--forc", "x"], &["x", "-rf"]] {
+        let s = spec(
+            &["-r -R --recursive !recursive", "-f --force", "-i"],
+            &["write_path+"],
+        );
+        for form in [
+            &["-rf", "x"][..],
+            &["-fr", "x"],
+            &["-r", "-f", "x"],
+            &["--recursive", "--force", "x"],
+            &["--recur", "--forc", "x"],
+            &["x", "-rf"],
+        ] {
             let p = parse_args(&s, &words(form));
             assert!(p.has_effect(Effect::Recursive), "{form:?}");
             assert_eq!(p.options.len(), 2, "{form:?}");
@@ -328,7 +396,10 @@ mod tests {
     fn attached_values_and_double_dash() {
         let s = spec(&["-o --output =write_path !write"], &["read_path*"]);
         let p = parse_args(&s, &words(&["-ofile", "a"]));
-        assert_eq!(p.options[0].value.as_ref().map(|w| w.value.as_str()), Some("file"));
+        assert_eq!(
+            p.options[0].value.as_ref().map(|w| w.value.as_str()),
+            Some("file")
+        );
         let p = parse_args(&s, &words(&["--output=f", "--", "-rf"]));
         assert_eq!(p.operands[0].0.value, "-rf");
         assert!(p.unknown_options.is_empty());
@@ -336,8 +407,14 @@ mod tests {
 
     #[test]
     fn operand_types_fill_from_both_ends() {
-        assert_eq!(assign_types(&["read_path+".into(), "write_path".into()], 3).unwrap(), ["read_path", "read_path", "write_path"]);
+        assert_eq!(
+            assign_types(&["read_path+".into(), "write_path".into()], 3).unwrap(),
+            ["read_path", "read_path", "write_path"]
+        );
         assert!(assign_types(&["read_path+".into(), "write_path".into()], 1).is_none());
-        assert_eq!(assign_types(&["literal".into(), "read_path*".into()], 1).unwrap(), ["literal"]);
+        assert_eq!(
+            assign_types(&["literal".into(), "read_path*".into()], 1).unwrap(),
+            ["literal"]
+        );
     }
 }

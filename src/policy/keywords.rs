@@ -8,7 +8,10 @@ use regex_syntax::hir::{Hir, HirKind};
 /// Literal strings of which every match of `pattern` contains at least one.
 /// `None` when no such set can be derived (the rule then always runs).
 pub fn keywords(pattern: &str) -> Option<Vec<String>> {
-    let hir = regex_syntax::ParserBuilder::new().build().parse(pattern).ok()?;
+    let hir = regex_syntax::ParserBuilder::new()
+        .build()
+        .parse(pattern)
+        .ok()?;
     let set = required(&hir)?;
     if set.iter().any(|s| s.len() < 2) {
         return None;
@@ -36,11 +39,11 @@ fn required(hir: &Hir) -> Option<Vec<String>> {
                 }
             };
             for item in items {
-                if let HirKind::Literal(lit) = item.kind() {
-                    if let Ok(s) = std::str::from_utf8(&lit.0) {
-                        run.push_str(s);
-                        continue;
-                    }
+                if let HirKind::Literal(lit) = item.kind()
+                    && let Ok(s) = std::str::from_utf8(&lit.0)
+                {
+                    run.push_str(s);
+                    continue;
                 }
                 if !run.is_empty() {
                     consider(vec![std::mem::take(&mut run)], &mut best);

@@ -22,12 +22,48 @@ pub use verdict::{Confirmation, Decision, Layer, Reason, Verdict};
 
 /// Variables that change which program runs or what it loads.
 pub const DANGEROUS_VARIABLES: &[&str] = &[
-    "PATH", "LD_*", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PROMPT_COMMAND", "PS4", "IFS",
-    "GIT_SSH", "GIT_SSH_COMMAND", "GIT_EXEC_PATH", "GIT_PAGER", "GIT_EDITOR", "GIT_EXTERNAL_DIFF",
-    "GIT_ASKPASS", "GIT_PROXY_COMMAND", "GIT_CONFIG*", "GIT_TEMPLATE_DIR", "GIT_DIR", "GIT_WORK_TREE",
-    "PAGER", "EDITOR", "VISUAL", "MANPAGER", "SYSTEMD_PAGER", "LESSOPEN", "LESSCLOSE", "NODE_OPTIONS",
-    "PERL5OPT", "PERL5LIB", "PYTHONSTARTUP", "PYTHONPATH", "PYTHONHOME", "RUBYOPT", "RUSTC_WRAPPER",
-    "RUSTC", "CARGO_BUILD_RUSTC_WRAPPER", "BROWSER", "SSH_ASKPASS", "SUDO_ASKPASS", "DYLD_*",
+    "PATH",
+    "LD_*",
+    "BASH_ENV",
+    "ENV",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "PROMPT_COMMAND",
+    "PS4",
+    "IFS",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_EXEC_PATH",
+    "GIT_PAGER",
+    "GIT_EDITOR",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_ASKPASS",
+    "GIT_PROXY_COMMAND",
+    "GIT_CONFIG*",
+    "GIT_TEMPLATE_DIR",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "PAGER",
+    "EDITOR",
+    "VISUAL",
+    "MANPAGER",
+    "SYSTEMD_PAGER",
+    "LESSOPEN",
+    "LESSCLOSE",
+    "NODE_OPTIONS",
+    "PERL5OPT",
+    "PERL5LIB",
+    "PYTHONSTARTUP",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "RUBYOPT",
+    "RUSTC_WRAPPER",
+    "RUSTC",
+    "CARGO_BUILD_RUSTC_WRAPPER",
+    "BROWSER",
+    "SSH_ASKPASS",
+    "SUDO_ASKPASS",
+    "DYLD_*",
 ];
 
 /// The warning seed 002 requires for network-touching commands.
@@ -60,14 +96,25 @@ pub fn evaluate(model: &CommandModel, ctx: &PolicyContext, raw: Option<&str>) ->
 
     // Safety rules over normalised views.
     let views = rules::views(model, &code_views, raw);
+    v.code = code_views.clone();
     let c = ctx.profile.rules.classify_views(&views);
     v.severity = c.severity;
     for (id, label, sev, view) in &c.matches {
         match sev {
             Severity::Critical => {
-                let action = if ctx.interactive { Action::Ask } else { policy.critical };
+                let action = if ctx.interactive {
+                    Action::Ask
+                } else {
+                    policy.critical
+                };
                 let d = decision_of(action);
-                v.add(Layer::Policy, id, d, format!("safety rule `{id}` ({label}) matches `{view}`"), None);
+                v.add(
+                    Layer::Policy,
+                    id,
+                    d,
+                    format!("safety rule `{id}` ({label}) matches `{view}`"),
+                    None,
+                );
                 if d == Decision::Ask {
                     v.need(Confirmation::Strong);
                 }
@@ -86,13 +133,19 @@ pub fn evaluate(model: &CommandModel, ctx: &PolicyContext, raw: Option<&str>) ->
     // Mode: risk against the profile's ceiling.
     let why: Vec<String> = v.danger.iter().map(|d| d.0.clone()).collect();
     let suggestion = v.danger.iter().find_map(|d| d.1.clone());
-    let why = if why.is_empty() { String::new() } else { format!(": {}", why.join("; ")) };
+    let why = if why.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", why.join("; "))
+    };
     if v.risk == Risk::Dangerous && !policy.allow_dangerous {
         v.add(
             Layer::Policy,
             "policy.dangerous_disabled",
             Decision::Deny,
-            format!("dangerous commands are disabled by this profile (allow_dangerous = false){why}"),
+            format!(
+                "dangerous commands are disabled by this profile (allow_dangerous = false){why}"
+            ),
             suggestion,
         );
     } else if v.risk > policy.mode {
@@ -101,7 +154,11 @@ pub fn evaluate(model: &CommandModel, ctx: &PolicyContext, raw: Option<&str>) ->
             Layer::Policy,
             "policy.above_mode",
             d,
-            format!("risk `{}` is above the profile's mode `{}`{why}", v.risk.as_str(), policy.mode.as_str()),
+            format!(
+                "risk `{}` is above the profile's mode `{}`{why}",
+                v.risk.as_str(),
+                policy.mode.as_str()
+            ),
             suggestion,
         );
         if v.risk == Risk::Dangerous {
@@ -140,37 +197,86 @@ fn shape(model: &CommandModel, ctx: &PolicyContext, v: &mut Verdict) {
     let shell = &ctx.profile.doc.shell;
     let c = &model.constructs;
     for op in &model.operators {
-        if !shell.operators.iter().any(|o| Operator::from_spelling(o) == Some(*op)) {
+        if !shell
+            .operators
+            .iter()
+            .any(|o| Operator::from_spelling(o) == Some(*op))
+        {
             v.add(
                 Layer::Policy,
                 "shape.operator",
                 Decision::Deny,
-                format!("the operator `{}` is not allowed by this profile", op.as_str()),
+                format!(
+                    "the operator `{}` is not allowed by this profile",
+                    op.as_str()
+                ),
                 Some("run the commands one at a time".into()),
             );
         }
     }
     let checks: [(bool, bool, &str, &str); 5] = [
-        (c.substitution, shell.substitutions, "shape.substitution", "command substitution `$(...)` is not allowed by this profile"),
-        (c.process_substitution, shell.process_substitutions, "shape.process_substitution", "process substitution `<(...)` is not allowed by this profile"),
-        (c.heredoc, shell.heredocs, "shape.heredoc", "heredocs and here-strings are not allowed by this profile"),
-        (c.subshell_or_group, shell.groups, "shape.group", "subshells and `{ ...; }` groups are not allowed by this profile"),
-        (c.control_flow, shell.control_flow, "shape.control_flow", "`if`/`for`/`while`/`case` are not allowed by this profile"),
+        (
+            c.substitution,
+            shell.substitutions,
+            "shape.substitution",
+            "command substitution `$(...)` is not allowed by this profile",
+        ),
+        (
+            c.process_substitution,
+            shell.process_substitutions,
+            "shape.process_substitution",
+            "process substitution `<(...)` is not allowed by this profile",
+        ),
+        (
+            c.heredoc,
+            shell.heredocs,
+            "shape.heredoc",
+            "heredocs and here-strings are not allowed by this profile",
+        ),
+        (
+            c.subshell_or_group,
+            shell.groups,
+            "shape.group",
+            "subshells and `{ ...; }` groups are not allowed by this profile",
+        ),
+        (
+            c.control_flow,
+            shell.control_flow,
+            "shape.control_flow",
+            "`if`/`for`/`while`/`case` are not allowed by this profile",
+        ),
     ];
     for (present, allowed, id, msg) in checks {
         if present && !allowed {
-            let suggestion = (id == "shape.substitution").then(|| "run the inner command first and pass its output literally".to_string());
+            let suggestion = (id == "shape.substitution")
+                .then(|| "run the inner command first and pass its output literally".to_string());
             v.add(Layer::Policy, id, Decision::Deny, msg.into(), suggestion);
         }
     }
-    if c.redirection && !shell.redirections && model.segments.iter().any(|s| s.redirections.iter().any(|r| r.writes || r.reads)) {
-        v.add(Layer::Policy, "shape.redirection", Decision::Deny, "redirections are not allowed by this profile".into(), None);
+    if c.redirection
+        && !shell.redirections
+        && model
+            .segments
+            .iter()
+            .any(|s| s.redirections.iter().any(|r| r.writes || r.reads))
+    {
+        v.add(
+            Layer::Policy,
+            "shape.redirection",
+            Decision::Deny,
+            "redirections are not allowed by this profile".into(),
+            None,
+        );
     }
 }
 
 /// Checks one segment against the registry, roots and its own shape.
 fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<String>) {
-    let label = if seg.program.is_empty() { "(redirection)".to_string() } else { seg.program.clone() };
+    let label = if seg.program.is_empty() {
+        "(redirection)".to_string()
+    } else {
+        seg.program.clone()
+    };
     for n in &seg.notes {
         v.note(Layer::Parse, format!("{label}: {n}"));
     }
@@ -184,7 +290,10 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
                 Layer::Policy,
                 "policy.dangerous_assignment",
                 Decision::Deny,
-                format!("`{}=...` changes which program runs or what it loads", a.name),
+                format!(
+                    "`{}=...` changes which program runs or what it loads",
+                    a.name
+                ),
                 Some("drop the assignment; configure the tool in its own config file".into()),
             );
             v.risk = Risk::Dangerous;
@@ -195,8 +304,14 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
             Layer::Policy,
             "policy.privilege_escalation",
             Decision::Deny,
-            format!("`{label}` would run with raised privileges ({})", seg.wrappers.join(" ")),
-            Some(format!("run `{}` without sudo inside the project", seg.argv.join(" "))),
+            format!(
+                "`{label}` would run with raised privileges ({})",
+                seg.wrappers.join(" ")
+            ),
+            Some(format!(
+                "run `{}` without sudo inside the project",
+                seg.argv.join(" ")
+            )),
         );
         v.risk = Risk::Dangerous;
     }
@@ -205,12 +320,16 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
         return;
     }
     if seg.origin == Origin::ExecTemplate {
-        v.note(Layer::Policy, format!("{label}: runs as a template; its arguments are completed at run time"));
+        v.note(
+            Layer::Policy,
+            format!("{label}: runs as a template; its arguments are completed at run time"),
+        );
     }
 
     // Registry, including subcommands.
     let registry = &ctx.profile.registry;
-    let Some((name, spec, args)) = lookup(registry, &seg.program, &seg.words[1..]) else {
+    let Some(((name, spec, args), parents)) = lookup(registry, &seg.program, &seg.words[1..])
+    else {
         let d = decision_of(ctx.profile.doc.policy.unknown_commands);
         v.add(
             Layer::Policy,
@@ -227,14 +346,26 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
         }
         return;
     };
-    v.note(Layer::Policy, format!("{name}: {} (base risk {})", spec.summary, spec.risk.as_str()));
+    v.note(
+        Layer::Policy,
+        format!(
+            "{name}: {} (base risk {})",
+            spec.summary,
+            spec.risk.as_str()
+        ),
+    );
     let mut risk = spec.risk;
     match spec.maturity {
         Maturity::Blocked => v.add(
             Layer::Policy,
             "registry.blocked",
             Decision::Deny,
-            format!("`{name}` is blocked: {}", spec.reason.clone().unwrap_or_else(|| "no reason given".into())),
+            format!(
+                "`{name}` is blocked: {}",
+                spec.reason
+                    .clone()
+                    .unwrap_or_else(|| "no reason given".into())
+            ),
             None,
         ),
         Maturity::Experimental => {
@@ -242,7 +373,13 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
                 Layer::Policy,
                 "registry.experimental",
                 Decision::Ask,
-                format!("`{name}` is experimental in the registry{}", spec.reason.as_ref().map(|r| format!(": {r}")).unwrap_or_default()),
+                format!(
+                    "`{name}` is experimental in the registry{}",
+                    spec.reason
+                        .as_ref()
+                        .map(|r| format!(": {r}"))
+                        .unwrap_or_default()
+                ),
                 None,
             );
             v.need(Confirmation::VeryStrong);
@@ -254,12 +391,51 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
     }
     if spec.interpreter {
         risk = risk.max(Risk::Write);
-        v.note(Layer::Policy, format!("{name}: runs code the validator cannot fully see; the sandbox contains it"));
+        v.note(
+            Layer::Policy,
+            format!("{name}: runs code the validator cannot fully see; the sandbox contains it"),
+        );
     }
 
+    // Options given to parent commands before the subcommand.
+    for (pname, pspec, pargs) in &parents {
+        let p = parse_args(pspec, pargs);
+        for e in &p.errors {
+            v.add(
+                Layer::Policy,
+                "registry.malformed",
+                Decision::Deny,
+                format!("`{pname}`: {e}"),
+                None,
+            );
+        }
+        if !p.unknown_options.is_empty() && pspec.unknown_options != UnknownOptions::Allow {
+            v.add(
+                Layer::Policy,
+                "registry.unknown_option",
+                if pspec.unknown_options == UnknownOptions::Deny {
+                    Decision::Deny
+                } else {
+                    Decision::Ask
+                },
+                format!(
+                    "`{pname}` option(s) {} are not in the registry",
+                    p.unknown_options.join(", ")
+                ),
+                None,
+            );
+        }
+        risk = risk.max(options(pname, &p, seg, ctx, v, code));
+    }
     let parsed = parse_args(&spec, args);
     for e in &parsed.errors {
-        v.add(Layer::Policy, "registry.malformed", Decision::Deny, format!("`{name}`: {e}"), None);
+        v.add(
+            Layer::Policy,
+            "registry.malformed",
+            Decision::Deny,
+            format!("`{name}`: {e}"),
+            None,
+        );
     }
     if !parsed.unknown_options.is_empty() {
         let d = match spec.unknown_options {
@@ -272,7 +448,10 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
                 Layer::Policy,
                 "registry.unknown_option",
                 d,
-                format!("`{name}` option(s) {} are not in the registry", parsed.unknown_options.join(", ")),
+                format!(
+                    "`{name}` option(s) {} are not in the registry",
+                    parsed.unknown_options.join(", ")
+                ),
                 None,
             );
         }
@@ -288,24 +467,37 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
             Some("list the files explicitly, or use `find ... -delete` inside the project".into()),
         );
     }
-    if let Some(data) = &seg.stdin_data {
-        if spec.interpreter {
-            code.push(data.clone());
-        }
+    if let Some(data) = &seg.stdin_data
+        && spec.interpreter
+    {
+        code.push(data.clone());
     }
     v.risk = v.risk.max(risk);
 }
 
-/// Finds the registry entry, descending into subcommands.
-fn lookup<'w>(registry: &registry::Registry, program: &str, args: &'w [Word]) -> Option<(String, std::sync::Arc<CommandSpec>, &'w [Word])> {
+/// A registry entry with the arguments that belong to it.
+type Layered<'w> = (String, std::sync::Arc<CommandSpec>, &'w [Word]);
+
+/// Finds the registry entry, descending into subcommands. Returns the
+/// entry with its own arguments, and each parent entry with the options
+/// given before the subcommand (`git -c x=y push`: `-c x=y` belongs to `git`).
+fn lookup<'w>(
+    registry: &registry::Registry,
+    program: &str,
+    args: &'w [Word],
+) -> Option<(Layered<'w>, Vec<Layered<'w>>)> {
     let mut name = program.to_string();
     let mut spec = registry.get(&name)?;
     let mut rest = args;
+    let mut parents = Vec::new();
     while spec.subcommands {
-        let Some(idx) = first_operand(&spec, rest) else { break };
+        let Some(idx) = first_operand(&spec, rest) else {
+            break;
+        };
         let sub = format!("{name} {}", rest[idx].value);
         match registry.get(&sub) {
             Some(s) => {
+                parents.push((name.clone(), spec.clone(), &rest[..idx]));
                 name = sub;
                 spec = s;
                 rest = &rest[idx + 1..];
@@ -313,31 +505,34 @@ fn lookup<'w>(registry: &registry::Registry, program: &str, args: &'w [Word]) ->
             None => return None,
         }
     }
-    Some((name, spec, rest))
+    Some(((name, spec, rest), parents))
 }
 
 /// Index of the first operand (the subcommand), skipping global options.
 fn first_operand(spec: &CommandSpec, args: &[Word]) -> Option<usize> {
-    let opts: Vec<registry::OptionSpec> = spec.options.iter().filter_map(|o| o.parse().ok()).collect();
+    let opts: Vec<registry::OptionSpec> =
+        spec.options.iter().filter_map(|o| o.parse().ok()).collect();
     let mut i = 0;
     while i < args.len() {
         let a = args[i].value.as_str();
         if !a.starts_with('-') || a == "-" {
             return Some(i);
         }
-        let takes_value = opts.iter().any(|o| {
-            o.value == registry::ValueKind::Required && o.names.iter().any(|n| n == a)
-        });
+        let takes_value = opts
+            .iter()
+            .any(|o| o.value == registry::ValueKind::Required && o.names.iter().any(|n| n == a));
         i += if takes_value { 2 } else { 1 };
     }
     None
 }
 
 fn is_dangerous_var(name: &str) -> bool {
-    DANGEROUS_VARIABLES.iter().any(|p| match p.strip_suffix('*') {
-        Some(prefix) => name.starts_with(prefix),
-        None => name == *p,
-    })
+    DANGEROUS_VARIABLES
+        .iter()
+        .any(|p| match p.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => name == *p,
+        })
 }
 
 fn redirections(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
@@ -357,16 +552,33 @@ fn redirections(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
             continue;
         }
         if !r.literal {
-            unknown(v, ctx, &format!("the redirection target `{}` is not literal", r.target));
+            unknown(
+                v,
+                ctx,
+                &format!("the redirection target `{}` is not literal", r.target),
+            );
             continue;
         }
         let p = paths::resolve(&seg.cwd, &r.target);
-        let res = if r.writes { ctx.roots.check_write(&p, false) } else { ctx.roots.check_read(&p) };
+        let res = if r.writes {
+            ctx.roots.check_write(&p, false)
+        } else {
+            ctx.roots.check_read(&p)
+        };
         if r.writes && res.is_ok() && !paths::is_device_sink(&p) {
             v.risk = v.risk.max(Risk::Write);
         }
         if let Err(e) = res {
-            path_reason(v, &p, &e, if r.writes { "redirection writes" } else { "redirection reads" });
+            path_reason(
+                v,
+                &p,
+                &e,
+                if r.writes {
+                    "redirection writes"
+                } else {
+                    "redirection reads"
+                },
+            );
         }
     }
 }
@@ -392,7 +604,10 @@ fn path_reason(v: &mut Verdict, p: &Path, e: &PathProblem, what: &str) {
             Layer::Policy,
             "roots.secret",
             Decision::Deny,
-            format!("{what} `{shown}`, inside the protected path `{}`", d.display()),
+            format!(
+                "{what} `{shown}`, inside the protected path `{}`",
+                d.display()
+            ),
             None,
         ),
         PathProblem::Broad => {
@@ -409,21 +624,38 @@ fn path_reason(v: &mut Verdict, p: &Path, e: &PathProblem, what: &str) {
 }
 
 /// Option effects and typed option values.
-fn options(name: &str, p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<String>) -> Risk {
+fn options(
+    name: &str,
+    p: &ParsedArgs,
+    seg: &Segment,
+    ctx: &PolicyContext,
+    v: &mut Verdict,
+    code: &mut Vec<String>,
+) -> Risk {
     let mut risk = Risk::Safe;
     let destructive = p.has_effect(Effect::Recursive) || p.has_effect(Effect::Delete);
     for o in &p.options {
         let why = o.spec.reason.clone();
         for e in &o.spec.effects {
             match e {
-                Effect::Write | Effect::WritesOperands | Effect::Delete => risk = risk.max(Risk::Write),
+                Effect::Write | Effect::WritesOperands | Effect::Delete => {
+                    risk = risk.max(Risk::Write)
+                }
                 Effect::Dangerous => {
                     risk = Risk::Dangerous;
                     v.danger.push((
-                        format!("`{name} {}` is dangerous{}", o.written, why.as_ref().map(|w| format!(": {w}")).unwrap_or_default()),
+                        format!(
+                            "`{name} {}` is dangerous{}",
+                            o.written,
+                            why.as_ref().map(|w| format!(": {w}")).unwrap_or_default()
+                        ),
                         o.spec.suggest.clone(),
                     ));
-                    if !v.matched_rules.iter().any(|r| r == "registry.dangerous_option") {
+                    if !v
+                        .matched_rules
+                        .iter()
+                        .any(|r| r == "registry.dangerous_option")
+                    {
                         v.matched_rules.push("registry.dangerous_option".into());
                     }
                 }
@@ -433,7 +665,11 @@ fn options(name: &str, p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext, v: &m
                         Layer::Policy,
                         "registry.exec_option",
                         Decision::Deny,
-                        format!("`{name} {}` makes it run another program{}", o.written, why.as_ref().map(|w| format!(": {w}")).unwrap_or_default()),
+                        format!(
+                            "`{name} {}` makes it run another program{}",
+                            o.written,
+                            why.as_ref().map(|w| format!(": {w}")).unwrap_or_default()
+                        ),
                         None,
                     );
                 }
@@ -442,14 +678,22 @@ fn options(name: &str, p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext, v: &m
                     Layer::Policy,
                     "registry.blocked_option",
                     Decision::Deny,
-                    format!("`{name} {}` is not allowed{}", o.written, why.as_ref().map(|w| format!(": {w}")).unwrap_or_default()),
+                    format!(
+                        "`{name} {}` is not allowed{}",
+                        o.written,
+                        why.as_ref().map(|w| format!(": {w}")).unwrap_or_default()
+                    ),
                     None,
                 ),
                 Effect::Ask => v.add(
                     Layer::Policy,
                     "registry.ask_option",
                     Decision::Ask,
-                    format!("`{name} {}` needs confirmation{}", o.written, why.as_ref().map(|w| format!(": {w}")).unwrap_or_default()),
+                    format!(
+                        "`{name} {}` needs confirmation{}",
+                        o.written,
+                        why.as_ref().map(|w| format!(": {w}")).unwrap_or_default()
+                    ),
                     None,
                 ),
                 Effect::Code => risk = risk.max(Risk::Write),
@@ -457,7 +701,17 @@ fn options(name: &str, p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext, v: &m
             }
         }
         if let Some(val) = &o.value {
-            risk = risk.max(typed_value(name, &o.spec.value_type, val, seg, ctx, v, code, destructive, &o.written));
+            risk = risk.max(typed_value(
+                name,
+                &o.spec.value_type,
+                val,
+                seg,
+                ctx,
+                v,
+                code,
+                destructive,
+                &o.written,
+            ));
         }
     }
     risk
@@ -465,20 +719,52 @@ fn options(name: &str, p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext, v: &m
 
 /// Operands by their registry type.
 #[allow(clippy::too_many_arguments)]
-fn operands(name: &str, spec: &CommandSpec, p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<String>) -> Risk {
+fn operands(
+    name: &str,
+    spec: &CommandSpec,
+    p: &ParsedArgs,
+    seg: &Segment,
+    ctx: &PolicyContext,
+    v: &mut Verdict,
+    code: &mut Vec<String>,
+) -> Risk {
     let mut risk = Risk::Safe;
     let destructive = p.has_effect(Effect::Recursive) || p.has_effect(Effect::Delete);
     let writes_all = p.has_effect(Effect::Delete) || p.has_effect(Effect::WritesOperands);
     let _ = spec;
     for (w, t) in &p.operands {
-        let t = if writes_all && matches!(t.as_str(), "read_path" | "path" | "dir") { "write_path" } else { t.as_str() };
-        risk = risk.max(typed_value(name, t, w, seg, ctx, v, code, destructive, "operand"));
+        let t = if writes_all && matches!(t.as_str(), "read_path" | "path" | "dir") {
+            "write_path"
+        } else {
+            t.as_str()
+        };
+        risk = risk.max(typed_value(
+            name,
+            t,
+            w,
+            seg,
+            ctx,
+            v,
+            code,
+            destructive,
+            "operand",
+        ));
     }
     risk
 }
 
 #[allow(clippy::too_many_arguments)]
-fn typed_value(name: &str, t: &str, w: &Word, seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<String>, destructive: bool, what: &str) -> Risk {
+fn typed_value(
+    name: &str,
+    t: &str,
+    w: &Word,
+    seg: &Segment,
+    ctx: &PolicyContext,
+    v: &mut Verdict,
+    code: &mut Vec<String>,
+    destructive: bool,
+    what: &str,
+) -> Risk {
     match t {
         "read_path" | "path" | "dir" | "archive" | "script" => {
             path_operand(seg, ctx, v, w, "read_path", false, name);
@@ -496,27 +782,31 @@ fn typed_value(name: &str, t: &str, w: &Word, seg: &Segment, ctx: &PolicyContext
         }
         "refspec" => {
             if w.value.starts_with('+') {
-                v.danger.push((format!("`{name} {}`: a leading `+` forces the update", w.value), Some(format!("{name} --force-with-lease"))));
+                v.danger.push((
+                    format!("`{name} {}`: a leading `+` forces the update", w.value),
+                    Some(format!("{name} --force-with-lease")),
+                ));
                 return Risk::Dangerous;
             }
             if w.value.starts_with(':') {
-                v.danger.push((format!("`{name} {}` deletes the remote ref", w.value), None));
+                v.danger
+                    .push((format!("`{name} {}` deletes the remote ref", w.value), None));
                 return Risk::Dangerous;
             }
             Risk::Safe
         }
         "env_assignment" => {
-            if let Some((n, _)) = w.value.split_once('=') {
-                if is_dangerous_var(n) {
-                    v.add(
+            if let Some((n, _)) = w.value.split_once('=')
+                && is_dangerous_var(n)
+            {
+                v.add(
                         Layer::Policy,
                         "policy.dangerous_assignment",
                         Decision::Deny,
                         format!("`{name} {n}=...` changes which program later commands run or what they load"),
                         None,
                     );
-                    return Risk::Dangerous;
-                }
+                return Risk::Dangerous;
             }
             Risk::Safe
         }
@@ -536,13 +826,25 @@ fn typed_value(name: &str, t: &str, w: &Word, seg: &Segment, ctx: &PolicyContext
         }
         "count" => {
             if w.value.parse::<u64>().is_err() && !w.unresolved {
-                v.add(Layer::Policy, "registry.bad_count", Decision::Deny, format!("`{name}`: `{}` is not a count", w.value), None);
+                v.add(
+                    Layer::Policy,
+                    "registry.bad_count",
+                    Decision::Deny,
+                    format!("`{name}`: `{}` is not a count", w.value),
+                    None,
+                );
             }
             Risk::Safe
         }
         "url" => {
             if w.value.to_ascii_lowercase().starts_with("file:") {
-                v.add(Layer::Policy, "network.file_url", Decision::Deny, format!("`{name}`: `file:` URLs read local files"), None);
+                v.add(
+                    Layer::Policy,
+                    "network.file_url",
+                    Decision::Deny,
+                    format!("`{name}`: `file:` URLs read local files"),
+                    None,
+                );
             }
             v.warn(NETWORK_WARNING.into());
             Risk::Safe
@@ -555,8 +857,19 @@ fn typed_value(name: &str, t: &str, w: &Word, seg: &Segment, ctx: &PolicyContext
         "sed_script" => sed_script(name, w, seg, ctx, v),
         "awk_program" => {
             code.push(w.value.clone());
-            if w.value.contains("system") || w.value.contains("| getline") || w.value.contains("|&") || w.value.contains("print |") || w.value.contains("printf |") {
-                v.add(Layer::Policy, "registry.awk_exec", Decision::Deny, format!("the `{name}` program runs shell commands"), Some("do the work with separate commands".into()));
+            if w.value.contains("system")
+                || w.value.contains("| getline")
+                || w.value.contains("|&")
+                || w.value.contains("print |")
+                || w.value.contains("printf |")
+            {
+                v.add(
+                    Layer::Policy,
+                    "registry.awk_exec",
+                    Decision::Deny,
+                    format!("the `{name}` program runs shell commands"),
+                    Some("do the work with separate commands".into()),
+                );
                 return Risk::Dangerous;
             }
             if w.value.contains('>') && (w.value.contains("print") || w.value.contains("printf")) {
@@ -568,9 +881,24 @@ fn typed_value(name: &str, t: &str, w: &Word, seg: &Segment, ctx: &PolicyContext
     }
 }
 
-fn path_operand(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, w: &Word, t: &str, destructive: bool, name: &str) {
+fn path_operand(
+    seg: &Segment,
+    ctx: &PolicyContext,
+    v: &mut Verdict,
+    w: &Word,
+    t: &str,
+    destructive: bool,
+    name: &str,
+) {
     if w.unresolved {
-        unknown(v, ctx, &format!("`{name}` path `{}` contains an expansion the policy cannot resolve", w.raw));
+        unknown(
+            v,
+            ctx,
+            &format!(
+                "`{name}` path `{}` contains an expansion the policy cannot resolve",
+                w.raw
+            ),
+        );
         return;
     }
     let mut value = w.value.clone();
@@ -580,29 +908,35 @@ fn path_operand(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, w: &Word, t
                 Layer::Policy,
                 "policy.glob_option_injection",
                 Decision::Ask,
-                format!("`{name} {}`: a file name matched by the glob could be read as an option", w.raw),
+                format!(
+                    "`{name} {}`: a file name matched by the glob could be read as an option",
+                    w.raw
+                ),
                 Some(format!("{name} ./{}", w.raw)),
             );
         }
         // Check the fixed directory part of the glob.
         let cut = value.find(['*', '?', '[']).unwrap_or(value.len());
         value = match value[..cut].rfind('/') {
-            Some(i) if i == 0 => "/".to_string(),
+            Some(0) => "/".to_string(),
             Some(i) => value[..i].to_string(),
             None => ".".to_string(),
         };
-        if destructive && value == "." {
-            // `rm -rf *` empties the directory: as broad as `rm -rf .`.
-        }
+        // `rm -rf *` empties the directory: checked as the directory itself,
+        // so in a writable root it is as broad as `rm -rf .`.
     }
     let p: PathBuf = paths::resolve(&seg.cwd, &value);
     let res = if t == "write_path" {
-        ctx.roots.check_write(&p, destructive || (w.glob && destructive))
+        ctx.roots.check_write(&p, destructive)
     } else {
         ctx.roots.check_read(&p)
     };
     if let Err(e) = res {
-        let what = if t == "write_path" { format!("`{name}` writes") } else { format!("`{name}` reads") };
+        let what = if t == "write_path" {
+            format!("`{name}` writes")
+        } else {
+            format!("`{name}` reads")
+        };
         path_reason(v, &p, &e, &what);
     }
 }
@@ -611,13 +945,38 @@ fn path_operand(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, w: &Word, t
 fn git_config(name: &str, w: &Word, v: &mut Verdict) -> Risk {
     let key = w.value.split('=').next().unwrap_or("").to_ascii_lowercase();
     let exec_keys = [
-        "core.pager", "core.sshcommand", "core.editor", "core.fsmonitor", "core.hookspath", "core.gitproxy",
-        "core.askpass", "diff.external", "sequence.editor", "credential.helper", "gpg.program",
-        "gpg.ssh.program", "merge.tool", "diff.tool", "uploadpack.packobjectshook", "protocol.allow",
-        "include.path", "includeif", "alias.",
+        "core.pager",
+        "core.sshcommand",
+        "core.editor",
+        "core.fsmonitor",
+        "core.hookspath",
+        "core.gitproxy",
+        "core.askpass",
+        "diff.external",
+        "sequence.editor",
+        "credential.helper",
+        "gpg.program",
+        "gpg.ssh.program",
+        "merge.tool",
+        "diff.tool",
+        "uploadpack.packobjectshook",
+        "protocol.allow",
+        "include.path",
+        "includeif",
+        "alias.",
     ];
-    let exec_suffix = [".textconv", ".clean", ".smudge", ".process", ".cmd", ".command", ".helper", ".program"];
-    if exec_keys.iter().any(|k| key.starts_with(k)) || exec_suffix.iter().any(|s| key.ends_with(s)) {
+    let exec_suffix = [
+        ".textconv",
+        ".clean",
+        ".smudge",
+        ".process",
+        ".cmd",
+        ".command",
+        ".helper",
+        ".program",
+    ];
+    if exec_keys.iter().any(|k| key.starts_with(k)) || exec_suffix.iter().any(|s| key.ends_with(s))
+    {
         v.add(
             Layer::Policy,
             "registry.git_config_exec",
@@ -636,11 +995,13 @@ fn sed_script(name: &str, w: &Word, seg: &Segment, ctx: &PolicyContext, v: &mut 
     // Flags after the last delimiter of an s command, or standalone commands.
     let exec = s.split(['\n', ';']).any(|cmd| {
         let c = cmd.trim();
-        c == "e" || c.starts_with("e ") || (c.starts_with('s') && c.len() > 1 && {
-            let delim = c.chars().nth(1).unwrap_or('/');
-            let parts: Vec<&str> = c.split(delim).collect();
-            parts.len() >= 4 && parts[3].contains('e')
-        })
+        c == "e"
+            || c.starts_with("e ")
+            || (c.starts_with('s') && c.len() > 1 && {
+                let delim = c.chars().nth(1).unwrap_or('/');
+                let parts: Vec<&str> = c.split(delim).collect();
+                parts.len() >= 4 && parts[3].contains('e')
+            })
     });
     if exec {
         v.add(
@@ -660,7 +1021,9 @@ fn sed_script(name: &str, w: &Word, seg: &Segment, ctx: &PolicyContext, v: &mut 
         } else if c.starts_with('s') && c.len() > 1 {
             let delim = c.chars().nth(1).unwrap_or('/');
             let parts: Vec<&str> = c.splitn(4, delim).collect();
-            parts.get(3).and_then(|flags| flags.find('w').map(|i| flags[i + 1..].trim()))
+            parts
+                .get(3)
+                .and_then(|flags| flags.find('w').map(|i| flags[i + 1..].trim()))
         } else {
             None
         };

@@ -51,7 +51,10 @@ fn real_prefix(p: &Path) -> PathBuf {
             }
             return out;
         }
-        match (existing.file_name().map(|f| f.to_os_string()), existing.parent()) {
+        match (
+            existing.file_name().map(|f| f.to_os_string()),
+            existing.parent(),
+        ) {
             (Some(name), Some(parent)) => {
                 rest.push(name);
                 existing = parent.to_path_buf();
@@ -67,7 +70,12 @@ impl Roots {
         if let Some(d) = self.deny_read.iter().find(|d| path.starts_with(d)) {
             return Err(PathProblem::Secret(d.clone()));
         }
-        if self.read.iter().chain(self.write.iter()).any(|r| path.starts_with(r)) {
+        if self
+            .read
+            .iter()
+            .chain(self.write.iter())
+            .any(|r| path.starts_with(r))
+        {
             Ok(())
         } else {
             Err(PathProblem::NotReadable)
@@ -78,11 +86,15 @@ impl Roots {
     /// deleting operations, which may not target a broad root or a writable
     /// root itself.
     pub fn check_write(&self, path: &Path, destructive: bool) -> Result<(), PathProblem> {
-        if let Some(d) = self.deny_read.iter().find(|d| path.starts_with(d) || d.starts_with(path) && destructive) {
-            return Err(PathProblem::Secret(d.clone()));
-        }
         if destructive && self.is_broad(path) {
             return Err(PathProblem::Broad);
+        }
+        if let Some(d) = self
+            .deny_read
+            .iter()
+            .find(|d| path.starts_with(d) || d.starts_with(path) && destructive)
+        {
+            return Err(PathProblem::Secret(d.clone()));
         }
         if is_device_sink(path) || self.write.iter().any(|r| path.starts_with(r)) {
             Ok(())

@@ -24,7 +24,9 @@ pub enum Maturity {
 }
 
 /// How much a command can change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Default, Hash)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Default, Hash,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Risk {
     /// Reads only.
@@ -216,7 +218,11 @@ impl OptionEntry {
     pub fn parse(&self) -> Result<OptionSpec, String> {
         let (spec, reason, suggest) = match self {
             OptionEntry::Spec(s) => (s.as_str(), None, None),
-            OptionEntry::Detailed { spec, reason, suggest } => (spec.as_str(), Some(reason.clone()), suggest.clone()),
+            OptionEntry::Detailed {
+                spec,
+                reason,
+                suggest,
+            } => (spec.as_str(), Some(reason.clone()), suggest.clone()),
         };
         let mut out = OptionSpec {
             names: Vec::new(),
@@ -272,9 +278,32 @@ impl OptionEntry {
 
 /// Types an option value or operand can have.
 pub const VALUE_TYPES: &[&str] = &[
-    "literal", "read_path", "write_path", "path", "dir", "count", "url", "host", "code", "command",
-    "git_config", "sed_script", "awk_program", "opaque", "signal", "user", "mode", "archive", "regex",
-    "pattern", "domain", "package", "env_assignment", "script", "refspec", "destroy_path",
+    "literal",
+    "read_path",
+    "write_path",
+    "path",
+    "dir",
+    "count",
+    "url",
+    "host",
+    "code",
+    "command",
+    "git_config",
+    "sed_script",
+    "awk_program",
+    "opaque",
+    "signal",
+    "user",
+    "mode",
+    "archive",
+    "regex",
+    "pattern",
+    "domain",
+    "package",
+    "env_assignment",
+    "script",
+    "refspec",
+    "destroy_path",
 ];
 
 /// A registry: the built-in entries plus a profile's overrides.
@@ -287,7 +316,10 @@ impl Registry {
     /// A registry with a profile's overrides on top of the built-in entries.
     pub fn new(overrides: BTreeMap<String, CommandSpec>) -> Self {
         Self {
-            overrides: overrides.into_iter().map(|(k, v)| (k, Arc::new(v))).collect(),
+            overrides: overrides
+                .into_iter()
+                .map(|(k, v)| (k, Arc::new(v)))
+                .collect(),
         }
     }
 
@@ -296,15 +328,22 @@ impl Registry {
         if let Some(s) = self.overrides.get(name) {
             return Some(s.clone());
         }
-        let idx = builtin::REGISTRY.binary_search_by(|(n, _, _)| (*n).cmp(name)).ok()?;
+        let idx = builtin::REGISTRY
+            .binary_search_by(|(n, _, _)| (*n).cmp(name))
+            .ok()?;
         // Built-in entries are verified by the test suite; one that does not
         // deserialize is treated as absent (unknown command), never as allowed.
-        toml::from_str::<CommandSpec>(builtin::REGISTRY[idx].1).ok().map(Arc::new)
+        toml::from_str::<CommandSpec>(builtin::REGISTRY[idx].1)
+            .ok()
+            .map(Arc::new)
     }
 
     /// Names of all entries (built-in and overrides).
     pub fn names(&self) -> Vec<String> {
-        let mut v: Vec<String> = builtin::REGISTRY.iter().map(|(n, _, _)| n.to_string()).collect();
+        let mut v: Vec<String> = builtin::REGISTRY
+            .iter()
+            .map(|(n, _, _)| n.to_string())
+            .collect();
         v.extend(self.overrides.keys().cloned());
         v.sort();
         v.dedup();
@@ -323,7 +362,11 @@ pub fn check_builtin() -> Vec<String> {
     let mut errs = Vec::new();
     for (name, text, source) in builtin::REGISTRY {
         match toml::from_str::<CommandSpec>(text) {
-            Ok(spec) => errs.extend(check_spec(name, &spec).into_iter().map(|e| format!("{source}: {e}"))),
+            Ok(spec) => errs.extend(
+                check_spec(name, &spec)
+                    .into_iter()
+                    .map(|e| format!("{source}: {e}")),
+            ),
             Err(e) => errs.push(format!("{source}: command `{name}`: {e}")),
         }
     }
@@ -338,7 +381,10 @@ pub fn check_spec(name: &str, spec: &CommandSpec) -> Vec<String> {
             errs.push(format!("command `{name}`: {e}"));
         }
     }
-    let all_operands = spec.operands.iter().chain(spec.operands_with.values().flatten());
+    let all_operands = spec
+        .operands
+        .iter()
+        .chain(spec.operands_with.values().flatten());
     for op in all_operands {
         let t = op.trim_end_matches(['*', '+', '?']);
         if !VALUE_TYPES.contains(&t) {
@@ -346,7 +392,9 @@ pub fn check_spec(name: &str, spec: &CommandSpec) -> Vec<String> {
         }
     }
     if spec.examples.allow.is_empty() && spec.examples.deny.is_empty() {
-        errs.push(format!("command `{name}` has no examples; add [command.\"{name}\".examples] allow/deny"));
+        errs.push(format!(
+            "command `{name}` has no examples; add [command.\"{name}\".examples] allow/deny"
+        ));
     }
     errs
 }

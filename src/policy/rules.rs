@@ -94,7 +94,10 @@ pub struct Rule {
 
 #[derive(Debug)]
 enum RuleSource {
-    Builtin { id: &'static str, text: &'static str },
+    Builtin {
+        id: &'static str,
+        text: &'static str,
+    },
     Custom(Box<RuleDef>),
 }
 
@@ -123,7 +126,11 @@ impl Rule {
     }
 
     fn may_match(&self, views: &[String]) -> bool {
-        self.keywords.is_empty() || self.keywords.iter().any(|k| views.iter().any(|v| v.contains(k.as_str())))
+        self.keywords.is_empty()
+            || self
+                .keywords
+                .iter()
+                .any(|k| views.iter().any(|v| v.contains(k.as_str())))
     }
 }
 
@@ -180,14 +187,21 @@ impl RuleSet {
             if !rule.may_match(views) {
                 continue;
             }
-            let Some((def, re)) = rule.compiled() else { continue };
+            let Some((def, re)) = rule.compiled() else {
+                continue;
+            };
             if def.platform == Platform::Windows {
                 continue;
             }
             if let Some(view) = views.iter().find(|v| re.is_match(v)) {
                 out.severity = out.severity.max(def.severity);
                 out.matched_rules.push(def.id.clone());
-                out.matches.push((def.id.clone(), def.label.clone(), def.severity, view.clone()));
+                out.matches.push((
+                    def.id.clone(),
+                    def.label.clone(),
+                    def.severity,
+                    view.clone(),
+                ));
             }
         }
         out
@@ -195,25 +209,40 @@ impl RuleSet {
 }
 
 /// Validates custom rules: regex compiles, ids unique, examples behave.
-pub fn validate_custom(rules: &[RuleDef], examples_check: &dyn Fn(&RuleDef, &str) -> bool) -> Vec<String> {
+pub fn validate_custom(
+    rules: &[RuleDef],
+    examples_check: &dyn Fn(&RuleDef, &str) -> bool,
+) -> Vec<String> {
     let mut errs = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
     for r in rules {
         if !seen.insert(r.id.clone()) {
-            errs.push(format!("rule `{}` is defined twice; rule ids must be unique", r.id));
+            errs.push(format!(
+                "rule `{}` is defined twice; rule ids must be unique",
+                r.id
+            ));
         }
         if let Err(e) = Regex::new(&r.pattern) {
-            errs.push(format!("rule `{}`: the pattern is not a valid regex: {e}", r.id));
+            errs.push(format!(
+                "rule `{}`: the pattern is not a valid regex: {e}",
+                r.id
+            ));
             continue;
         }
         for ex in &r.examples.matches {
             if !examples_check(r, ex) {
-                errs.push(format!("rule `{}`: example `{ex}` must match but does not", r.id));
+                errs.push(format!(
+                    "rule `{}`: example `{ex}` must match but does not",
+                    r.id
+                ));
             }
         }
         for ex in &r.examples.not_match {
             if examples_check(r, ex) {
-                errs.push(format!("rule `{}`: example `{ex}` must not match but does", r.id));
+                errs.push(format!(
+                    "rule `{}`: example `{ex}` must not match but does",
+                    r.id
+                ));
             }
         }
     }
@@ -247,32 +276,54 @@ pub fn views(model: &CommandModel, code: &[String], raw: Option<&str>) -> Vec<St
         out.push(plain);
     }
     // Pipelines, in order of their segments.
-    let mut ids: Vec<u32> = model.segments.iter().map(|s| s.pipeline).filter(|p| *p != 0).collect();
+    let mut ids: Vec<u32> = model
+        .segments
+        .iter()
+        .map(|s| s.pipeline)
+        .filter(|p| *p != 0)
+        .collect();
     ids.dedup();
     for id in ids {
-        let mut members: Vec<&Segment> = model.segments.iter().filter(|s| s.pipeline == id).collect();
+        let mut members: Vec<&Segment> =
+            model.segments.iter().filter(|s| s.pipeline == id).collect();
         members.sort_by_key(|s| s.pipe_index);
         members.dedup_by_key(|s| s.pipe_index);
-        out.push(members.iter().map(|s| {
-            let mut v = String::new();
-            for w in &s.wrappers {
-                v.push_str(w);
-                v.push(' ');
-            }
-            v.push_str(&render(s));
-            v
-        }).collect::<Vec<_>>().join(" | "));
+        out.push(
+            members
+                .iter()
+                .map(|s| {
+                    let mut v = String::new();
+                    for w in &s.wrappers {
+                        v.push_str(w);
+                        v.push(' ');
+                    }
+                    v.push_str(&render(s));
+                    v
+                })
+                .collect::<Vec<_>>()
+                .join(" | "),
+        );
     }
-    out.extend(code.iter().cloned());
-    if model.segments.is_empty() {
-        if let Some(raw) = raw {
-            out.extend(masked_segments(raw));
+    // Inline code: string delimiters become spaces so `system("rm -rf ~")`
+    // reads as the command it runs.
+    out.extend(
+        code.iter()
+            .map(|c| format!("code {}", c.replace(['"', '\'', '`'], " "))),
+    );
+    if let Some(raw) = raw {
+        // The quote-masked string (seed 003): what the parser could not turn
+        // into segments stays visible, quoted data does not.
+        let masked = masked_segments(raw);
+        if model.segments.is_empty() {
+            out.extend(masked.iter().cloned());
         }
+        out.push(mask(raw));
     }
     out
 }
 
-/// `program arg...` with words that need it single-quoted.
+/// `program arg...` with words that need it single-quoted. Words with an
+/// expansion are shown as written (`~`, `$HOME`), so rules can name them.
 pub fn render(s: &Segment) -> String {
     let mut v = String::new();
     for (i, w) in s.argv.iter().enumerate() {
@@ -282,14 +333,20 @@ pub fn render(s: &Segment) -> String {
         if i == 0 {
             v.push_str(&s.program);
         } else {
-            v.push_str(&quote(w));
+            match s.words.get(i) {
+                Some(word) if !word.literal && !word.glob => v.push_str(&word.raw),
+                _ => v.push_str(&quote(w)),
+            }
         }
     }
     v
 }
 
 fn quote(w: &str) -> String {
-    if w.is_empty() || w.chars().any(|c| c.is_whitespace() || "'\"`;&|<>()\\".contains(c)) {
+    if w.is_empty()
+        || w.chars()
+            .any(|c| c.is_whitespace() || "'\"`;&|<>()\\".contains(c))
+    {
         format!("'{}'", w.replace('\'', "'\\''"))
     } else {
         w.to_string()
@@ -299,6 +356,15 @@ fn quote(w: &str) -> String {
 /// Seed 003 quote masking for strings that do not parse: the contents of
 /// quotes become spaces, then the text is cut at operators.
 pub fn masked_segments(raw: &str) -> Vec<String> {
+    mask(raw)
+        .split([';', '&', '|', '\n', '(', ')', '`'])
+        .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// The contents of single and double quotes replaced by spaces.
+pub fn mask(raw: &str) -> String {
     let mut masked = String::with_capacity(raw.len());
     let mut quote: Option<char> = None;
     let mut escaped = false;
@@ -326,8 +392,4 @@ pub fn masked_segments(raw: &str) -> Vec<String> {
         }
     }
     masked
-        .split([';', '&', '|', '\n', '(', ')', '`'])
-        .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
-        .filter(|s| !s.is_empty())
-        .collect()
 }

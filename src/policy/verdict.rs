@@ -111,6 +111,9 @@ pub struct Verdict {
     pub explain: Vec<(Layer, String)>,
     /// Which layer decided the final outcome.
     pub decided_by: Option<Layer>,
+    /// Inline code found in the command (interpreter code, awk programs).
+    #[serde(skip)]
+    pub code: Vec<String>,
     /// Why the risk is dangerous, with safer alternatives where known.
     #[serde(skip)]
     pub danger: Vec<(String, Option<String>)>,
@@ -118,7 +121,14 @@ pub struct Verdict {
 
 impl Verdict {
     /// Adds a reason; the decision becomes the strictest seen.
-    pub fn add(&mut self, layer: Layer, rule: &str, decision: Decision, message: String, suggestion: Option<String>) {
+    pub fn add(
+        &mut self,
+        layer: Layer,
+        rule: &str,
+        decision: Decision,
+        message: String,
+        suggestion: Option<String>,
+    ) {
         if decision > self.decision {
             self.decision = decision;
             self.decided_by = Some(layer);
@@ -126,7 +136,11 @@ impl Verdict {
         if !self.matched_rules.iter().any(|r| r == rule) {
             self.matched_rules.push(rule.to_string());
         }
-        if self.reasons.iter().any(|r| r.rule == rule && r.message == message) {
+        if self
+            .reasons
+            .iter()
+            .any(|r| r.rule == rule && r.message == message)
+        {
             return;
         }
         self.reasons.push(Reason {

@@ -69,7 +69,9 @@ pub enum ProfileError {
         message: String,
     },
     /// The selected profile would loosen the profile the system pins.
-    #[error("profile `{candidate}` would loosen `{pinned}`, which the system configuration pins: {what}. Choose `{pinned}` or a stricter profile")]
+    #[error(
+        "profile `{candidate}` would loosen `{pinned}`, which the system configuration pins: {what}. Choose `{pinned}` or a stricter profile"
+    )]
     Loosens {
         /// The selected profile.
         candidate: String,
@@ -110,7 +112,11 @@ impl Placeholders {
         if s.contains("{git_root}") && self.git_root.is_none() {
             return None;
         }
-        let git = self.git_root.as_ref().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+        let git = self
+            .git_root
+            .as_ref()
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let out = s
             .replace("{cwd}", &self.cwd.to_string_lossy())
             .replace("{home}", &self.home.to_string_lossy())
@@ -139,19 +145,27 @@ pub fn load(selector: &str) -> Result<Profile, ProfileError> {
     let source = chain.first().cloned().unwrap_or_default();
     let doc: ProfileDoc = toml::Value::Table(table)
         .try_into()
-        .map_err(|e: toml::de::Error| ProfileError::Invalid { file: source.clone(), message: e.message().to_string() })?;
+        .map_err(|e: toml::de::Error| ProfileError::Invalid {
+            file: source.clone(),
+            message: e.message().to_string(),
+        })?;
     finish(doc, source, chain)
 }
 
 fn finish(doc: ProfileDoc, source: String, chain: Vec<String>) -> Result<Profile, ProfileError> {
-    let invalid = |message: String| ProfileError::Invalid { file: source.clone(), message };
+    let invalid = |message: String| ProfileError::Invalid {
+        file: source.clone(),
+        message,
+    };
     let mut errs = Vec::new();
     for (name, spec) in &doc.commands {
         errs.extend(registry::check_spec(name, spec));
     }
     for op in &doc.shell.operators {
         if crate::parse::Operator::from_spelling(op).is_none() {
-            errs.push(format!("[shell] operators: `{op}` is not one of &&, ||, ;, |, &"));
+            errs.push(format!(
+                "[shell] operators: `{op}` is not one of &&, ||, ;, |, &"
+            ));
         }
     }
     if doc.policy.unknown_constructs == schema::Action::Allow {
@@ -161,7 +175,13 @@ fn finish(doc: ProfileDoc, source: String, chain: Vec<String>) -> Result<Profile
         return Err(invalid(errs.join("; ")));
     }
     let name = if doc.name.is_empty() {
-        source.trim_start_matches("builtin:").rsplit('/').next().unwrap_or("profile").trim_end_matches(".toml").to_string()
+        source
+            .trim_start_matches("builtin:")
+            .rsplit('/')
+            .next()
+            .unwrap_or("profile")
+            .trim_end_matches(".toml")
+            .to_string()
     } else {
         doc.name.clone()
     };
@@ -183,7 +203,11 @@ fn finish(doc: ProfileDoc, source: String, chain: Vec<String>) -> Result<Profile
     Ok(profile)
 }
 
-fn load_table(selector: &str, chain: &mut Vec<String>, depth: usize) -> Result<toml::Table, ProfileError> {
+fn load_table(
+    selector: &str,
+    chain: &mut Vec<String>,
+    depth: usize,
+) -> Result<toml::Table, ProfileError> {
     if depth > 8 {
         return Err(ProfileError::Invalid {
             file: selector.into(),
@@ -192,15 +216,24 @@ fn load_table(selector: &str, chain: &mut Vec<String>, depth: usize) -> Result<t
     }
     let (source, text) = read_source(selector)?;
     if chain.contains(&source) {
-        return Err(ProfileError::Invalid { file: source, message: "`extends` forms a cycle".into() });
+        return Err(ProfileError::Invalid {
+            file: source,
+            message: "`extends` forms a cycle".into(),
+        });
     }
     chain.push(source.clone());
     // Validate this file alone first, so errors point into it.
     if let Err(e) = toml::from_str::<ProfileDoc>(&text) {
         return Err(at(&source, &text, &e));
     }
-    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| at(&source, &text, &e))?;
-    match table.get("extends").and_then(|v| v.as_str()).map(str::to_string) {
+    let table: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| at(&source, &text, &e))?;
+    match table
+        .get("extends")
+        .and_then(|v| v.as_str())
+        .map(str::to_string)
+    {
         Some(parent) => {
             let parent = parent.as_str();
             let parent_sel = resolve_relative(parent, &source);
@@ -215,10 +248,12 @@ fn load_table(selector: &str, chain: &mut Vec<String>, depth: usize) -> Result<t
 }
 
 fn resolve_relative(parent: &str, source: &str) -> String {
-    if parent.contains('/') && !parent.starts_with('/') && !source.starts_with("builtin:") {
-        if let Some(dir) = Path::new(source).parent() {
-            return dir.join(parent).to_string_lossy().into_owned();
-        }
+    if parent.contains('/')
+        && !parent.starts_with('/')
+        && !source.starts_with("builtin:")
+        && let Some(dir) = Path::new(source).parent()
+    {
+        return dir.join(parent).to_string_lossy().into_owned();
     }
     parent.to_string()
 }
@@ -228,13 +263,19 @@ fn read_source(selector: &str) -> Result<(String, String), ProfileError> {
         if let Some((_, text)) = builtin::PROFILES.iter().find(|(n, _)| *n == selector) {
             return Ok((format!("builtin:{selector}"), text.to_string()));
         }
-        return Err(ProfileError::NotFound(selector.into(), builtin_names().join(", ")));
+        return Err(ProfileError::NotFound(
+            selector.into(),
+            builtin_names().join(", "),
+        ));
     }
     let text = std::fs::read_to_string(selector).map_err(|err| {
         if err.kind() == std::io::ErrorKind::NotFound {
             ProfileError::NotFound(selector.into(), builtin_names().join(", "))
         } else {
-            ProfileError::Io { file: selector.into(), err }
+            ProfileError::Io {
+                file: selector.into(),
+                err,
+            }
         }
     })?;
     Ok((selector.to_string(), text))
@@ -267,15 +308,26 @@ fn at(file: &str, text: &str, e: &toml::de::Error) -> ProfileError {
     };
     let mut message = e.message().trim().to_string();
     if message.contains("unknown field") {
-        message.push_str(" (remove it or fix its spelling; docs/profile-format.md lists every key)");
+        message
+            .push_str(" (remove it or fix its spelling; docs/profile-format.md lists every key)");
     }
-    ProfileError::At { file: file.into(), line, column, message }
+    ProfileError::At {
+        file: file.into(),
+        line,
+        column,
+        message,
+    }
 }
 
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
-    let column = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
+    let column = before
+        .rsplit('\n')
+        .next()
+        .map(|l| l.chars().count())
+        .unwrap_or(0)
+        + 1;
     (line, column)
 }
 
@@ -285,9 +337,12 @@ impl Profile {
         let p = &self.doc.paths;
         let mut broad = ph.expand_all(&p.broad);
         broad.extend(
-            ["/bin", "/boot", "/dev", "/etc", "/lib", "/lib64", "/opt", "/proc", "/root", "/sbin", "/srv", "/sys", "/usr", "/var", "/home", "/mnt", "/media", "/run"]
-                .iter()
-                .map(PathBuf::from),
+            [
+                "/bin", "/boot", "/dev", "/etc", "/lib", "/lib64", "/opt", "/proc", "/root",
+                "/sbin", "/srv", "/sys", "/usr", "/var", "/home", "/mnt", "/media", "/run",
+            ]
+            .iter()
+            .map(PathBuf::from),
         );
         Roots {
             read: ph.expand_all(&p.read),
@@ -328,7 +383,9 @@ impl Profile {
                 address_space: s.limits.address_space,
             },
             enforcement: s.enforcement,
-            timeout: limit_timeout.filter(|t| *t > 0).map(std::time::Duration::from_secs),
+            timeout: limit_timeout
+                .filter(|t| *t > 0)
+                .map(std::time::Duration::from_secs),
         }
     }
 
@@ -337,14 +394,26 @@ impl Profile {
         let (a, b) = (&self.doc, &pinned.doc);
         let mut out = Vec::new();
         if a.policy.mode > b.policy.mode {
-            out.push(format!("mode `{}` above `{}`", a.policy.mode.as_str(), b.policy.mode.as_str()));
+            out.push(format!(
+                "mode `{}` above `{}`",
+                a.policy.mode.as_str(),
+                b.policy.mode.as_str()
+            ));
         }
         if a.policy.allow_dangerous && !b.policy.allow_dangerous {
             out.push("allow_dangerous".into());
         }
         for (x, y, what) in [
-            (a.policy.unknown_commands, b.policy.unknown_commands, "unknown_commands"),
-            (a.policy.unknown_constructs, b.policy.unknown_constructs, "unknown_constructs"),
+            (
+                a.policy.unknown_commands,
+                b.policy.unknown_commands,
+                "unknown_commands",
+            ),
+            (
+                a.policy.unknown_constructs,
+                b.policy.unknown_constructs,
+                "unknown_constructs",
+            ),
             (a.policy.above_mode, b.policy.above_mode, "above_mode"),
             (a.policy.critical, b.policy.critical, "critical"),
         ] {
@@ -370,8 +439,16 @@ impl Profile {
         }
         for (x, y, what) in [
             (a.shell.redirections, b.shell.redirections, "redirections"),
-            (a.shell.substitutions, b.shell.substitutions, "substitutions"),
-            (a.shell.process_substitutions, b.shell.process_substitutions, "process_substitutions"),
+            (
+                a.shell.substitutions,
+                b.shell.substitutions,
+                "substitutions",
+            ),
+            (
+                a.shell.process_substitutions,
+                b.shell.process_substitutions,
+                "process_substitutions",
+            ),
             (a.shell.heredocs, b.shell.heredocs, "heredocs"),
             (a.shell.groups, b.shell.groups, "groups"),
             (a.shell.control_flow, b.shell.control_flow, "control_flow"),
@@ -386,23 +463,35 @@ impl Profile {
         if a.sandbox.unix_sockets && !b.sandbox.unix_sockets {
             out.push("[sandbox] unix_sockets".into());
         }
-        if a.sandbox.enforcement != b.sandbox.enforcement && b.sandbox.enforcement == crate::sandbox::Enforcement::Required {
+        if a.sandbox.enforcement != b.sandbox.enforcement
+            && b.sandbox.enforcement == crate::sandbox::Enforcement::Required
+        {
             out.push("[sandbox] enforcement".into());
         }
-        if b.sandbox.timeout_seconds > 0 && (a.sandbox.timeout_seconds == 0 || a.sandbox.timeout_seconds > b.sandbox.timeout_seconds) {
+        if b.sandbox.timeout_seconds > 0
+            && (a.sandbox.timeout_seconds == 0
+                || a.sandbox.timeout_seconds > b.sandbox.timeout_seconds)
+        {
             out.push("[sandbox] timeout_seconds".into());
         }
         if a.doc_env_looser(b) {
             out.push("[env]".into());
         }
         for (name, spec) in &a.commands {
-            let same = b.commands.get(name).is_some_and(|s| serde_json::to_string(s).ok() == serde_json::to_string(spec).ok());
+            let same = b
+                .commands
+                .get(name)
+                .is_some_and(|s| serde_json::to_string(s).ok() == serde_json::to_string(spec).ok());
             if !same && spec.maturity != registry::Maturity::Blocked {
                 out.push(format!("[commands.\"{name}\"]"));
             }
         }
         for r in &b.rule {
-            if !a.rule.iter().any(|x| x.id == r.id && x.pattern == r.pattern) {
+            if !a
+                .rule
+                .iter()
+                .any(|x| x.id == r.id && x.pattern == r.pattern)
+            {
                 out.push(format!("rule `{}` dropped", r.id));
             }
         }
@@ -419,7 +508,8 @@ impl EnvLooser for ProfileDoc {
         use crate::sandbox::env::EnvMode;
         (self.env.mode == EnvMode::Inherit && other.env.mode == EnvMode::Allowlist)
             || !other.env.remove.iter().all(|r| self.env.remove.contains(r))
-            || (self.env.mode == EnvMode::Allowlist && !self.env.allow.iter().all(|n| other.env.allow.contains(n)))
+            || (self.env.mode == EnvMode::Allowlist
+                && !self.env.allow.iter().all(|n| other.env.allow.contains(n)))
     }
 }
 
@@ -429,5 +519,5 @@ pub fn rule_matches(rule: &RuleDef, example: &str) -> bool {
     let model = crate::parse::parse_string(example, &ctx);
     let set = RuleSet::new(std::slice::from_ref(rule));
     let views = crate::policy::rules::views(&model, &[], Some(example));
-    set.classify_views(&views).matched_rules.iter().any(|id| *id == rule.id)
+    set.classify_views(&views).matched_rules.contains(&rule.id)
 }

@@ -117,7 +117,10 @@ pub struct ShellSection {
 impl Default for ShellSection {
     fn default() -> Self {
         Self {
-            operators: ["&&", "||", ";", "|", "&"].iter().map(|s| s.to_string()).collect(),
+            operators: ["&&", "||", ";", "|", "&"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
             redirections: true,
             substitutions: false,
             process_substitutions: false,
@@ -241,6 +244,8 @@ pub struct ConfirmationSection {
 
 impl Default for ConfirmationSection {
     fn default() -> Self {
-        Self { timeout_seconds: 60 }
+        Self {
+            timeout_seconds: 60,
+        }
     }
 }

@@ -54,7 +54,9 @@ impl SelectionInputs {
         };
         Self {
             cli,
-            env: std::env::var("SAFE_EXEC_PROFILE").ok().filter(|s| !s.is_empty()),
+            env: std::env::var("SAFE_EXEC_PROFILE")
+                .ok()
+                .filter(|s| !s.is_empty()),
             user_config,
             system_config,
             cwd,
@@ -80,7 +82,10 @@ fn read_config(path: &Path) -> Result<Option<ConfigFile>, ProfileError> {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => {
-            return Err(ProfileError::Config { file: path.display().to_string(), message: format!("cannot read: {e}") });
+            return Err(ProfileError::Config {
+                file: path.display().to_string(),
+                message: format!("cannot read: {e}"),
+            });
         }
     };
     toml::from_str(&text)
@@ -101,7 +106,10 @@ pub fn select(inputs: &SelectionInputs) -> Result<Selection, ProfileError> {
         Some(p) if !inside(p, &inputs.cwd) => read_config(p)?.unwrap_or_default(),
         _ => ConfigFile::default(),
     };
-    let user_profile = user.profile.clone().filter(|p| !(p.contains('/') && inside(Path::new(p), &inputs.cwd)));
+    let user_profile = user
+        .profile
+        .clone()
+        .filter(|p| !(p.contains('/') && inside(Path::new(p), &inputs.cwd)));
     let (choice, origin) = if let Some(p) = &inputs.cli {
         (p.clone(), "--profile")
     } else if let Some(p) = &inputs.env {
@@ -120,9 +128,18 @@ pub fn select(inputs: &SelectionInputs) -> Result<Selection, ProfileError> {
         if profile.source != pinned.source {
             let what = profile.loosens(&pinned);
             if !what.is_empty() {
-                return Err(ProfileError::Loosens { candidate: profile.name.clone(), pinned: pinned.name.clone(), what: what.join(", ") });
+                return Err(ProfileError::Loosens {
+                    candidate: profile.name.clone(),
+                    pinned: pinned.name.clone(),
+                    what: what.join(", "),
+                });
             }
         }
     }
-    Ok(Selection { profile, system, user, origin: origin.to_string() })
+    Ok(Selection {
+        profile,
+        system,
+        user,
+        origin: origin.to_string(),
+    })
 }
