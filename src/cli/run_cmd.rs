@@ -103,7 +103,7 @@ pub fn run(args: &[OsString]) -> i32 {
         }
         Decision::Allow => {}
     }
-    let plan = exec_plan(
+    let mut plan = exec_plan(
         &input,
         &decided.model,
         &profile,
@@ -111,6 +111,7 @@ pub fn run(args: &[OsString]) -> i32 {
         parsed.errexit,
         parsed.common.timeout,
     );
+    open_form_network(&mut plan, &verdict);
     match run::execute(plan) {
         Ok(outcome) => outcome.exit_code,
         Err(e) => {
@@ -162,6 +163,18 @@ pub fn exec_plan(
         cwd: sit.places.cwd.clone(),
         sandbox: profile.sandbox_spec(&sit.places, timeout),
         supervise: false,
+    }
+}
+
+/// An accepted structured network form (seed 002) gets exactly the network
+/// it needs, and only when the profile's network is otherwise off.
+pub fn open_form_network(plan: &mut ExecPlan, verdict: &crate::policy::Verdict) {
+    if let Some(need) = verdict.network {
+        if plan.sandbox.network == crate::sandbox::NetworkAccess::Off
+            && verdict.decision != Decision::Deny
+        {
+            plan.sandbox.network = need;
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 //! shell shape, allowed roots, safety rules, and the profile's mode.
 
 pub mod args;
+pub mod forms;
 pub mod keywords;
 pub mod paths;
 pub mod registry;
@@ -89,6 +90,30 @@ pub fn evaluate(model: &CommandModel, ctx: &PolicyContext, raw: Option<&str>) ->
     }
     shape(model, ctx, &mut v);
 
+    let form_segments = model
+        .segments
+        .iter()
+        .filter(|s| {
+            ctx.profile
+                .registry
+                .get(&s.program)
+                .is_some_and(|sp| sp.form.is_some())
+        })
+        .count();
+    if form_segments > 0
+        && (model.segments.len() > 1
+            || !model.operators.is_empty()
+            || model.constructs.substitution
+            || model.constructs.redirection)
+    {
+        v.add(
+            Layer::Policy,
+            "form.whole_string",
+            Decision::Deny,
+            "archive and network commands are accepted only on their own: no operators, pipelines, redirections or substitutions in the same string".into(),
+            Some("run the archive or network command as a separate command".into()),
+        );
+    }
     let mut code_views = Vec::new();
     for seg in &model.segments {
         segment(seg, ctx, &mut v, &mut code_views);
@@ -397,6 +422,31 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
         );
     }
 
+    if let Some(form) = &spec.form {
+        // Seed 002 forms are judged on the whole string.
+        if whole_string_violation(seg, ctx) {
+            v.add(
+                Layer::Policy,
+                "form.whole_string",
+                Decision::Deny,
+                format!("`{name}` is accepted only as a command of its own: no operators, pipelines, redirections or substitutions around it"),
+                Some(format!("run `{}` on its own", seg.argv.join(" "))),
+            );
+            return;
+        }
+        if let Some(acc) = forms::check(form, seg, ctx, v) {
+            risk = risk.max(acc.risk);
+            if acc.network.is_some() {
+                v.network = acc.network;
+            }
+            v.note(
+                Layer::Policy,
+                format!("{name}: matches the structured form `{form}`"),
+            );
+        }
+        v.risk = v.risk.max(risk);
+        return;
+    }
     // Options given to parent commands before the subcommand.
     for (pname, pspec, pargs) in &parents {
         let p = parse_args(pspec, pargs);
@@ -473,6 +523,16 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
         code.push(data.clone());
     }
     v.risk = v.risk.max(risk);
+}
+
+/// Whether the command around a form segment has anything besides it.
+fn whole_string_violation(seg: &Segment, ctx: &PolicyContext) -> bool {
+    let _ = ctx;
+    seg.depth > 0
+        || !seg.redirections.is_empty()
+        || seg.pipeline != 0
+        || !seg.wrappers.is_empty()
+        || !seg.assignments.is_empty()
 }
 
 /// A registry entry with the arguments that belong to it.
