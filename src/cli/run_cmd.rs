@@ -169,12 +169,11 @@ pub fn exec_plan(
 /// An accepted structured network form (seed 002) gets exactly the network
 /// it needs, and only when the profile's network is otherwise off.
 pub fn open_form_network(plan: &mut ExecPlan, verdict: &crate::policy::Verdict) {
-    if let Some(need) = verdict.network {
-        if plan.sandbox.network == crate::sandbox::NetworkAccess::Off
-            && verdict.decision != Decision::Deny
-        {
-            plan.sandbox.network = need;
-        }
+    if let Some(need) = verdict.network
+        && plan.sandbox.network == crate::sandbox::NetworkAccess::Off
+        && verdict.decision != Decision::Deny
+    {
+        plan.sandbox.network = need;
     }
 }
 
