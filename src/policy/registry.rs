@@ -304,6 +304,7 @@ pub const VALUE_TYPES: &[&str] = &[
     "script",
     "refspec",
     "destroy_path",
+    "link_target",
 ];
 
 /// A registry: the built-in entries plus a profile's overrides.
