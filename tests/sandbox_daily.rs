@@ -58,7 +58,7 @@ fn cargo_new_and_offline_build() {
     // the build writes only inside the project.
     let cargo_home = w.work.join("cargo-home");
     let out = w
-        .command(&["/bin/sh", "-c", "set -e; cargo new -q --vcs none hello && cd hello && cargo build -q --offline && ./target/debug/hello"])
+        .command_c("set -e; cargo new -q --vcs none hello && cd hello && cargo build -q --offline && ./target/debug/hello")
         .env("CARGO_HOME", &cargo_home)
         .env("RUSTUP_HOME", std::env::var_os("RUSTUP_HOME").unwrap_or_else(|| format!("{}/.rustup", std::env::var("HOME").unwrap_or_default()).into()))
         .env("RUSTUP_TOOLCHAIN", std::env::var_os("RUSTUP_TOOLCHAIN").unwrap_or_else(|| "stable".into()))
@@ -159,13 +159,14 @@ fn interactive_terminal_programs_work() {
         return;
     }
     let w = World::new();
-    let spec = w.base.join("pty.json");
-    std::fs::write(&spec, w.spec.to_string()).unwrap();
+    let profile = w.profile_file();
     let run = |argv: &str| {
         format!(
-            "{} --spec {} --supervise --cwd {} -- {argv}",
-            driver().display(),
-            spec.display(),
+            "SAFE_EXEC_STATE_DIR={} TMPDIR={} {} --profile {} --timeout 300 --cwd {} -- {argv}",
+            w.state.display(),
+            w.tmp.display(),
+            bin().display(),
+            profile.display(),
             w.work.display()
         )
     };
