@@ -86,7 +86,7 @@ fn kill_of_an_outside_process_is_denied_inside_is_allowed() {
     let s = Sleeper::new();
     assert_eq!(w.probe(&["kill", &s.pid()]), EPERM);
     assert!(alive(s.0.id() as i32), "the outside process survived");
-    let out = w.sh("sleep 30 & kill $!; wait $!; echo $?");
+    let out = w.bash("sleep 30 & kill $!; wait $!; echo $?");
     assert_eq!(
         stdout(&out).trim(),
         "143",
@@ -276,10 +276,11 @@ fn background_jobs_do_not_outlive_the_command() {
     assert!(wait_gone(pid), "orphan {pid} left behind");
 }
 
-/// Starts `safe-exec --timeout 300 -c script`: with a time limit safe-exec
-/// stays as the supervising parent (without one it execs in place).
+/// Starts `script` supervised (`safe-exec --timeout 300 -- ./script.sh`):
+/// with a time limit safe-exec stays as the parent (without one it execs in
+/// place).
 fn start(w: &World, script: &str) -> Child {
-    w.supervised_c(script)
+    w.supervised_bash(script)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

@@ -329,6 +329,20 @@ impl World {
         format!("./{name}")
     }
 
+    /// Runs `script` as a bash script file (`safe-exec -- ./script-N.sh`):
+    /// for scripts whose expansions (`"$T"`, `$!`, `trap`) the policy would
+    /// rightly refuse to judge. The kernel confinement is the same.
+    pub fn bash(&self, script: &str) -> Output {
+        let s = self.script(&format!("script-{}.sh", rand_suffix()), script);
+        self.run(&[&s])
+    }
+
+    /// [`World::bash`], supervised (see [`World::supervised`]), not started.
+    pub fn supervised_bash(&self, script: &str) -> Command {
+        let s = self.script(&format!("script-{}.sh", rand_suffix()), script);
+        self.supervised(&[&s])
+    }
+
     /// A path under work / outside / home, as a string.
     pub fn w(&self, rel: &str) -> String {
         self.work.join(rel).display().to_string()
