@@ -55,7 +55,12 @@ fn default_profile_policy_refuses_a_secret_read_before_the_kernel() {
     assert_eq!(json_of(&out)["decision"], "deny");
     // control: the default profile runs an ordinary read
     let out = plain(&w, &["-c", "cat ~/.bashrc"]);
-    assert_eq!((code(&out), stdout(&out).as_str()), (0, "# bashrc\n"), "{}", stderr(&out));
+    assert_eq!(
+        (code(&out), stdout(&out).as_str()),
+        (0, "# bashrc\n"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -77,7 +82,11 @@ fn kernel_refuses_the_same_read_when_the_policy_lets_it_through() {
     let s = w.script("read.sh", "cat ~/.ssh/id_rsa");
     let out = w.sh(&s);
     assert_eq!(code(&out), 1);
-    assert!(stderr(&out).contains("Permission denied"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("Permission denied"),
+        "{}",
+        stderr(&out)
+    );
     assert!(!stdout(&out).contains("PRIVATE"));
     // control: the probe reads an ordinary file the same way
     let out = w.run(&[
@@ -114,9 +123,16 @@ fn compound_string_runs_under_bash_inside_the_sandbox() {
     let out = w.sh(script);
     assert_eq!(code(&out), 1, "{}", stderr(&out));
     assert_eq!(stdout(&out), "bash\n");
-    assert!(stderr(&out).contains("o/f: Permission denied"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("o/f: Permission denied"),
+        "{}",
+        stderr(&out)
+    );
     assert!(w.work.join("o").is_symlink(), "the link itself was made");
-    assert_eq!(std::fs::read_to_string(w.outside.join("f")).unwrap(), "original\n");
+    assert_eq!(
+        std::fs::read_to_string(w.outside.join("f")).unwrap(),
+        "original\n"
+    );
     // NAME ARG... become $0 $1 as in bash
     let out = w
         .command_c("echo \"$0 $1\"")
@@ -154,7 +170,12 @@ fn doctor_json_reports_the_kernel_and_what_each_profile_gets() {
     }
     // the same binary on a kernel without Landlock
     let out = without_landlock(&w, &["doctor", "--json"]);
-    assert_eq!(code(&out), 1, "doctor exits 1 without Landlock: {}", stderr(&out));
+    assert_eq!(
+        code(&out),
+        1,
+        "doctor exits 1 without Landlock: {}",
+        stderr(&out)
+    );
     let v = json_of(&out);
     assert_eq!(v["kernel"]["landlock_abi"], 0);
     for p in v["profiles"].as_array().unwrap() {
@@ -162,7 +183,9 @@ fn doctor_json_reports_the_kernel_and_what_each_profile_gets() {
         assert_eq!(p["enforced"]["landlock"], "none");
         let missing = p["enforced"]["missing"].as_array().unwrap();
         assert!(
-            missing.iter().any(|m| m.as_str().unwrap().contains("Landlock")),
+            missing
+                .iter()
+                .any(|m| m.as_str().unwrap().contains("Landlock")),
             "{p}"
         );
     }
@@ -186,7 +209,11 @@ fn required_enforcement_refuses_and_best_effort_warns_without_landlock() {
     // required (the default): 125, says what is missing and what to do
     let out = with(&w, &touch);
     assert_eq!(code(&out), 125, "{}", stderr(&out));
-    assert!(stderr(&out).starts_with("safe-exec: error:"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).starts_with("safe-exec: error:"),
+        "{}",
+        stderr(&out)
+    );
     assert!(stderr(&out).contains("Landlock"), "{}", stderr(&out));
     assert!(stderr(&out).contains("best-effort"), "{}", stderr(&out));
     assert!(!w.work.join("ran").exists(), "nothing ran");
@@ -204,17 +231,38 @@ fn required_enforcement_refuses_and_best_effort_warns_without_landlock() {
     let p = w.profile_file();
     let out = without_landlock(
         &w,
-        &["check", "--json", "--profile", p.to_str().unwrap(), "--", "touch", &marker],
+        &[
+            "check",
+            "--json",
+            "--profile",
+            p.to_str().unwrap(),
+            "--",
+            "touch",
+            &marker,
+        ],
     );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let v = json_of(&out);
     assert_eq!(v["sandbox"]["enforcement"], "best-effort");
     assert_eq!(v["sandbox"]["enforced"]["landlock"], "none");
-    assert!(!v["sandbox"]["enforced"]["missing"].as_array().unwrap().is_empty());
+    assert!(
+        !v["sandbox"]["enforced"]["missing"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
     // with Landlock: best-effort enforces everything, nothing missing
     let out = w
         .safe_exec()
-        .args(["check", "--json", "--profile", p.to_str().unwrap(), "--", "touch", &marker])
+        .args([
+            "check",
+            "--json",
+            "--profile",
+            p.to_str().unwrap(),
+            "--",
+            "touch",
+            &marker,
+        ])
         .output()
         .unwrap();
     assert_eq!(json_of(&out)["sandbox"]["enforced"]["missing"], json!([]));
@@ -240,7 +288,12 @@ fn check_json_describes_the_sandbox() {
     let s = check(&w);
     assert_eq!(s["read"], json!(["/"]));
     assert_eq!(s["write"], json!([w.work, w.tmp]));
-    let deny: Vec<&str> = s["deny_read"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    let deny: Vec<&str> = s["deny_read"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
     for d in [w.h(".ssh"), w.h(".aws"), w.state.display().to_string()] {
         assert!(deny.contains(&d.as_str()), "{d} not in {deny:?}");
     }
@@ -248,7 +301,11 @@ fn check_json_describes_the_sandbox() {
     assert_eq!(s["unix_sockets"], false);
     assert_eq!(s["enforcement"], "required");
     assert_eq!(s["enforced"]["landlock_abi"], landlock_abi());
-    assert!(s["landlock"]["rules"].as_array().is_some_and(|r| !r.is_empty()));
+    assert!(
+        s["landlock"]["rules"]
+            .as_array()
+            .is_some_and(|r| !r.is_empty())
+    );
     assert!(s["seccomp"].as_array().is_some_and(|r| !r.is_empty()));
     w.set("network", json!("full"));
     w.set("write", json!(["{cwd}"]));
@@ -298,7 +355,11 @@ fn missing_program_exits_127() {
     let w = World::new();
     let out = w.run(&["no-such-program-xyz"]);
     assert_eq!(code(&out), 127, "{}", stderr(&out));
-    assert!(stderr(&out).contains("command not found"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("command not found"),
+        "{}",
+        stderr(&out)
+    );
     let out = w.sh("no-such-program-xyz --flag");
     assert_eq!(code(&out), 127, "{}", stderr(&out));
     let out = w.sh("true && no-such-program-xyz");
@@ -320,7 +381,12 @@ fn killed_by_a_signal_is_128_plus_n() {
     // supervised: safe-exec exits 128+N
     for (script, n) in [(&term, libc::SIGTERM), (&kill, libc::SIGKILL)] {
         let out = w.supervised(&[script]).output().unwrap();
-        assert_eq!(out.status.code(), Some(128 + n), "{script}: {}", stderr(&out));
+        assert_eq!(
+            out.status.code(),
+            Some(128 + n),
+            "{script}: {}",
+            stderr(&out)
+        );
     }
     if cfg!(target_arch = "x86_64") {
         // a seccomp kill (foreign-architecture syscall) shows as 159

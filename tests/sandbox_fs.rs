@@ -354,8 +354,11 @@ fn proc_environ_of_other_processes_is_not_readable() {
         std::fs::copy(bin(), &bin_copy).unwrap();
         std::fs::copy(probe(), &probe_copy).unwrap();
         let profile = w.profile_file();
-        std::fs::set_permissions(&profile, std::os::unix::fs::PermissionsExt::from_mode(0o644))
-            .unwrap();
+        std::fs::set_permissions(
+            &profile,
+            std::os::unix::fs::PermissionsExt::from_mode(0o644),
+        )
+        .unwrap();
         let run = |opts: &str| {
             let script = format!(
                 "{b} --profile {p} {opts} -- {pr} getppid-environ",

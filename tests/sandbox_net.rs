@@ -247,15 +247,24 @@ fn http_mode_allows_only_web_ports_over_tcp() {
     let w = World::new();
     let (l, port) = listener();
     // Landlock ABI 4 refuses TCP connect to other ports.
-    assert_eq!(spec_probe(&w, "http", &["connect-tcp", "127.0.0.1", &port]), EACCES);
+    assert_eq!(
+        spec_probe(&w, "http", &["connect-tcp", "127.0.0.1", &port]),
+        EACCES
+    );
     assert_eq!(spec_probe(&w, "http", &["bind-tcp", "0"]), EACCES);
     assert_eq!(
         spec_probe(&w, "http", &["connect-mptcp", "127.0.0.1", &port]),
         EPERM,
         "MPTCP would bypass the port rule"
     );
-    assert_eq!(spec_probe(&w, "http", &["socket", "inet", "raw", "6"]), EPERM);
-    assert_eq!(spec_probe(&w, "http", &["socket", "packet", "dgram"]), EPERM);
+    assert_eq!(
+        spec_probe(&w, "http", &["socket", "inet", "raw", "6"]),
+        EPERM
+    );
+    assert_eq!(
+        spec_probe(&w, "http", &["socket", "packet", "dgram"]),
+        EPERM
+    );
     assert!(!accepted(&l));
     assert_eq!(
         spec_probe(&w, "http", &["socket", "inet", "stream"]),
@@ -276,8 +285,15 @@ fn ping_mode_allows_only_icmp_datagrams() {
     }
     let w = World::new();
     assert_eq!(spec_probe(&w, "ping", &["socket", "inet", "stream"]), EPERM);
-    assert_eq!(spec_probe(&w, "ping", &["socket", "inet", "dgram"]), EPERM, "UDP");
-    assert_eq!(spec_probe(&w, "ping", &["socket", "inet", "raw", "1"]), EPERM);
+    assert_eq!(
+        spec_probe(&w, "ping", &["socket", "inet", "dgram"]),
+        EPERM,
+        "UDP"
+    );
+    assert_eq!(
+        spec_probe(&w, "ping", &["socket", "inet", "raw", "1"]),
+        EPERM
+    );
     assert_ne!(
         spec_probe(&w, "ping", &["socket", "inet", "dgram", "1"]),
         EPERM,

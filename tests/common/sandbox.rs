@@ -235,7 +235,10 @@ impl World {
             .env("XDG_CONFIG_HOME", self.home.join(".config"))
             .env("XDG_CACHE_HOME", self.home.join(".cache"))
             .env("XDG_STATE_HOME", self.home.join(".local/state"))
-            .env("SAFE_EXEC_SYSTEM_CONFIG", self.base.join("no-system-config.toml"))
+            .env(
+                "SAFE_EXEC_SYSTEM_CONFIG",
+                self.base.join("no-system-config.toml"),
+            )
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env_remove("SAFE_EXEC_PROFILE")
             .env_remove("SAFE_EXEC_AGENT")
@@ -426,7 +429,13 @@ pub fn probe_unsandboxed(args: &[&str]) -> i32 {
 
 /// Asserts a policy refusal: exit 126 and one `safe-exec: denied:` line.
 pub fn assert_denied(out: &Output) {
-    assert_eq!(code(out), 126, "stdout: {} stderr: {}", stdout(out), stderr(out));
+    assert_eq!(
+        code(out),
+        126,
+        "stdout: {} stderr: {}",
+        stdout(out),
+        stderr(out)
+    );
     assert!(
         stderr(out).starts_with("safe-exec: denied:"),
         "{}",
