@@ -162,7 +162,9 @@ pub fn exec_plan(
         env: scrubbed.kept,
         cwd: sit.places.cwd.clone(),
         sandbox: profile.sandbox_spec(&sit.places, timeout),
-        supervise: false,
+        // Background jobs (`cmd &`) must not outlive safe-exec: supervise so
+        // the whole process group is reaped when the command ends.
+        supervise: model.constructs.background,
     }
 }
 

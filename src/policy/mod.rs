@@ -786,7 +786,7 @@ fn options(
                     None,
                 ),
                 Effect::Code => risk = risk.max(Risk::Write),
-                Effect::Recursive | Effect::Template => {}
+                Effect::Recursive | Effect::Template | Effect::Last => {}
             }
         }
         if let Some(val) = &o.value {
