@@ -416,7 +416,7 @@ fn t23_exec_capable_flags_of_read_only_tools() {
             "git log --ext-diff",
             "awk '{ system($0) }' cmds.txt",
         ],
-        &["git -c core.pager='sh -c id' log", "git -c core.sshCommand='sh -c id' fetch", "git -c alias.x='!sh -c id' x", "tar --checkpoint-action=exec=sh -cf x.tar .", "tar -cf x.tar --use-compress-program=sh .", "tar -xf a.tar --to-command=sh", "git difftool -x sh", "git --exec-path=/tmp/x status", "find . -exec sh \\;", "sed -e '1e id' f", "less README", "vim -c ':!sh'", "zip x.zip a -T -TT 'sh -c id'", "env -S 'sh -c \\'rm -rf ~\\''", "git grep --open-files-in-pager=sh x"],
+        &["git -c core.pager='sh -c id' log", "git -c core.sshCommand='sh -c id' fetch", "git -c alias.x='!sh -c id' x", "tar --checkpoint-action=exec=sh -cf x.tar .", "tar -cf x.tar --use-compress-program=sh .", "tar -xf a.tar --to-command=sh", "git difftool -x sh", "git --exec-path=/tmp/x status", "find . -exec sh \\;", "sed -e '1e id' f", "less README", "vim -c ':!sh'", "zip x.zip a -T -TT 'sh -c id'", "env -S \"sh -c 'rm -rf ~'\"", "git grep --open-files-in-pager=sh x"],
     );
 }
 
