@@ -48,14 +48,22 @@ fn tldr_corpus_decides_without_panic_in_bounded_time() {
             Some((page, instantiate(cmd)))
         })
         .collect();
-    assert!(rows.len() > 1000, "corpus {path} has only {} rows", rows.len());
+    assert!(
+        rows.len() > 1000,
+        "corpus {path} has only {} rows",
+        rows.len()
+    );
 
     let profile = safe_exec::profile::load("default").expect("default profile");
     let sit = example_situation();
     let debug = cfg!(debug_assertions);
     // All rows are decided; with SAFE_EXEC_CORPUS_SAMPLE=N only every Nth
     // (by hash, deterministic) is decided and the rest are only parsed.
-    let every: u64 = std::env::var("SAFE_EXEC_CORPUS_SAMPLE").ok().and_then(|v| v.parse().ok()).unwrap_or(1).max(1);
+    let every: u64 = std::env::var("SAFE_EXEC_CORPUS_SAMPLE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1)
+        .max(1);
     let sampled = |cmd: &str| fnv(cmd) % every == 0;
 
     let start = Instant::now();
@@ -64,7 +72,10 @@ fn tldr_corpus_decides_without_panic_in_bounded_time() {
     let mut slowest = (Duration::ZERO, String::new());
     let mut parsed = 0usize;
     for (page, cmd) in &rows {
-        let input = CommandInput::String { text: cmd.clone(), positional: vec!["sh".into()] };
+        let input = CommandInput::String {
+            text: cmd.clone(),
+            positional: vec!["sh".into()],
+        };
         let t = Instant::now();
         let r = catch_unwind(AssertUnwindSafe(|| {
             if sampled(cmd) {
@@ -100,11 +111,28 @@ fn tldr_corpus_decides_without_panic_in_bounded_time() {
         slowest.0,
         slowest.1
     );
-    assert!(panics.is_empty(), "{} rows panicked:\n{}", panics.len(), panics.join("\n"));
+    assert!(
+        panics.is_empty(),
+        "{} rows panicked:\n{}",
+        panics.len(),
+        panics.join("\n")
+    );
     assert_eq!(parsed, rows.len());
-    assert!(total < Duration::from_secs(if debug { 90 } else { 30 }), "corpus took {total:?}");
-    assert!(slowest.0 < Duration::from_secs(2), "one row took {:?}: {:?}", slowest.0, slowest.1);
-    let decided: usize = counts.iter().filter(|(k, _)| **k != "parsed only").map(|(_, v)| v).sum();
+    assert!(
+        total < Duration::from_secs(if debug { 90 } else { 30 }),
+        "corpus took {total:?}"
+    );
+    assert!(
+        slowest.0 < Duration::from_secs(2),
+        "one row took {:?}: {:?}",
+        slowest.0,
+        slowest.1
+    );
+    let decided: usize = counts
+        .iter()
+        .filter(|(k, _)| **k != "parsed only")
+        .map(|(_, v)| v)
+        .sum();
     assert!(decided * 5 >= rows.len(), "too few rows decided: {decided}");
 }
 
@@ -118,21 +146,38 @@ fn tldr_dangerous_pages_never_allowed() {
     };
     let profile = safe_exec::profile::load("default").expect("default profile");
     let sit = example_situation();
-    let dangerous = ["mkfs", "wipefs", "shutdown", "reboot", "nc", "ncat", "socat", "nmap", "ssh", "scp", "telnet", "wget", "sftp", "rsync"];
+    let dangerous = [
+        "mkfs", "wipefs", "shutdown", "reboot", "nc", "ncat", "socat", "nmap", "ssh", "scp",
+        "telnet", "wget", "sftp", "rsync",
+    ];
     let mut allowed = Vec::new();
     for line in text.lines() {
         let mut f = line.splitn(4, '\t');
-        let (Some(_), Some(page), Some(_), Some(cmd)) = (f.next(), f.next(), f.next(), f.next()) else { continue };
+        let (Some(_), Some(page), Some(_), Some(cmd)) = (f.next(), f.next(), f.next(), f.next())
+        else {
+            continue;
+        };
         // Only rows that invoke the page's program (some pages list the
         // interactive commands of the tool, e.g. `ls` inside sftp).
         if !dangerous.contains(&page) || !cmd.starts_with(&format!("{page} ")) {
             continue;
         }
         let cmd = instantiate(cmd);
-        let d = decide(&CommandInput::String { text: cmd.clone(), positional: vec!["sh".into()] }, &profile, &sit);
+        let d = decide(
+            &CommandInput::String {
+                text: cmd.clone(),
+                positional: vec!["sh".into()],
+            },
+            &profile,
+            &sit,
+        );
         if d.verdict.decision == Decision::Allow {
             allowed.push(format!("{page}: {cmd}"));
         }
     }
-    assert!(allowed.is_empty(), "dangerous pages allowed:\n{}", allowed.join("\n"));
+    assert!(
+        allowed.is_empty(),
+        "dangerous pages allowed:\n{}",
+        allowed.join("\n")
+    );
 }

@@ -8,7 +8,11 @@ use common::*;
 fn all_allowed(cases: &[&str]) {
     let w = World::new();
     let fails = collect_failures(&w, cases, "must be allow", |d| d != "allow");
-    assert!(fails.is_empty(), "ordinary commands refused:\n  {}", fails.join("\n  "));
+    assert!(
+        fails.is_empty(),
+        "ordinary commands refused:\n  {}",
+        fails.join("\n  ")
+    );
 }
 
 #[test]

@@ -40,7 +40,10 @@ impl Default for World {
 impl World {
     /// A fresh world.
     pub fn new() -> Self {
-        let dir = tempfile::Builder::new().prefix("safe-exec-policy-").tempdir().expect("tempdir");
+        let dir = tempfile::Builder::new()
+            .prefix("safe-exec-policy-")
+            .tempdir()
+            .expect("tempdir");
         let root = dir.path().canonicalize().expect("canonicalize");
         let home = root.join("home");
         let cwd = root.join("project");
@@ -48,14 +51,31 @@ impl World {
         let state = root.join("state");
         let xdg = root.join("xdg");
         let etc = root.join("etc");
-        for d in [&home, &cwd, &tmp, &state, &xdg, &etc, &home.join(".ssh"), &cwd.join("src")] {
+        for d in [
+            &home,
+            &cwd,
+            &tmp,
+            &state,
+            &xdg,
+            &etc,
+            &home.join(".ssh"),
+            &cwd.join("src"),
+        ] {
             std::fs::create_dir_all(d).expect("mkdir");
         }
         std::fs::write(home.join(".ssh/id_rsa"), "FAKE KEY\n").unwrap();
         std::fs::write(home.join(".bashrc"), "# bashrc\n").unwrap();
         std::fs::write(cwd.join("Cargo.toml"), "[package]\nname = \"demo\"\n").unwrap();
         std::fs::write(cwd.join("src/main.rs"), "fn main() {}\n").unwrap();
-        World { _dir: dir, home, cwd, tmp, state, xdg, etc }
+        World {
+            _dir: dir,
+            home,
+            cwd,
+            tmp,
+            state,
+            xdg,
+            etc,
+        }
     }
 
     /// A command for the binary with the world's environment.
@@ -63,12 +83,18 @@ impl World {
         let mut c = Command::new(BIN);
         c.current_dir(&self.cwd)
             .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()))
+            .env(
+                "PATH",
+                std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()),
+            )
             .env("HOME", &self.home)
             .env("TMPDIR", &self.tmp)
             .env("SAFE_EXEC_STATE_DIR", &self.state)
             .env("XDG_CONFIG_HOME", &self.xdg)
-            .env("SAFE_EXEC_SYSTEM_CONFIG", self.etc.join("no-system-config.toml"))
+            .env(
+                "SAFE_EXEC_SYSTEM_CONFIG",
+                self.etc.join("no-system-config.toml"),
+            )
             .env("LANG", "C.UTF-8")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -162,9 +188,15 @@ pub fn collect_failures(
         assert!(matches!(code, 0 | 2 | 3), "check exit {code} for {c:?}");
         if bad(d) {
             let reasons = v["reasons"].as_array().map(|a| {
-                a.iter().filter_map(|r| r.as_str()).collect::<Vec<_>>().join(" | ")
+                a.iter()
+                    .filter_map(|r| r.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" | ")
             });
-            fails.push(format!("{what}: {c:?} -> {d} ({})", reasons.unwrap_or_default()));
+            fails.push(format!(
+                "{what}: {c:?} -> {d} ({})",
+                reasons.unwrap_or_default()
+            ));
         }
     }
     fails
