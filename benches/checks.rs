@@ -1,6 +1,6 @@
 //! Checks per second through the library: `safe_exec::decide::decide` with
-//! the built-in `default` profile on typical agent commands (parse + policy
-//! + classifier; nothing is executed). Run: `cargo bench --bench checks`.
+//! the built-in `default` profile on typical agent commands (parse, policy
+//! and classifier; nothing is executed). Run: `cargo bench --bench checks`.
 //! Figures are in docs/performance.md.
 
 use std::hint::black_box;

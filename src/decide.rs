@@ -98,6 +98,7 @@ pub fn decide(input: &CommandInput, profile: &Profile, sit: &Situation) -> Decid
         roots: &roots,
         interactive: sit.interactive,
         written: Vec::new(),
+        links: Vec::new(),
     };
     let raw = match input {
         CommandInput::String { text, .. } => Some(text.as_str()),

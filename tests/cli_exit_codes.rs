@@ -94,11 +94,23 @@ fn run_ask_without_terminal_is_a_denial_mentioning_confirmation() {
 
 #[test]
 fn run_missing_program_is_127() {
+    // A program run by path is never trusted on its name (it asks), so the
+    // profile here allows unknown programs to reach the run.
     let w = World::new();
+    let profile = w.etc.join("allow-unknown.toml");
+    std::fs::write(
+        &profile,
+        "extends = \"default\"\n[policy]\nunknown_commands = \"allow\"\n",
+    )
+    .expect("profile");
+    let p = profile.to_str().expect("utf8");
+    let (out, _) = w.run(["--profile", p, "--", "no-such-program-safe-exec-test"]);
+    assert_eq!(code(&out), 127, "stderr {}", stderr(&out));
+    let (out, _) = w.run(["--profile", p, "-c", "no-such-program-safe-exec-test -l"]);
+    assert_eq!(code(&out), 127, "stderr {}", stderr(&out));
+    // Under the default profile a program by path asks instead (126 with no terminal).
     let (out, _) = w.run(["--", "/nonexistent/dir/ls"]);
-    assert_eq!(code(&out), 127, "stderr {}", stderr(&out));
-    let (out, _) = w.run(["-c", "/nonexistent/dir/ls -l"]);
-    assert_eq!(code(&out), 127, "stderr {}", stderr(&out));
+    assert_eq!(code(&out), 126, "stderr {}", stderr(&out));
 }
 
 #[test]

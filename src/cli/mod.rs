@@ -188,6 +188,11 @@ pub fn main() -> i32 {
     let first = rest.first().and_then(|a| a.to_str());
     if first.is_some_and(|f| SUBCOMMANDS.contains(&f)) {
         restore_sigpipe();
+        if let Some(i) = args.iter().position(|a| a.to_str().is_none()) {
+            return error(format!(
+                "argument {i} is not valid UTF-8; safe-exec only decides on commands it can read"
+            ));
+        }
         // Invalid UTF-8 cannot reach a decision: clap rejects it as a usage error.
         let cli = match Cli::try_parse_from(&args) {
             Ok(c) => c,
