@@ -113,11 +113,22 @@ pub fn run(args: &[OsString]) -> i32 {
                     Answer::Timeout => "confirmation is needed and nobody answered in time",
                     _ => "confirmation was refused",
                 };
+                let asked: Vec<String> = verdict
+                    .reasons
+                    .iter()
+                    .filter(|r| r.decision == Decision::Ask)
+                    .map(|r| r.line())
+                    .collect();
+                let why = if asked.is_empty() {
+                    why.to_string()
+                } else {
+                    format!("{why}; it was needed because: {}", asked.join("; "))
+                };
                 verdict.add(
                     Layer::Confirmation,
                     "confirmation.refused",
                     Decision::Deny,
-                    why.into(),
+                    why,
                     None,
                 );
                 return refuse(&mut life, &verdict);
