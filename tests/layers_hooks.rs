@@ -7,7 +7,10 @@ use layers_support::*;
 
 /// A hook script that records its input to `NAME.in` and then runs `then`.
 fn hook(env: &Env, name: &str, then: &str) -> String {
-    let p = env.script(&format!("{name}.sh"), &record_then(env.dir.path(), &format!("{name}.in"), then));
+    let p = env.script(
+        &format!("{name}.sh"),
+        &record_then(env.dir.path(), &format!("{name}.in"), then),
+    );
     p.display().to_string()
 }
 
@@ -51,14 +54,24 @@ fn pre_tool_use_empty_output_continues() {
 #[test]
 fn pre_tool_use_deny_by_json_and_by_exit_2() {
     let env = Env::new();
-    one_hook(&env, "pre_tool_use", "echo '{\"decision\":\"deny\",\"reason\":\"frozen branch\"}'", "");
+    one_hook(
+        &env,
+        "pre_tool_use",
+        "echo '{\"decision\":\"deny\",\"reason\":\"frozen branch\"}'",
+        "",
+    );
     let o = env.run(&["--", "echo", "hi"]);
     assert_eq!(code(&o), 126);
     assert!(stderr(&o).contains("frozen branch"), "{}", stderr(&o));
     assert_eq!(stdout(&o), "");
 
     let env = Env::new();
-    one_hook(&env, "pre_tool_use", "echo 'policy says no' >&2; exit 2", "");
+    one_hook(
+        &env,
+        "pre_tool_use",
+        "echo 'policy says no' >&2; exit 2",
+        "",
+    );
     let o = env.run(&["--", "echo", "hi"]);
     assert_eq!(code(&o), 126);
     assert!(stderr(&o).contains("policy says no"), "{}", stderr(&o));
@@ -67,7 +80,12 @@ fn pre_tool_use_deny_by_json_and_by_exit_2() {
 #[test]
 fn pre_tool_use_ask_needs_confirmation() {
     let env = Env::new();
-    one_hook(&env, "pre_tool_use", "echo '{\"decision\":\"ask\",\"reason\":\"double-check\"}'", "");
+    one_hook(
+        &env,
+        "pre_tool_use",
+        "echo '{\"decision\":\"ask\",\"reason\":\"double-check\"}'",
+        "",
+    );
     let o = env.run(&["--", "echo", "hi"]);
     assert_eq!(code(&o), 126);
     assert!(stderr(&o).contains("confirmation"), "{}", stderr(&o));
@@ -81,11 +99,18 @@ fn blocking_hook_failures_deny() {
             let env = Env::new();
             one_hook(&env, event, body, "");
             // `permission_request` fires for commands that need asking.
-            let cmd: &[&str] = if event == "pre_tool_use" { &["--", "echo", "hi"] } else { &["--", "frobnicate-x"] };
+            let cmd: &[&str] = if event == "pre_tool_use" {
+                &["--", "echo", "hi"]
+            } else {
+                &["--", "frobnicate-x"]
+            };
             let o = env.run(cmd);
             assert_eq!(code(&o), 126, "{event} {body}: {}", stderr(&o));
             let e = stderr(&o);
-            assert!(e.contains("fail-closed") && e.contains(needle), "{event} {body}: {e}");
+            assert!(
+                e.contains("fail-closed") && e.contains(needle),
+                "{event} {body}: {e}"
+            );
             assert!(e.contains("h.sh"), "names the hook: {e}");
         }
     }
@@ -94,7 +119,12 @@ fn blocking_hook_failures_deny() {
 #[test]
 fn permission_request_fires_only_for_asks_and_can_deny() {
     let env = Env::new();
-    one_hook(&env, "permission_request", "echo '{\"decision\":\"deny\",\"reason\":\"nobody home\"}'", "");
+    one_hook(
+        &env,
+        "permission_request",
+        "echo '{\"decision\":\"deny\",\"reason\":\"nobody home\"}'",
+        "",
+    );
     assert_eq!(code(&env.run(&["--", "true"])), 0);
     assert!(env.read("h.in").is_empty(), "no ask, no permission_request");
     let o = env.run(&["--", "frobnicate-x"]);
@@ -106,8 +136,14 @@ fn permission_request_fires_only_for_asks_and_can_deny() {
 #[test]
 fn notification_hooks_never_block() {
     let outcomes = [
-        ("echo '{\"decision\":\"deny\",\"reason\":\"x\"}'", "never block"),
-        ("echo '{\"decision\":\"ask\",\"reason\":\"x\"}'", "never block"),
+        (
+            "echo '{\"decision\":\"deny\",\"reason\":\"x\"}'",
+            "never block",
+        ),
+        (
+            "echo '{\"decision\":\"ask\",\"reason\":\"x\"}'",
+            "never block",
+        ),
         ("exit 2", "never block"),
     ];
     for event in ["post_tool_use", "post_tool_use_failure"] {
@@ -121,7 +157,11 @@ fn notification_hooks_never_block() {
             let want = if event == "post_tool_use" { 0 } else { 4 };
             let o = env.run(&["-c", &format!("exit {want}")]);
             assert_eq!(code(&o), want, "{event} {body}: {}", stderr(&o));
-            assert!(stderr(&o).contains(needle), "{event} {body}: {}", stderr(&o));
+            assert!(
+                stderr(&o).contains(needle),
+                "{event} {body}: {}",
+                stderr(&o)
+            );
             // The next hook still fires, with the context unchanged.
             let g_in = env.json_lines("g.in");
             assert_eq!(g_in.len(), 1, "{event} {body}");
@@ -158,14 +198,24 @@ fn matchers_exact_and_regex() {
     assert_eq!(code(&env.run(&["--", "echo", "x"])), 0);
     assert_eq!(code(&env.run(&["--", "git", "--version"])), 0);
     assert_eq!(code(&env.run(&["-c", "true && echo y"])), 0);
-    assert_eq!(env.json_lines("exact.in").len(), 1, "exact fires for git only");
-    assert_eq!(env.json_lines("regex.in").len(), 2, "regex fires for echo and true");
+    assert_eq!(
+        env.json_lines("exact.in").len(),
+        1,
+        "exact fires for git only"
+    );
+    assert_eq!(
+        env.json_lines("regex.in").len(),
+        2,
+        "regex fires for echo and true"
+    );
 }
 
 #[test]
 fn bad_matcher_regex_is_a_profile_error() {
     let env = Env::new();
-    env.profile("[[hook]]\nevent = \"pre_tool_use\"\ncommand = [\"/bin/true\"]\nmatcher = \"^(git\"\n");
+    env.profile(
+        "[[hook]]\nevent = \"pre_tool_use\"\ncommand = [\"/bin/true\"]\nmatcher = \"^(git\"\n",
+    );
     let o = env.run(&["--", "true"]);
     assert_eq!(code(&o), 125);
     assert!(stderr(&o).contains("not a valid regex"), "{}", stderr(&o));
@@ -176,7 +226,11 @@ fn bad_matcher_regex_is_a_profile_error() {
 fn metadata_threads_to_later_hooks_and_the_audit() {
     let env = Env::new();
     let a = hook(&env, "a", "echo '{\"metadata\":{\"ticket\":\"T-1\"}}'");
-    let b = hook(&env, "b", "echo '{\"decision\":\"allow\",\"metadata\":{\"owner\":\"ops\"}}'");
+    let b = hook(
+        &env,
+        "b",
+        "echo '{\"decision\":\"allow\",\"metadata\":{\"owner\":\"ops\"}}'",
+    );
     let c = hook(&env, "c", "true");
     env.profile(&format!(
         "[audit]\nenabled = true\n[[hook]]\nevent = \"pre_tool_use\"\ncommand = [\"{a}\"]\n[[hook]]\nevent = \"pre_tool_use\"\ncommand = [\"{b}\"]\n[[hook]]\nevent = \"post_tool_use\"\ncommand = [\"{c}\"]\n"
@@ -196,14 +250,21 @@ fn global_hooks_fire_first_in_file_name_order() {
     let env = Env::new();
     let order = env.path("order");
     let mk = |name: &str| {
-        env.script(&format!("{name}.sh"), &format!("cat >/dev/null; echo {name} >> '{}'", order.display()))
-            .display()
-            .to_string()
+        env.script(
+            &format!("{name}.sh"),
+            &format!("cat >/dev/null; echo {name} >> '{}'", order.display()),
+        )
+        .display()
+        .to_string()
     };
     let (a1, a2, b1, p1) = (mk("a1"), mk("a2"), mk("b1"), mk("p1"));
     let hk = |c: &str| format!("[[hook]]\nevent = \"pre_tool_use\"\ncommand = [\"{c}\"]\n");
     std::fs::write(env.path("hooks.d/20-b.toml"), hk(&b1)).unwrap();
-    std::fs::write(env.path("hooks.d/10-a.toml"), format!("{}{}", hk(&a1), hk(&a2))).unwrap();
+    std::fs::write(
+        env.path("hooks.d/10-a.toml"),
+        format!("{}{}", hk(&a1), hk(&a2)),
+    )
+    .unwrap();
     std::fs::write(env.path("hooks.d/README"), "not a hook file").unwrap();
     env.profile(&hk(&p1));
     let o = env.run(&["--", "true"]);
@@ -213,7 +274,11 @@ fn global_hooks_fire_first_in_file_name_order() {
     let other = env.path("other.d");
     std::fs::create_dir_all(&other).unwrap();
     std::fs::write(other.join("x.toml"), hk(&b1)).unwrap();
-    std::fs::write(env.path("system-config.toml"), format!("hooks_dir = \"{}\"\n", other.display())).unwrap();
+    std::fs::write(
+        env.path("system-config.toml"),
+        format!("hooks_dir = \"{}\"\n", other.display()),
+    )
+    .unwrap();
     std::fs::write(&order, "").unwrap();
     assert_eq!(code(&env.run(&["--", "true"])), 0);
     assert_eq!(env.read("order"), "b1\np1\n");
@@ -222,7 +287,11 @@ fn global_hooks_fire_first_in_file_name_order() {
 #[test]
 fn broken_global_hook_file_is_an_error() {
     let env = Env::new();
-    std::fs::write(env.path("hooks.d/10-bad.toml"), "[[hook]]\nevent = \"pre_tool_use\"\ncommand = [\"/bin/true\"]\nbogus = 1\n").unwrap();
+    std::fs::write(
+        env.path("hooks.d/10-bad.toml"),
+        "[[hook]]\nevent = \"pre_tool_use\"\ncommand = [\"/bin/true\"]\nbogus = 1\n",
+    )
+    .unwrap();
     let o = env.run(&["--", "true"]);
     assert_eq!(code(&o), 125);
     assert!(stderr(&o).contains("10-bad.toml"), "{}", stderr(&o));

@@ -10,7 +10,10 @@ use layers_support::*;
 use serde_json::Value;
 
 fn with_validator(env: &Env, body: &str, extra: &str) {
-    let v = env.script("validator.sh", &record_then(env.dir.path(), "validator.in", body));
+    let v = env.script(
+        "validator.sh",
+        &record_then(env.dir.path(), "validator.in", body),
+    );
     env.profile(&format!(
         "[validator]\ncommand = [\"{}\"]\ntimeout_ms = 1000\n{extra}",
         v.display()
@@ -26,8 +29,18 @@ fn allow_keeps_the_decision_and_gets_the_whole_context() {
     assert_eq!(stdout(&o), "hi\n");
     let ctx = &env.json_lines("validator.in")[0];
     for k in [
-        "command_struct", "raw_command", "command_form", "session_state", "agent", "opts", "cwd",
-        "env", "history", "timestamp", "policy_result", "metadata",
+        "command_struct",
+        "raw_command",
+        "command_form",
+        "session_state",
+        "agent",
+        "opts",
+        "cwd",
+        "env",
+        "history",
+        "timestamp",
+        "policy_result",
+        "metadata",
     ] {
         assert!(ctx.get(k).is_some(), "missing {k} in {ctx}");
     }
@@ -40,7 +53,10 @@ fn allow_keeps_the_decision_and_gets_the_whole_context() {
     assert_eq!(ctx["command_struct"]["segments"][0]["program"], "echo");
     let env_list = ctx["env"].as_array().expect("env list");
     assert!(env_list.iter().any(|e| e["name"] == "HOME"));
-    assert!(env_list.iter().all(|e| e.get("value").is_none()), "values must not leak by default");
+    assert!(
+        env_list.iter().all(|e| e.get("value").is_none()),
+        "values must not leak by default"
+    );
 }
 
 #[test]
@@ -52,7 +68,13 @@ fn env_values_only_when_the_profile_allows() {
     let ctx = &env.json_lines("validator.in")[0];
     assert_eq!(ctx["command_form"], "string");
     assert_eq!(ctx["raw_command"], "true");
-    assert!(ctx["env"].as_array().unwrap().iter().any(|e| e["name"] == "HOME" && e["value"].is_string()));
+    assert!(
+        ctx["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["name"] == "HOME" && e["value"].is_string())
+    );
 }
 
 #[test]
@@ -65,7 +87,11 @@ fn deny_refuses_with_reason_and_details_in_check() {
     );
     let o = env.run(&["--", "echo", "hi"]);
     assert_eq!(code(&o), 126);
-    assert!(stderr(&o).starts_with("safe-exec: denied:"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("safe-exec: denied:"),
+        "{}",
+        stderr(&o)
+    );
     assert!(stderr(&o).contains("no echo today"), "{}", stderr(&o));
     assert!(stderr(&o).contains("validator"), "{}", stderr(&o));
     assert_eq!(stdout(&o), "");
@@ -80,8 +106,20 @@ fn deny_refuses_with_reason_and_details_in_check() {
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["decision"], "deny");
     assert_eq!(v["decided_by"], "validator");
-    assert!(v["matched_rules"].as_array().unwrap().iter().any(|r| r == "validator.deny"));
-    let o = env.cmd().args(["check", "--explain", "--profile"]).arg(env.path("profile.toml")).args(["--", "echo", "hi"]).output().unwrap();
+    assert!(
+        v["matched_rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r == "validator.deny")
+    );
+    let o = env
+        .cmd()
+        .args(["check", "--explain", "--profile"])
+        .arg(env.path("profile.toml"))
+        .args(["--", "echo", "hi"])
+        .output()
+        .unwrap();
     let text = stdout(&o);
     assert!(text.contains("layer 2 (validator): `"), "{text}");
     assert!(text.contains("no echo today"), "{text}");
@@ -91,7 +129,11 @@ fn deny_refuses_with_reason_and_details_in_check() {
 #[test]
 fn ask_needs_a_confirmation_nobody_can_give() {
     let env = Env::new();
-    with_validator(&env, "echo '{\"decision\":\"ask\",\"reason\":\"are you sure\"}'", "");
+    with_validator(
+        &env,
+        "echo '{\"decision\":\"ask\",\"reason\":\"are you sure\"}'",
+        "",
+    );
     let o = env.run(&["--", "echo", "hi"]);
     assert_eq!(code(&o), 126);
     assert!(stderr(&o).contains("confirmation"), "{}", stderr(&o));
@@ -133,7 +175,10 @@ fn nonzero_exit_denies() {
 
 #[test]
 fn timeout_denies() {
-    fails_closed("sleep 30; echo '{\"decision\":\"allow\"}'", "did not answer");
+    fails_closed(
+        "sleep 30; echo '{\"decision\":\"allow\"}'",
+        "did not answer",
+    );
 }
 
 #[test]
@@ -148,7 +193,10 @@ fn missing_decision_denies() {
 
 #[test]
 fn huge_output_denies() {
-    fails_closed("head -c 1000000 /dev/zero | tr '\\0' x", "more than 4096 bytes");
+    fails_closed(
+        "head -c 1000000 /dev/zero | tr '\\0' x",
+        "more than 4096 bytes",
+    );
 }
 
 #[test]
@@ -188,7 +236,10 @@ fn on_execution_gets_the_result() {
     let ex = &lines[1];
     assert_eq!(ex["event"], "on_execution");
     assert_eq!(ex["result"]["exit_code"], 3);
-    assert!(ex.get("policy_result").is_none() && ex.get("command_struct").is_none(), "{ex}");
+    assert!(
+        ex.get("policy_result").is_none() && ex.get("command_struct").is_none(),
+        "{ex}"
+    );
     assert!(ex.get("raw_command").is_some());
 }
 
@@ -200,13 +251,25 @@ fn on_execution_failures_are_only_logged() {
         ("exit 9", "status 9"),
         ("head -c 1000000 /dev/zero; exit 0", "more than"),
         ("echo garbage; exit 0", ""),
-        ("echo '{\"decision\":\"deny\",\"reason\":\"x\"}'; exit 0", ""),
+        (
+            "echo '{\"decision\":\"deny\",\"reason\":\"x\"}'; exit 0",
+            "",
+        ),
     ] {
         let (_env, o) = on_execution(body);
-        assert_eq!(code(&o), 3, "{body}: exit code must be the command's: {}", stderr(&o));
+        assert_eq!(
+            code(&o),
+            3,
+            "{body}: exit code must be the command's: {}",
+            stderr(&o)
+        );
         if !needle.is_empty() {
             assert!(stderr(&o).contains(needle), "{body}: {}", stderr(&o));
-            assert!(stderr(&o).contains("on_execution"), "{body}: {}", stderr(&o));
+            assert!(
+                stderr(&o).contains("on_execution"),
+                "{body}: {}",
+                stderr(&o)
+            );
         }
     }
 }
@@ -214,8 +277,18 @@ fn on_execution_failures_are_only_logged() {
 #[test]
 fn history_from_the_guard_feeds_the_validator() {
     let env = Env::new();
-    let v = env.script("validator.sh", &record_then(env.dir.path(), "validator.in", "echo '{\"decision\":\"allow\"}'"));
-    env.profile(&format!("[validator]\ncommand = [\"{}\"]\n[guard]\nenabled = true", v.display()));
+    let v = env.script(
+        "validator.sh",
+        &record_then(
+            env.dir.path(),
+            "validator.in",
+            "echo '{\"decision\":\"allow\"}'",
+        ),
+    );
+    env.profile(&format!(
+        "[validator]\ncommand = [\"{}\"]\n[guard]\nenabled = true",
+        v.display()
+    ));
     assert_eq!(code(&env.run(&["--session", "h", "--", "echo", "one"])), 0);
     assert_eq!(code(&env.run(&["--session", "h", "--", "echo", "two"])), 0);
     let lines = env.json_lines("validator.in");

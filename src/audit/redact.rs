@@ -22,6 +22,7 @@ struct Rules {
     query: Regex,
     tokens: Regex,
     bare_option: Regex,
+    option_space: Regex,
 }
 
 fn rules() -> &'static Rules {
@@ -40,6 +41,10 @@ fn rules() -> &'static Rules {
         )
         .expect("static regex"),
         bare_option: Regex::new(&format!(r"^--?{SECRET_NAME}$")).expect("static regex"),
+        option_space: Regex::new(&format!(
+            r#"((?:^|\s)--?{SECRET_NAME}\s+)('[^']*'|"[^"]*"|[^\s'"-][^\s'"]*)"#
+        ))
+        .expect("static regex"),
     })
 }
 
@@ -50,6 +55,7 @@ pub fn text(s: &str) -> String {
     let s = r.header.replace_all(s, format!("${{1}}${{2}}{MASK}"));
     let s = r.url_pass.replace_all(&s, format!("${{1}}{MASK}@"));
     let s = r.option.replace_all(&s, format!("${{1}}{MASK}"));
+    let s = r.option_space.replace_all(&s, format!("${{1}}{MASK}"));
     let s = r.assign.replace_all(&s, format!("${{1}}{MASK}"));
     let s = r.query.replace_all(&s, format!("${{1}}{MASK}"));
     let s = r.tokens.replace_all(&s, MASK);

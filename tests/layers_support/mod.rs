@@ -87,7 +87,9 @@ impl Env {
     pub fn audit(&self) -> Vec<Value> {
         let text = std::fs::read_to_string(self.state().join("audit.jsonl")).unwrap_or_default();
         text.lines()
-            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad audit line {l:?}: {e}")))
+            .map(|l| {
+                serde_json::from_str(l).unwrap_or_else(|e| panic!("bad audit line {l:?}: {e}"))
+            })
             .collect()
     }
 
