@@ -148,6 +148,7 @@ pub fn run(args: &[OsString]) -> i32 {
         parsed.errexit,
         parsed.common.timeout,
     );
+    open_form_network(&mut plan, &verdict);
     plan.supervise |= life.needs_result();
     let result = run::execute(plan);
     life.finished(&result);
@@ -211,7 +212,20 @@ pub fn exec_plan(
         env: scrubbed.kept,
         cwd: sit.places.cwd.clone(),
         sandbox: profile.sandbox_spec(&sit.places, timeout),
-        supervise: false,
+        // Background jobs (`cmd &`) must not outlive safe-exec: supervise so
+        // the whole process group is reaped when the command ends.
+        supervise: model.constructs.background,
+    }
+}
+
+/// An accepted structured network form (seed 002) gets exactly the network
+/// it needs, and only when the profile's network is otherwise off.
+pub fn open_form_network(plan: &mut ExecPlan, verdict: &crate::policy::Verdict) {
+    if let Some(need) = verdict.network
+        && plan.sandbox.network == crate::sandbox::NetworkAccess::Off
+        && verdict.decision != Decision::Deny
+    {
+        plan.sandbox.network = need;
     }
 }
 
