@@ -223,15 +223,9 @@ pub fn explain(
     if v.reasons.is_empty() {
         out.push_str("  no objections\n");
     }
-<<<<<<< HEAD
     out.push_str(&crate::hooks::explain::layers(v, profile));
-    let plan = exec_plan(input, &d.model, profile, sit, false, timeout);
-=======
-    out.push_str("\nlayer 2 (validator): none configured\n");
-    out.push_str("layer 3 (guard): none configured\n");
     let mut plan = exec_plan(input, &d.model, profile, sit, false, timeout);
     super::run_cmd::open_form_network(&mut plan, v);
->>>>>>> main
     out.push_str("\nsandbox (what the run would be confined to):\n");
     let spec = &plan.sandbox;
     let show = |v: &[std::path::PathBuf]| {
