@@ -3,6 +3,7 @@
 
 mod check;
 pub mod info;
+mod log;
 mod run_cmd;
 pub mod shell_args;
 mod situation;
@@ -52,6 +53,8 @@ pub enum Command {
         #[command(subcommand)]
         action: RulesAction,
     },
+    /// Show recent decisions from the audit log.
+    Log(LogArgs),
     /// Report what this kernel can enforce for each built-in profile.
     Doctor {
         /// Print JSON.
@@ -116,6 +119,23 @@ pub struct CheckArgs {
     pub rest: Vec<String>,
 }
 
+/// `log`
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    /// Only this session.
+    #[arg(long)]
+    pub session: Option<String>,
+    /// Print the records as JSON lines (decision, then its result).
+    #[arg(long)]
+    pub json: bool,
+    /// How many decisions to show (the most recent).
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
+    /// Profile whose [audit] file to read.
+    #[arg(long)]
+    pub profile: Option<String>,
+}
+
 /// `classify`
 #[derive(Debug, Args)]
 pub struct ClassifyArgs {
@@ -174,6 +194,7 @@ const SUBCOMMANDS: &[&str] = &[
     "profile",
     "rules",
     "doctor",
+    "log",
     "help",
     "--help",
     "-h",
@@ -208,6 +229,7 @@ pub fn main() -> i32 {
             Command::Profile { action } => info::profile(action),
             Command::Rules { action } => info::rules(action),
             Command::Doctor { json } => info::doctor(json),
+            Command::Log(a) => log::run(a),
         };
     }
     run_cmd::run(rest)

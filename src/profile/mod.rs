@@ -188,6 +188,7 @@ fn finish(doc: ProfileDoc, source: String, chain: Vec<String>) -> Result<Profile
             ));
         }
     }
+    errs.extend(crate::guard::check_config(&doc.guard));
     if doc.policy.unknown_constructs == schema::Action::Allow {
         errs.push("[policy] unknown_constructs = \"allow\" is not possible: what cannot be checked is never allowed; use \"ask\" or \"deny\"".into());
     }
@@ -515,6 +516,10 @@ impl Profile {
                 out.push(format!("rule `{}` dropped", r.id));
             }
         }
+        out.extend(crate::validator::loosens(&a.validator, &b.validator));
+        out.extend(crate::guard::loosens(&a.guard, &b.guard));
+        out.extend(crate::hooks::loosens(&a.hook, &b.hook));
+        out.extend(crate::audit::loosens(&a.audit, &b.audit));
         out
     }
 }
