@@ -2,6 +2,7 @@
 //! subcommands `check`, `classify`, `profile`, `rules`, `doctor`.
 
 mod check;
+pub mod hook;
 pub mod info;
 mod run_cmd;
 pub mod shell_args;
@@ -52,6 +53,8 @@ pub enum Command {
         #[command(subcommand)]
         action: RulesAction,
     },
+    /// Agent hook protocol (Claude Code / Codex `PreToolUse`) on stdin.
+    Hook(hook::HookArgs),
     /// Report what this kernel can enforce for each built-in profile.
     Doctor {
         /// Print JSON.
@@ -171,6 +174,7 @@ pub const fn version_text() -> &'static str {
 const SUBCOMMANDS: &[&str] = &[
     "check",
     "classify",
+    "hook",
     "profile",
     "rules",
     "doctor",
@@ -190,6 +194,7 @@ pub fn main() -> i32 {
         // Invalid UTF-8 cannot reach a decision: clap rejects it as a usage error.
         let cli = match Cli::try_parse_from(&args) {
             Ok(c) => c,
+            Err(e) if first == Some("hook") => return hook::usage_failure(rest, &e),
             Err(e) => {
                 let code = if e.use_stderr() { EXIT_ERROR } else { 0 };
                 let _ = e.print();
@@ -199,6 +204,7 @@ pub fn main() -> i32 {
         return match cli.command {
             Command::Check(a) => check::run(a),
             Command::Classify(a) => info::classify(a),
+            Command::Hook(a) => hook::run(a),
             Command::Profile { action } => info::profile(action),
             Command::Rules { action } => info::rules(action),
             Command::Doctor { json } => info::doctor(json),
