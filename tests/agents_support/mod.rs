@@ -31,7 +31,11 @@ pub struct World {
 impl World {
     /// Creates the world.
     pub fn new() -> Self {
-        let dir = tempfile::tempdir().expect("tempdir");
+        // Not under /tmp: with HOME inside the writable `{tmp}` root the
+        // sandbox carves `/tmp` around the secret paths in HOME, and new
+        // files directly in `/tmp` (the harness's cwd sentinel) could not be
+        // created. A real HOME is not under /tmp.
+        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
         let root = std::fs::canonicalize(dir.path()).expect("canonical");
         let home = root.join("home");
         let work = root.join("work");
