@@ -33,8 +33,9 @@ run_validator_split() {  # stdout and stderr apart
   local json
   json="$(envelope "$1")"
   shift
-  printf '%s' "$json" | "$SE" hook "$@" >"$WORLD/out" 2>"$WORLD/err"
-  echo $? >"$WORLD/rc"
+  local rc=0
+  printf '%s' "$json" | "$SE" hook "$@" >"$WORLD/out" 2>"$WORLD/err" || rc=$?
+  echo "$rc" >"$WORLD/rc"
 }
 
 # --- Exit code mapping ------------------------------------------------------
