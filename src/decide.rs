@@ -97,6 +97,7 @@ pub fn decide(input: &CommandInput, profile: &Profile, sit: &Situation) -> Decid
         profile,
         roots: &roots,
         interactive: sit.interactive,
+        written: Vec::new(),
     };
     let raw = match input {
         CommandInput::String { text, .. } => Some(text.as_str()),

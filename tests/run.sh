@@ -11,6 +11,10 @@ command -v bats >/dev/null 2>&1 || need+=(bats)
 command -v jq >/dev/null 2>&1 || need+=(jq)
 command -v script >/dev/null 2>&1 || need+=(bsdutils)
 command -v make >/dev/null 2>&1 || need+=(make)
+command -v dig >/dev/null 2>&1 || need+=(dnsutils)
+command -v curl >/dev/null 2>&1 || need+=(curl)
+command -v zip >/dev/null 2>&1 || need+=(zip)
+command -v unzip >/dev/null 2>&1 || need+=(unzip)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "tests/run.sh: installing ${need[*]}" >&2

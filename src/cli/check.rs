@@ -94,7 +94,8 @@ pub fn to_json(
     timeout: Option<u64>,
 ) -> Value {
     let v = &d.verdict;
-    let plan = exec_plan(input, &d.model, profile, sit, false, timeout);
+    let mut plan = exec_plan(input, &d.model, profile, sit, false, timeout);
+    super::run_cmd::open_form_network(&mut plan, v);
     let segments: Vec<Value> = d
         .model
         .segments
@@ -217,7 +218,8 @@ pub fn explain(
     }
     out.push_str("\nlayer 2 (validator): none configured\n");
     out.push_str("layer 3 (guard): none configured\n");
-    let plan = exec_plan(input, &d.model, profile, sit, false, timeout);
+    let mut plan = exec_plan(input, &d.model, profile, sit, false, timeout);
+    super::run_cmd::open_form_network(&mut plan, v);
     out.push_str("\nsandbox (what the run would be confined to):\n");
     let spec = &plan.sandbox;
     let show = |v: &[std::path::PathBuf]| {

@@ -191,6 +191,7 @@ pub fn main() -> i32 {
     let rest = &args[1..];
     let first = rest.first().and_then(|a| a.to_str());
     if first.is_some_and(|f| SUBCOMMANDS.contains(&f)) {
+        restore_sigpipe();
         // Invalid UTF-8 cannot reach a decision: clap rejects it as a usage error.
         let cli = match Cli::try_parse_from(&args) {
             Ok(c) => c,
@@ -211,6 +212,18 @@ pub fn main() -> i32 {
         };
     }
     run_cmd::run(rest)
+}
+
+/// The Rust runtime ignores SIGPIPE, so printing into a closed pipe
+/// (`safe-exec doctor | head -1`) would panic. The informational
+/// subcommands die quietly like other command-line tools instead. (Run mode
+/// does not need this: the command it starts gets default signal handling.)
+fn restore_sigpipe() {
+    // SAFETY: setting a signal disposition to SIG_DFL at start-up, before any
+    // thread exists; no handler code is involved.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }
 
 /// Prints `safe-exec: error: ...` and returns 125.

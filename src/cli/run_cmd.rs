@@ -104,7 +104,7 @@ pub fn run(args: &[OsString]) -> i32 {
         }
         Decision::Allow => {}
     }
-    let plan = exec_plan(
+    let mut plan = exec_plan(
         &input,
         &decided.model,
         &profile,
@@ -112,6 +112,7 @@ pub fn run(args: &[OsString]) -> i32 {
         parsed.errexit,
         parsed.common.timeout,
     );
+    open_form_network(&mut plan, &verdict);
     match run::execute(plan) {
         Ok(outcome) => outcome.exit_code,
         Err(e) => {
@@ -179,7 +180,20 @@ pub fn exec_plan(
         env: scrubbed.kept,
         cwd: sit.places.cwd.clone(),
         sandbox: profile.sandbox_spec(&sit.places, timeout),
-        supervise: false,
+        // Background jobs (`cmd &`) must not outlive safe-exec: supervise so
+        // the whole process group is reaped when the command ends.
+        supervise: model.constructs.background,
+    }
+}
+
+/// An accepted structured network form (seed 002) gets exactly the network
+/// it needs, and only when the profile's network is otherwise off.
+pub fn open_form_network(plan: &mut ExecPlan, verdict: &crate::policy::Verdict) {
+    if let Some(need) = verdict.network
+        && plan.sandbox.network == crate::sandbox::NetworkAccess::Off
+        && verdict.decision != Decision::Deny
+    {
+        plan.sandbox.network = need;
     }
 }
 

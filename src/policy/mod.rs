@@ -3,6 +3,7 @@
 //! shell shape, allowed roots, safety rules, and the profile's mode.
 
 pub mod args;
+pub mod forms;
 pub mod keywords;
 pub mod paths;
 pub mod registry;
@@ -77,10 +78,29 @@ pub struct PolicyContext<'a> {
     pub roots: &'a Roots,
     /// A person typed this at a terminal (critical rules ask instead of deny).
     pub interactive: bool,
+    /// Files written by redirections in this command (filled by
+    /// [`evaluate`]): running one of them in the same string cannot be checked.
+    pub written: Vec<PathBuf>,
 }
 
 /// Evaluates the whole command.
 pub fn evaluate(model: &CommandModel, ctx: &PolicyContext, raw: Option<&str>) -> Verdict {
+    let written = model
+        .segments
+        .iter()
+        .flat_map(|s| {
+            s.redirections
+                .iter()
+                .filter(|r| r.writes)
+                .map(|r| paths::resolve(&s.cwd, &r.target))
+        })
+        .collect();
+    let ctx = &PolicyContext {
+        profile: ctx.profile,
+        roots: ctx.roots,
+        interactive: ctx.interactive,
+        written,
+    };
     let mut v = Verdict::default();
     let policy = &ctx.profile.doc.policy;
 
@@ -89,6 +109,30 @@ pub fn evaluate(model: &CommandModel, ctx: &PolicyContext, raw: Option<&str>) ->
     }
     shape(model, ctx, &mut v);
 
+    let form_segments = model
+        .segments
+        .iter()
+        .filter(|s| {
+            ctx.profile
+                .registry
+                .get(&s.program)
+                .is_some_and(|sp| sp.form.is_some())
+        })
+        .count();
+    if form_segments > 0
+        && (model.segments.len() > 1
+            || !model.operators.is_empty()
+            || model.constructs.substitution
+            || model.constructs.redirection)
+    {
+        v.add(
+            Layer::Policy,
+            "form.whole_string",
+            Decision::Deny,
+            "archive and network commands are accepted only on their own: no operators, pipelines, redirections or substitutions in the same string".into(),
+            Some("run the archive or network command as a separate command".into()),
+        );
+    }
     let mut code_views = Vec::new();
     for seg in &model.segments {
         segment(seg, ctx, &mut v, &mut code_views);
@@ -319,6 +363,9 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
     if seg.program.is_empty() || seg.unknown.is_some() {
         return;
     }
+    if seg.argv[0].contains('/') {
+        written_then_run(seg, ctx, v, &seg.argv[0], &label);
+    }
     if seg.origin == Origin::ExecTemplate {
         v.note(
             Layer::Policy,
@@ -328,23 +375,12 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
 
     // Registry, including subcommands.
     let registry = &ctx.profile.registry;
-    let Some(((name, spec, args), parents)) = lookup(registry, &seg.program, &seg.words[1..])
-    else {
-        let d = decision_of(ctx.profile.doc.policy.unknown_commands);
-        v.add(
-            Layer::Policy,
-            "registry.unknown_command",
-            d,
-            format!("`{}` is not in the command registry", seg.program),
-            None,
-        );
-        // Still check its operands as paths it might read.
-        for w in &seg.words[1..] {
-            if !w.value.starts_with('-') {
-                path_operand(seg, ctx, v, w, "read_path", false, &seg.program);
-            }
+    let ((name, spec, args), parents) = match lookup(registry, &seg.program, &seg.words[1..]) {
+        Ok(found) => found,
+        Err(missing) => {
+            unregistered(seg, ctx, v, &missing);
+            return;
         }
-        return;
     };
     v.note(
         Layer::Policy,
@@ -397,6 +433,31 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
         );
     }
 
+    if let Some(form) = &spec.form {
+        // Seed 002 forms are judged on the whole string.
+        if whole_string_violation(seg, ctx) {
+            v.add(
+                Layer::Policy,
+                "form.whole_string",
+                Decision::Deny,
+                format!("`{name}` is accepted only as a command of its own: no operators, pipelines, redirections or substitutions around it"),
+                Some(format!("run `{}` on its own", seg.argv.join(" "))),
+            );
+            return;
+        }
+        if let Some(acc) = forms::check(form, seg, ctx, v) {
+            risk = risk.max(acc.risk);
+            if acc.network.is_some() {
+                v.network = acc.network;
+            }
+            v.note(
+                Layer::Policy,
+                format!("{name}: matches the structured form `{form}`"),
+            );
+        }
+        v.risk = v.risk.max(risk);
+        return;
+    }
     // Options given to parent commands before the subcommand.
     for (pname, pspec, pargs) in &parents {
         let p = parse_args(pspec, pargs);
@@ -475,8 +536,36 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
     v.risk = v.risk.max(risk);
 }
 
+/// Whether the command around a form segment has anything besides it.
+fn whole_string_violation(seg: &Segment, ctx: &PolicyContext) -> bool {
+    let _ = ctx;
+    seg.depth > 0
+        || !seg.redirections.is_empty()
+        || seg.pipeline != 0
+        || !seg.wrappers.is_empty()
+        || !seg.assignments.is_empty()
+}
+
 /// A registry entry with the arguments that belong to it.
 type Layered<'w> = (String, std::sync::Arc<CommandSpec>, &'w [Word]);
+
+/// A program (or subcommand) the registry does not know.
+fn unregistered(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, missing: &str) {
+    let d = decision_of(ctx.profile.doc.policy.unknown_commands);
+    v.add(
+        Layer::Policy,
+        "registry.unknown_command",
+        d,
+        format!("`{missing}` is not in the command registry"),
+        None,
+    );
+    // Still check its operands as paths it might read.
+    for w in &seg.words[1..] {
+        if !w.value.starts_with('-') {
+            path_operand(seg, ctx, v, w, "read_path", false, &seg.program);
+        }
+    }
+}
 
 /// Finds the registry entry, descending into subcommands. Returns the
 /// entry with its own arguments, and each parent entry with the options
@@ -485,9 +574,9 @@ fn lookup<'w>(
     registry: &registry::Registry,
     program: &str,
     args: &'w [Word],
-) -> Option<(Layered<'w>, Vec<Layered<'w>>)> {
+) -> Result<(Layered<'w>, Vec<Layered<'w>>), String> {
     let mut name = program.to_string();
-    let mut spec = registry.get(&name)?;
+    let mut spec = registry.get(&name).ok_or_else(|| name.clone())?;
     let mut rest = args;
     let mut parents = Vec::new();
     while spec.subcommands {
@@ -502,10 +591,10 @@ fn lookup<'w>(
                 spec = s;
                 rest = &rest[idx + 1..];
             }
-            None => return None,
+            None => return Err(sub),
         }
     }
-    Some(((name, spec, rest), parents))
+    Ok(((name, spec, rest), parents))
 }
 
 /// Index of the first operand (the subcommand), skipping global options.
@@ -561,7 +650,7 @@ fn redirections(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
         }
         let p = paths::resolve(&seg.cwd, &r.target);
         let res = if r.writes {
-            ctx.roots.check_write(&p, false)
+            ctx.roots.check_redirect(&p)
         } else {
             ctx.roots.check_read(&p)
         };
@@ -697,7 +786,7 @@ fn options(
                     None,
                 ),
                 Effect::Code => risk = risk.max(Risk::Write),
-                Effect::Recursive | Effect::Template => {}
+                Effect::Recursive | Effect::Template | Effect::Last => {}
             }
         }
         if let Some(val) = &o.value {
@@ -766,9 +855,28 @@ fn typed_value(
     what: &str,
 ) -> Risk {
     match t {
-        "read_path" | "path" | "dir" | "archive" | "script" => {
+        "read_path" | "path" | "dir" | "archive" => {
             path_operand(seg, ctx, v, w, "read_path", false, name);
             Risk::Safe
+        }
+        "script" => {
+            path_operand(seg, ctx, v, w, "read_path", false, name);
+            written_then_run(seg, ctx, v, &w.value, name);
+            Risk::Safe
+        }
+        "link_target" => {
+            path_operand(seg, ctx, v, w, "read_path", false, name);
+            let p = paths::resolve(&seg.cwd, &w.value);
+            if !w.unresolved && ctx.roots.check_write(&p, false).is_err() {
+                v.add(
+                    Layer::Policy,
+                    "policy.link_outside",
+                    Decision::Ask,
+                    format!("`{name}` makes a link to `{}`, outside the writable roots; later writes through it would land there", p.display()),
+                    Some("link to a path inside the project".into()),
+                );
+            }
+            Risk::Write
         }
         "write_path" => {
             path_operand(seg, ctx, v, w, "write_path", destructive, name);
@@ -941,6 +1049,21 @@ fn path_operand(
     }
 }
 
+/// Running a file that a redirection in the same string wrote
+/// (`printf ... > x.sh && sh x.sh`): its content is not known when checking.
+fn written_then_run(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, file: &str, name: &str) {
+    let p = paths::resolve(&seg.cwd, file);
+    if ctx.written.contains(&p) {
+        unknown(
+            v,
+            ctx,
+            &format!(
+                "`{name}` runs `{file}`, which this same command writes; its content cannot be checked"
+            ),
+        );
+    }
+}
+
 /// `git -c key=value`: keys whose value is a command.
 fn git_config(name: &str, w: &Word, v: &mut Verdict) -> Risk {
     let key = w.value.split('=').next().unwrap_or("").to_ascii_lowercase();
@@ -1030,7 +1153,7 @@ fn sed_script(name: &str, w: &Word, seg: &Segment, ctx: &PolicyContext, v: &mut 
         if let Some(f) = target.filter(|f| !f.is_empty()) {
             risk = Risk::Write;
             let p = paths::resolve(&seg.cwd, f);
-            if let Err(e) = ctx.roots.check_write(&p, false) {
+            if let Err(e) = ctx.roots.check_redirect(&p) {
                 path_reason(v, &p, &e, &format!("the `{name}` script writes"));
             }
         }

@@ -211,6 +211,9 @@ pub enum Effect {
     WritesOperands,
     /// The option's value is inline code (`python -c`).
     Code,
+    /// Options end after this one: the rest are operands for what it runs
+    /// (`python3 -m venv --without-pip`).
+    Last,
 }
 
 impl OptionEntry {
@@ -252,6 +255,7 @@ impl OptionEntry {
                     "template" => Effect::Template,
                     "writes_operands" => Effect::WritesOperands,
                     "code" => Effect::Code,
+                    "last" => Effect::Last,
                     other => return Err(format!("unknown effect `!{other}` in option `{spec}`")),
                 });
             } else if tok.starts_with('-') || tok.starts_with('+') {
@@ -304,6 +308,7 @@ pub const VALUE_TYPES: &[&str] = &[
     "script",
     "refspec",
     "destroy_path",
+    "link_target",
 ];
 
 /// A registry: the built-in entries plus a profile's overrides.

@@ -111,6 +111,9 @@ pub struct Verdict {
     pub explain: Vec<(Layer, String)>,
     /// Which layer decided the final outcome.
     pub decided_by: Option<Layer>,
+    /// Network an accepted structured form needs (seed 002); the sandbox
+    /// opens only this.
+    pub network: Option<crate::sandbox::NetworkAccess>,
     /// Inline code found in the command (interpreter code, awk programs).
     #[serde(skip)]
     pub code: Vec<String>,
