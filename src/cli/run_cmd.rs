@@ -132,10 +132,10 @@ fn default_dollar0(parsed: &mut shell_args::RunArgs) {
     let argv0 = std::env::args_os()
         .next()
         .and_then(|a| a.into_string().ok());
-    if let (RunCommand::String { positional, .. }, Some(a0)) = (&mut parsed.command, argv0) {
-        if let Some(first) = positional.first_mut() {
-            *first = a0;
-        }
+    if let (RunCommand::String { positional, .. }, Some(a0)) = (&mut parsed.command, argv0)
+        && let Some(first) = positional.first_mut()
+    {
+        *first = a0;
     }
 }
 
