@@ -188,7 +188,10 @@ fn finish(doc: ProfileDoc, source: String, chain: Vec<String>) -> Result<Profile
             ));
         }
     }
-    errs.extend(crate::guard::check_config(&doc.guard));
+    // The guard's built-in patterns are parsed only when something uses them.
+    if doc.guard.enabled || !doc.guard.pattern.is_empty() || !doc.guard.class.is_empty() {
+        errs.extend(crate::guard::check_config(&doc.guard));
+    }
     if doc.policy.unknown_constructs == schema::Action::Allow {
         errs.push("[policy] unknown_constructs = \"allow\" is not possible: what cannot be checked is never allowed; use \"ask\" or \"deny\"".into());
     }
