@@ -105,6 +105,10 @@ fn main() {
                     .and_then(|v| v.as_str())
                     .unwrap_or_else(|| panic!("{source}: rule {id} has no pattern"));
                 let keywords = keywords(pattern).unwrap_or_default();
+                if rule.get("platform").and_then(|v| v.as_str()) == Some("windows") {
+                    ids.insert(id.clone(), source.clone());
+                    continue;
+                }
                 if ids.insert(id.clone(), source.clone()).is_some() {
                     panic!("{source}: rule id `{id}` is defined twice");
                 }
