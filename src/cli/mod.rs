@@ -3,6 +3,7 @@
 
 mod check;
 pub mod info;
+pub mod man;
 mod run_cmd;
 pub mod shell_args;
 mod situation;
@@ -57,6 +58,13 @@ pub enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+    },
+    /// Print the man page safe-exec(1) (roff) to stdout.
+    Man,
+    /// Print a shell completion script to stdout.
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: man::Shell,
     },
 }
 
@@ -168,12 +176,29 @@ pub const fn version_text() -> &'static str {
     )
 }
 
+/// `safe-exec --version`: the build's version and Landlock ABI, and what the
+/// running kernel offers (one syscall, so `--version` stays fast).
+pub fn version_long() -> String {
+    let kernel = match crate::sandbox::kernel::landlock_abi() {
+        0 => "this kernel offers no Landlock".to_string(),
+        n => format!("this kernel offers ABI {n}"),
+    };
+    format!(
+        "safe-exec {}\nLandlock: built for ABI up to {} (landlock crate); {kernel}\nseccomp: seccompiler filter, {}\n",
+        env!("CARGO_PKG_VERSION"),
+        crate::sandbox::landlock::CRATE_ABI,
+        std::env::consts::ARCH,
+    )
+}
+
 const SUBCOMMANDS: &[&str] = &[
     "check",
     "classify",
     "profile",
     "rules",
     "doctor",
+    "man",
+    "completions",
     "help",
     "--help",
     "-h",
@@ -186,6 +211,10 @@ pub fn main() -> i32 {
     let args: Vec<OsString> = std::env::args_os().collect();
     let rest = &args[1..];
     let first = rest.first().and_then(|a| a.to_str());
+    if rest.len() == 1 && matches!(first, Some("--version" | "-V")) {
+        print!("{}", version_long());
+        return 0;
+    }
     if first.is_some_and(|f| SUBCOMMANDS.contains(&f)) {
         // Invalid UTF-8 cannot reach a decision: clap rejects it as a usage error.
         let cli = match Cli::try_parse_from(&args) {
@@ -202,6 +231,8 @@ pub fn main() -> i32 {
             Command::Profile { action } => info::profile(action),
             Command::Rules { action } => info::rules(action),
             Command::Doctor { json } => info::doctor(json),
+            Command::Man => man::man(),
+            Command::Completions { shell } => man::completions(shell),
         };
     }
     run_cmd::run(rest)
