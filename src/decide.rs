@@ -97,6 +97,8 @@ pub fn decide(input: &CommandInput, profile: &Profile, sit: &Situation) -> Decid
         profile,
         roots: &roots,
         interactive: sit.interactive,
+        written: Vec::new(),
+        links: Vec::new(),
     };
     let raw = match input {
         CommandInput::String { text, .. } => Some(text.as_str()),
@@ -120,4 +122,128 @@ pub fn example_situation() -> Situation {
         tmpdir_env: None,
         interactive: false,
     }
+}
+
+/// Who runs the command and how, for layers 2 and 3.
+#[derive(Debug, Clone, Default)]
+pub struct LayerOptions {
+    /// `--session`; else `SAFE_EXEC_SESSION`; else `default`.
+    pub session: Option<String>,
+    /// `--agent`; else `SAFE_EXEC_AGENT`.
+    pub agent: Option<String>,
+    /// Record the command in the guard's session state. `false` for
+    /// `check`, which must not change anything.
+    pub record: bool,
+    /// Options shown to the validator (`opts`).
+    pub opts: serde_json::Value,
+    /// Metadata shown to the validator (e.g. from an agent hook's input).
+    pub metadata: serde_json::Value,
+}
+
+impl LayerOptions {
+    /// The session id in force.
+    pub fn session_id(&self) -> String {
+        self.session
+            .clone()
+            .or_else(|| std::env::var("SAFE_EXEC_SESSION").ok())
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "default".into())
+    }
+
+    /// The agent in force.
+    pub fn agent_name(&self) -> Option<String> {
+        self.agent
+            .clone()
+            .or_else(|| std::env::var("SAFE_EXEC_AGENT").ok())
+            .filter(|s| !s.is_empty())
+    }
+}
+
+/// What layers 2 and 3 leave for the lifecycle hooks and the audit log.
+#[derive(Debug, Clone, Default)]
+pub struct Layered {
+    /// Id of this command's audit records and history entry.
+    pub id: String,
+    /// When the command was decided (ms since the epoch).
+    pub now_ms: u64,
+    /// Session id.
+    pub session: String,
+    /// Agent name.
+    pub agent: Option<String>,
+    /// The validation context (null when no validator ran); its
+    /// execution-context part is reused for `on_execution`.
+    pub context: serde_json::Value,
+    /// The guard's report (None when the guard is off or did not record).
+    pub guard: Option<crate::guard::Report>,
+}
+
+/// Runs layers 0 and 1 ([`decide`]), then the validator (layer 2) and the
+/// guard (layer 3) when the profile configures them. The strictest decision
+/// wins; the validator and the guard can only keep or tighten. With neither
+/// configured this is [`decide`] plus nothing: no state is read or written.
+pub fn decide_full(
+    input: &CommandInput,
+    profile: &Profile,
+    sit: &Situation,
+    lo: &LayerOptions,
+) -> (Decided, Layered) {
+    use crate::{audit, guard, validator};
+    let mut d = decide(input, profile, sit);
+    let now_ms = audit::time::now_ms();
+    let mut lay = Layered {
+        id: audit::new_id(now_ms),
+        now_ms,
+        session: lo.session_id(),
+        agent: lo.agent_name(),
+        context: serde_json::Value::Null,
+        guard: None,
+    };
+    let (v, g) = (&profile.doc.validator, &profile.doc.guard);
+    if !v.enabled() && !g.enabled {
+        return (d, lay);
+    }
+    let store = g
+        .enabled
+        .then(|| guard::Store::new(&sit.places.state, &lay.session));
+    let prior = store.as_ref().and_then(guard::Store::peek);
+    if v.enabled() {
+        let caller = validator::context::Caller {
+            session: lay.session.clone(),
+            agent: lay.agent.clone(),
+            opts: lo.opts.clone(),
+            metadata: lo.metadata.clone(),
+        };
+        lay.context = validator::context::build(
+            input,
+            &d.model,
+            &d.verdict,
+            sit,
+            profile,
+            &caller,
+            prior.as_ref(),
+            now_ms,
+        );
+        let answer = validator::validate(v, &lay.context);
+        validator::apply(&answer, &mut d.verdict);
+    }
+    if let Some(store) = store {
+        let raw = audit::redact::text(&input.raw());
+        let cur = guard::Current::new(g, lay.id.clone(), now_ms, raw, &d.model);
+        if lo.record {
+            match guard::check_and_record(g, &store, &lay.session, &cur, &mut d.verdict) {
+                Ok(r) => lay.guard = Some(r),
+                Err(e) => d.verdict.add(
+                    crate::policy::Layer::Guard,
+                    "guard.state",
+                    crate::policy::Decision::Deny,
+                    e.to_string(),
+                    None,
+                ),
+            }
+        } else {
+            guard::evaluate(g, &prior.unwrap_or_default(), &cur, &mut d.verdict);
+        }
+    }
+    d.verdict.settle();
+    (d, lay)
 }

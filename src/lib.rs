@@ -5,13 +5,17 @@
 //! [`sandbox`]ed [`run`] → hooks and audit. [`decide`] runs the deciding
 //! layers in order; each stage has one job and a typed input and output.
 
+pub mod audit;
 pub mod builtin;
 pub mod cli;
 pub mod confirm;
 pub mod decide;
 pub mod examples;
+pub mod guard;
+pub mod hooks;
 pub mod parse;
 pub mod policy;
 pub mod profile;
 pub mod run;
 pub mod sandbox;
+pub mod validator;

@@ -6,8 +6,11 @@
 mod common;
 use common::*;
 
-fn ok(w: &World, script: &str) -> String {
-    let out = w.sh(script);
+/// Runs `script` with `safe-exec -c` (policy and kernel) or, with
+/// `file = true`, as a script file (kernel only: expansions such as `"$T"`
+/// make the policy ask, and there is nobody to answer).
+fn run_ok(w: &World, script: &str, file: bool) -> String {
+    let out = if file { w.bash(script) } else { w.sh(script) };
     assert_eq!(
         code(&out),
         0,
@@ -16,6 +19,10 @@ fn ok(w: &World, script: &str) -> String {
         stderr(&out)
     );
     stdout(&out)
+}
+
+fn ok(w: &World, script: &str) -> String {
+    run_ok(w, script, false)
 }
 
 #[test]
@@ -58,7 +65,7 @@ fn cargo_new_and_offline_build() {
     // the build writes only inside the project.
     let cargo_home = w.work.join("cargo-home");
     let out = w
-        .command(&["/bin/sh", "-c", "set -e; cargo new -q --vcs none hello && cd hello && cargo build -q --offline && ./target/debug/hello"])
+        .command_c("set -e; cargo new -q --vcs none hello && cd hello && cargo build -q --offline && ./target/debug/hello")
         .env("CARGO_HOME", &cargo_home)
         .env("RUSTUP_HOME", std::env::var_os("RUSTUP_HOME").unwrap_or_else(|| format!("{}/.rustup", std::env::var("HOME").unwrap_or_default()).into()))
         .env("RUSTUP_TOOLCHAIN", std::env::var_os("RUSTUP_TOOLCHAIN").unwrap_or_else(|| "stable".into()))
@@ -80,7 +87,7 @@ fn python_one_liner_and_venv() {
     let w = World::new();
     let out = ok(&w, "python3 -c 'print(6*7)'");
     assert_eq!(out.trim(), "42");
-    let out = w.sh("python3 -m venv --without-pip venv && ./venv/bin/python -c 'import sys; print(sys.prefix)'");
+    let out = w.bash("python3 -m venv --without-pip venv && ./venv/bin/python -c 'import sys; print(sys.prefix)'");
     if code(&out) != 0 && stderr(&out).contains("No module named venv") {
         skip("python3 venv module missing");
         return;
@@ -105,7 +112,7 @@ fn make_tar_sort_pipelines_and_heredoc() {
     } else {
         skip("make missing");
     }
-    let out = ok(&w, "set -e
+    let out = run_ok(&w, "set -e
         printf 'b\\na\\nc\\n' > in.txt
         sort in.txt > sorted.txt
         T=$(mktemp) && sort -r in.txt > \"$T\" && head -1 \"$T\"
@@ -113,7 +120,7 @@ fn make_tar_sort_pipelines_and_heredoc() {
         echo
         cat <<EOF
 heredoc $((1+1))
-EOF");
+EOF", true);
     assert_eq!(out, "c\nabc\nheredoc 2\n");
 }
 
@@ -159,13 +166,14 @@ fn interactive_terminal_programs_work() {
         return;
     }
     let w = World::new();
-    let spec = w.base.join("pty.json");
-    std::fs::write(&spec, w.spec.to_string()).unwrap();
+    let profile = w.profile_file();
     let run = |argv: &str| {
         format!(
-            "{} --spec {} --supervise --cwd {} -- {argv}",
-            driver().display(),
-            spec.display(),
+            "SAFE_EXEC_STATE_DIR={} TMPDIR={} {} --profile {} --timeout 300 --cwd {} -- {argv}",
+            w.state.display(),
+            w.tmp.display(),
+            bin().display(),
+            profile.display(),
             w.work.display()
         )
     };
@@ -183,7 +191,7 @@ fn interactive_terminal_programs_work() {
     );
     assert!(stdout(&out).contains("tty-ok"), "{:?}", stdout(&out));
     // a pty opened inside the sandbox (/dev/ptmx + IoctlDev rules)
-    let out = w.run(&["script", "-qec", "stty size; echo inner-ok", "/dev/null"]);
+    let out = w.bash("script -qec 'stty size; echo inner-ok' /dev/null");
     assert!(
         stdout(&out).contains("inner-ok"),
         "{} {}",

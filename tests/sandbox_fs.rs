@@ -212,9 +212,26 @@ fn redirection_inside_a_shell_string_is_contained() {
         return;
     }
     let w = World::new();
+    // A literal redirection outside the roots: the policy refuses first.
     let out = w.sh(&format!("echo x > {}", w.o("f")));
-    assert_eq!(code(&out), 2, "{}", stderr(&out));
-    assert!(stderr(&out).contains("Permission denied"));
+    assert_denied(&out);
+    assert!(stderr(&out).contains("outside the writable roots"));
+    unchanged(&w);
+    // The same write through a link made in the same string: the policy
+    // follows the link it saw being made and refuses too.
+    let out = w.sh("ln -s ../outside o && echo x > o/f");
+    assert_denied(&out);
+    unchanged(&w);
+    // Through a link made earlier, by code the policy cannot read: bash
+    // runs it and the kernel stops the write.
+    std::os::unix::fs::symlink(&w.outside, w.work.join("o")).unwrap();
+    let out = w.sh("echo start && python3 -c 'open(\"o/f\", \"w\").write(\"x\")'");
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("Permission denied: 'o/f'"),
+        "{}",
+        stderr(&out)
+    );
     unchanged(&w);
     let out = w.sh(&format!("echo x > {}", w.w("f")));
     assert_eq!(code(&out), 0, "control: {}", stderr(&out));
@@ -230,8 +247,13 @@ fn secrets_are_unreadable_while_home_stays_usable() {
     assert_eq!(w.probe(&["open-read", &w.h(".ssh/id_rsa")]), EACCES);
     assert_eq!(w.probe(&["open-read", &w.h(".aws/credentials")]), EACCES);
     assert_eq!(w.probe(&["open-read", &w.h(".bashrc")]), 0, "control");
-    let out = w.run(&["cat", &w.h(".ssh/id_rsa")]);
-    assert_eq!(code(&out), 1);
+    // `cat ~/.ssh/id_rsa` as written: the policy refuses it first.
+    assert_denied(&w.run(&["cat", &w.h(".ssh/id_rsa")]));
+    assert_denied(&w.sh("cat ~/.ssh/id_rsa"));
+    // The same read hidden in a script the policy cannot see into.
+    let show = w.script("show.sh", "cat \"$HOME/.ssh/id_rsa\"");
+    let out = w.run(&[&show]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
     assert!(
         stderr(&out).contains("Permission denied"),
         "{}",
@@ -244,7 +266,8 @@ fn secrets_are_unreadable_while_home_stays_usable() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(stdout(&out).contains(".bashrc") && stdout(&out).contains(".ssh"));
     // Documented limit: names inside the denied directory stay listable.
-    let out = w.run(&["ls", &w.h(".ssh")]);
+    let ls = w.script("ls.sh", "ls \"$HOME/.ssh\"");
+    let out = w.run(&[&ls]);
     assert_eq!((code(&out), stdout(&out).trim()), (0, "id_rsa"));
     // Host unchanged and the secret is still readable outside the sandbox.
     assert_eq!(
@@ -275,10 +298,7 @@ fn secret_inside_a_writable_root_is_neither_readable_nor_writable() {
         return;
     }
     let mut w = World::new();
-    let home = w.home.clone();
-    let mut roots = w.spec["sandbox"]["write"].as_array().unwrap().clone();
-    roots.push(json!(home));
-    w.set("write", json!(roots));
+    w.set("write", json!(["{cwd}", "{tmp}", "{home}"]));
     assert_eq!(w.probe(&["open-read", &w.h(".ssh/id_rsa")]), EACCES);
     assert_eq!(w.probe(&["open-write", &w.h(".ssh/id_rsa")]), EACCES);
     assert_eq!(w.probe(&["create", &w.h(".ssh/authorized_keys")]), EACCES);
@@ -331,25 +351,26 @@ fn proc_environ_of_other_processes_is_not_readable() {
             skip("running as root without setpriv: cannot test /proc/PID/environ as a user");
             return;
         }
-        for d in [&w.base, &w.work, &w.tmp, &w.home] {
+        for d in [&w.base, &w.work, &w.tmp, &w.home, &w.state] {
             std::fs::set_permissions(d, std::os::unix::fs::PermissionsExt::from_mode(0o777))
                 .unwrap();
         }
-        let driver_copy = w.base.join("driver");
+        let bin_copy = w.base.join("safe-exec");
         let probe_copy = w.base.join("probe");
-        std::fs::copy(driver(), &driver_copy).unwrap();
+        std::fs::copy(bin(), &bin_copy).unwrap();
         std::fs::copy(probe(), &probe_copy).unwrap();
-        let spec = w.base.join("spec.json");
-        std::fs::write(&spec, w.spec.to_string()).unwrap();
-        std::fs::set_permissions(&spec, std::os::unix::fs::PermissionsExt::from_mode(0o644))
-            .unwrap();
-        let run = |mode: &str| {
+        let profile = w.profile_file();
+        std::fs::set_permissions(
+            &profile,
+            std::os::unix::fs::PermissionsExt::from_mode(0o644),
+        )
+        .unwrap();
+        let run = |opts: &str| {
             let script = format!(
-                "{d} --spec {s} {mode} --cwd {wk} -- {p} getppid-environ",
-                d = driver_copy.display(),
-                s = spec.display(),
-                wk = w.work.display(),
-                p = probe_copy.display()
+                "{b} --profile {p} {opts} -- {pr} getppid-environ",
+                b = bin_copy.display(),
+                p = profile.display(),
+                pr = probe_copy.display()
             );
             let out = std::process::Command::new("setpriv")
                 .args([
@@ -361,12 +382,18 @@ fn proc_environ_of_other_processes_is_not_readable() {
                     &script,
                 ])
                 .current_dir(&w.work)
+                .env_clear()
+                .env("PATH", "/usr/bin:/bin")
                 .env("HOME", &w.home)
+                .env("TMPDIR", &w.tmp)
+                .env("SAFE_EXEC_STATE_DIR", &w.state)
+                .env("SAFE_EXEC_SYSTEM_CONFIG", w.base.join("none.toml"))
                 .output()
                 .unwrap();
             code(&out)
         };
-        assert_eq!(run("--supervise"), EACCES, "parent safe-exec's environ");
+        // supervised (a time limit keeps safe-exec as the parent) and in place
+        assert_eq!(run("--timeout 60"), EACCES, "parent safe-exec's environ");
         assert_eq!(run(""), EACCES, "caller's environ when exec'd in place");
         // Same shape without safe-exec: a user shell whose child reads it.
         let ctl = std::process::Command::new("setpriv")
@@ -422,12 +449,12 @@ fn missing_writable_root_is_a_setup_error() {
     }
     let mut w = World::new();
     let gone = w.base.join("gone");
-    w.set("write", json!([w.work, gone]));
+    w.set("write", json!(["{cwd}", gone]));
     let out = w.run(&["/bin/true"]);
     assert_eq!(code(&out), 125);
     assert!(stderr(&out).contains("does not exist"), "{}", stderr(&out));
     w.set("read", json!(["/", gone]));
-    w.set("write", json!([w.work]));
+    w.set("write", json!(["{cwd}"]));
     assert_eq!(
         code(&w.run(&["/bin/true"])),
         0,

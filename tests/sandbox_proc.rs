@@ -3,7 +3,6 @@
 #[path = "common/sandbox.rs"]
 mod common;
 use common::*;
-use serde_json::json;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -87,7 +86,7 @@ fn kill_of_an_outside_process_is_denied_inside_is_allowed() {
     let s = Sleeper::new();
     assert_eq!(w.probe(&["kill", &s.pid()]), EPERM);
     assert!(alive(s.0.id() as i32), "the outside process survived");
-    let out = w.sh("sleep 30 & kill $!; wait $!; echo $?");
+    let out = w.bash("sleep 30 & kill $!; wait $!; echo $?");
     assert_eq!(
         stdout(&out).trim(),
         "143",
@@ -210,7 +209,13 @@ fn exit_codes_follow_the_contract() {
     }
     let w = World::new();
     assert_eq!(code(&w.sh("exit 3")), 3);
-    assert_eq!(code(&w.sh("kill -9 $$")), 137);
+    let k = w.script("k.sh", "kill -9 $$");
+    assert_eq!(code(&w.run(&[&k])), 137);
+    // supervised: safe-exec itself exits 128+N
+    let out = w.supervised(&[&k]).output().unwrap();
+    assert_eq!(out.status.code(), Some(137), "{}", stderr(&out));
+    let out = w.supervised_c("exit 3").output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
     let out = w.run(&["no-such-program-xyz"]);
     assert_eq!(code(&out), 127);
     assert!(
@@ -255,7 +260,11 @@ fn background_jobs_do_not_outlive_the_command() {
     if !require_landlock() {
         return;
     }
-    let w = World::new();
+    let mut w = World::new();
+    // Supervised (a time limit is set): safe-exec kills the command's process
+    // group when the command ends. Without a limit it execs in place and
+    // there is no safe-exec left to do so.
+    w.timeout(300);
     let pidfile = w.w("bg.pid");
     let out = w.sh(&format!("sleep 300 & echo $! > {pidfile}"));
     assert_eq!(code(&out), 0);
@@ -267,8 +276,11 @@ fn background_jobs_do_not_outlive_the_command() {
     assert!(wait_gone(pid), "orphan {pid} left behind");
 }
 
+/// Starts `script` supervised (`safe-exec --timeout 300 -- ./script.sh`):
+/// with a time limit safe-exec stays as the parent (without one it execs in
+/// place).
 fn start(w: &World, script: &str) -> Child {
-    w.command(&["/bin/sh", "-c", script])
+    w.supervised_bash(script)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -338,28 +350,14 @@ fn exec_in_place_leaves_no_extra_process() {
         return;
     }
     let w = World::new();
-    let spec = w.base.join("inplace.json");
-    std::fs::write(&spec, w.spec.to_string()).unwrap();
-    let out = Command::new(driver())
-        .arg("--spec")
-        .arg(&spec)
-        .arg("--cwd")
-        .arg(&w.work)
-        .arg("--")
-        .args([
-            "/bin/sh",
-            "-c",
-            "echo $PPID; grep NoNewPrivs /proc/self/status",
-        ])
-        .env("HOME", &w.home)
-        .output()
-        .unwrap();
+    let out = w.sh("echo $PPID; grep NoNewPrivs /proc/self/status");
     let s = stdout(&out);
     let mut lines = s.lines();
     assert_eq!(
         lines.next(),
         Some(std::process::id().to_string().as_str()),
-        "sh's parent is the caller"
+        "bash's parent is the caller: {}",
+        stderr(&out)
     );
     assert_eq!(
         lines
@@ -368,46 +366,5 @@ fn exec_in_place_leaves_no_extra_process() {
         Some(vec!["NoNewPrivs:", "1"])
     );
     // and it is sandboxed
-    let out = Command::new(driver())
-        .arg("--spec")
-        .arg(&spec)
-        .arg("--cwd")
-        .arg(&w.work)
-        .arg("--")
-        .args([probe().to_str().unwrap(), "open-read", &w.h(".ssh/id_rsa")])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), EACCES);
-}
-
-#[test]
-fn enforcement_report_records_the_kernel_status() {
-    if !require_landlock() {
-        return;
-    }
-    let mut w = World::new();
-    let report = w.base.join("report.json");
-    let spec = w.base.join("r.json");
-    w.set("enforcement", json!("best-effort"));
-    std::fs::write(&spec, w.spec.to_string()).unwrap();
-    let out = Command::new(driver())
-        .arg("--spec")
-        .arg(&spec)
-        .arg("--supervise")
-        .arg("--report")
-        .arg(&report)
-        .arg("--")
-        .arg("/bin/true")
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    let r: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
-    let abi = landlock_abi();
-    assert_eq!(r["enforcement"]["landlock_abi"], abi);
-    let expect = if abi >= 9 { "full" } else { "partial" };
-    assert_eq!(r["enforcement"]["landlock"], expect);
-    assert_eq!(r["enforcement"]["seccomp"], true);
-    assert_eq!(r["enforcement"]["no_new_privs"], true);
-    assert_eq!(r["enforcement"]["missing"], json!([]));
+    assert_eq!(w.probe(&["open-read", &w.h(".ssh/id_rsa")]), EACCES);
 }

@@ -45,7 +45,14 @@ pub fn run(a: CheckArgs) -> i32 {
         Err(e) => return error(e),
     };
     let profile = selection.profile;
-    let decided = decide::decide(&input, &profile, &sit);
+    let layer_opts = decide::LayerOptions {
+        session: common.session.clone(),
+        agent: common.agent.clone(),
+        record: false,
+        opts: serde_json::json!({"profile": profile.name, "timeout": common.timeout, "dry_run": true}),
+        metadata: serde_json::json!({}),
+    };
+    let (decided, _) = decide::decide_full(&input, &profile, &sit, &layer_opts);
     if a.json {
         println!(
             "{}",
@@ -216,8 +223,7 @@ pub fn explain(
     if v.reasons.is_empty() {
         out.push_str("  no objections\n");
     }
-    out.push_str("\nlayer 2 (validator): none configured\n");
-    out.push_str("layer 3 (guard): none configured\n");
+    out.push_str(&crate::hooks::explain::layers(v, profile));
     let mut plan = exec_plan(input, &d.model, profile, sit, false, timeout);
     super::run_cmd::open_form_network(&mut plan, v);
     out.push_str("\nsandbox (what the run would be confined to):\n");

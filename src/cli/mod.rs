@@ -4,6 +4,7 @@
 mod check;
 pub mod info;
 pub mod man;
+mod log;
 mod run_cmd;
 pub mod shell_args;
 mod situation;
@@ -53,6 +54,8 @@ pub enum Command {
         #[command(subcommand)]
         action: RulesAction,
     },
+    /// Show recent decisions from the audit log.
+    Log(LogArgs),
     /// Report what this kernel can enforce for each built-in profile.
     Doctor {
         /// Print JSON.
@@ -122,6 +125,23 @@ pub struct CheckArgs {
         value_name = "ARGS"
     )]
     pub rest: Vec<String>,
+}
+
+/// `log`
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    /// Only this session.
+    #[arg(long)]
+    pub session: Option<String>,
+    /// Print the records as JSON lines (decision, then its result).
+    #[arg(long)]
+    pub json: bool,
+    /// How many decisions to show (the most recent).
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
+    /// Profile whose [audit] file to read.
+    #[arg(long)]
+    pub profile: Option<String>,
 }
 
 /// `classify`
@@ -199,6 +219,7 @@ const SUBCOMMANDS: &[&str] = &[
     "doctor",
     "man",
     "completions",
+    "log",
     "help",
     "--help",
     "-h",
@@ -216,6 +237,12 @@ pub fn main() -> i32 {
         return 0;
     }
     if first.is_some_and(|f| SUBCOMMANDS.contains(&f)) {
+        restore_sigpipe();
+        if let Some(i) = args.iter().position(|a| a.to_str().is_none()) {
+            return error(format!(
+                "argument {i} is not valid UTF-8; safe-exec only decides on commands it can read"
+            ));
+        }
         // Invalid UTF-8 cannot reach a decision: clap rejects it as a usage error.
         let cli = match Cli::try_parse_from(&args) {
             Ok(c) => c,
@@ -233,9 +260,22 @@ pub fn main() -> i32 {
             Command::Doctor { json } => info::doctor(json),
             Command::Man => man::man(),
             Command::Completions { shell } => man::completions(shell),
+            Command::Log(a) => log::run(a),
         };
     }
     run_cmd::run(rest)
+}
+
+/// The Rust runtime ignores SIGPIPE, so printing into a closed pipe
+/// (`safe-exec doctor | head -1`) would panic. The informational
+/// subcommands die quietly like other command-line tools instead. (Run mode
+/// does not need this: the command it starts gets default signal handling.)
+fn restore_sigpipe() {
+    // SAFETY: setting a signal disposition to SIG_DFL at start-up, before any
+    // thread exists; no handler code is involved.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }
 
 /// Prints `safe-exec: error: ...` and returns 125.

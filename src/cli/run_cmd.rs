@@ -9,6 +9,7 @@ use super::situation;
 use super::{EXIT_DENIED, error};
 use crate::confirm::{self, Answer};
 use crate::decide::{self, CommandInput, Situation};
+use crate::hooks::lifecycle::Lifecycle;
 use crate::parse::{CommandModel, Form};
 use crate::policy::{Decision, Layer};
 use crate::profile::{self, Profile, SelectionInputs};
@@ -63,13 +64,33 @@ pub fn run(args: &[OsString]) -> i32 {
             }
         }
     };
-    let decided = decide::decide(&input, &profile, &sit);
-    let mut verdict = decided.verdict;
+    let layer_opts = decide::LayerOptions {
+        session: parsed.common.session.clone(),
+        agent: parsed.common.agent.clone(),
+        record: true,
+        opts: serde_json::json!({"profile": profile.name, "timeout": parsed.common.timeout}),
+        metadata: serde_json::json!({}),
+    };
+    let (decided, layered) = decide::decide_full(&input, &profile, &sit, &layer_opts);
+    let mut life = match Lifecycle::new(
+        &profile,
+        selection.system.hooks_dir.as_deref(),
+        &input,
+        &decided,
+        &sit,
+        &layered,
+    ) {
+        Ok(l) => l,
+        Err(e) => return error(e),
+    };
+    let mut verdict = decided.verdict.clone();
     for w in &verdict.warnings {
         eprintln!("safe-exec: warning: {w}");
     }
+    life.session_events();
+    life.gate(&mut verdict);
     match verdict.decision {
-        Decision::Deny => return deny_line(&verdict.refusal_line()),
+        Decision::Deny => return refuse(&mut life, &verdict),
         Decision::Ask => {
             let program = decided
                 .model
@@ -83,6 +104,7 @@ pub fn run(args: &[OsString]) -> i32 {
             } else {
                 Answer::NoTerminal
             };
+            life.confirmed(answer == Answer::Yes);
             if answer != Answer::Yes {
                 let why = match answer {
                     Answer::NoTerminal => {
@@ -91,17 +113,32 @@ pub fn run(args: &[OsString]) -> i32 {
                     Answer::Timeout => "confirmation is needed and nobody answered in time",
                     _ => "confirmation was refused",
                 };
+                let asked: Vec<String> = verdict
+                    .reasons
+                    .iter()
+                    .filter(|r| r.decision == Decision::Ask)
+                    .map(|r| r.line())
+                    .collect();
+                let why = if asked.is_empty() {
+                    why.to_string()
+                } else {
+                    format!("{why}; it was needed because: {}", asked.join("; "))
+                };
                 verdict.add(
                     Layer::Confirmation,
                     "confirmation.refused",
                     Decision::Deny,
-                    why.into(),
+                    why,
                     None,
                 );
-                return deny_line(&verdict.refusal_line());
+                return refuse(&mut life, &verdict);
             }
         }
         Decision::Allow => {}
+    }
+    if let Err(why) = life.record_decision(&verdict) {
+        life.refused(&verdict);
+        return deny_line(&why);
     }
     let mut plan = exec_plan(
         &input,
@@ -112,13 +149,26 @@ pub fn run(args: &[OsString]) -> i32 {
         parsed.common.timeout,
     );
     open_form_network(&mut plan, &verdict);
-    match run::execute(plan) {
+    plan.supervise |= life.needs_result();
+    let result = run::execute(plan);
+    life.finished(&result);
+    match result {
         Ok(outcome) => outcome.exit_code,
         Err(e) => {
             eprintln!("safe-exec: error: {e}");
             e.exit_code()
         }
     }
+}
+
+/// Records a refusal (audit, guard, `post_tool_use_failure`), prints the
+/// refusal line and returns 126.
+fn refuse(life: &mut Lifecycle, verdict: &crate::policy::Verdict) -> i32 {
+    if let Err(why) = life.record_decision(verdict) {
+        eprintln!("safe-exec: warning: {why}");
+    }
+    life.refused(verdict);
+    deny_line(&verdict.refusal_line())
 }
 
 /// Prints the refusal line and returns 126.
@@ -162,7 +212,9 @@ pub fn exec_plan(
         env: scrubbed.kept,
         cwd: sit.places.cwd.clone(),
         sandbox: profile.sandbox_spec(&sit.places, timeout),
-        supervise: false,
+        // Background jobs (`cmd &`) must not outlive safe-exec: supervise so
+        // the whole process group is reaped when the command ends.
+        supervise: model.constructs.background,
     }
 }
 

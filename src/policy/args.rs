@@ -107,6 +107,9 @@ pub fn parse_args(spec: &CommandSpec, args: &[Word]) -> ParsedArgs {
                         }
                         i += 1;
                     }
+                    if o.effects.contains(&Effect::Last) {
+                        only_operands = true;
+                    }
                     out.options.push(UsedOption {
                         written: name.to_string(),
                         name: o.names[0].clone(),
@@ -168,6 +171,9 @@ pub fn parse_args(spec: &CommandSpec, args: &[Word]) -> ParsedArgs {
                             i += 1;
                         }
                         i += 1;
+                    }
+                    if o.effects.contains(&Effect::Last) {
+                        only_operands = true;
                     }
                     out.options.push(UsedOption {
                         written: name.clone(),

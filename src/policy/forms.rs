@@ -14,7 +14,7 @@
 
 use std::path::Path;
 
-use super::paths::{self, PathProblem};
+use super::paths::PathProblem;
 use super::registry::Risk;
 use super::{Decision, Layer, PolicyContext, Verdict};
 use crate::parse::{Segment, Word};
@@ -130,14 +130,14 @@ impl FormCheck<'_, '_> {
     }
 
     fn readable(&mut self, w: &Word, what: &str) {
-        let p = paths::resolve(&self.seg.cwd, &w.value);
+        let p = self.ctx.resolve(self.seg, &w.value);
         if let Err(e) = self.ctx.roots.check_read(&p) {
             self.path_problem(&p, e, what);
         }
     }
 
     fn writable(&mut self, w: &Word, what: &str) {
-        let p = paths::resolve(&self.seg.cwd, &w.value);
+        let p = self.ctx.resolve(self.seg, &w.value);
         let broad =
             is_system_root(&p) || p == self.ctx.roots.home || self.ctx.roots.home.starts_with(&p);
         if broad {
@@ -441,7 +441,7 @@ impl FormCheck<'_, '_> {
             if !self.plain_path(s, "the source", accepted) {
                 continue;
             }
-            let p = paths::resolve(&self.seg.cwd, &s.value);
+            let p = self.ctx.resolve(self.seg, &s.value);
             if is_system_root(&p) || p == self.ctx.roots.home || self.ctx.roots.home.starts_with(&p)
             {
                 self.refuse(

@@ -78,10 +78,101 @@ pub struct PolicyContext<'a> {
     pub roots: &'a Roots,
     /// A person typed this at a terminal (critical rules ask instead of deny).
     pub interactive: bool,
+    /// Files written by redirections in this command (filled by
+    /// [`evaluate`]): running one of them in the same string cannot be checked.
+    pub written: Vec<PathBuf>,
+    /// Symbolic links made earlier in this command (`ln -s TARGET LINK`),
+    /// link path to target (filled by [`evaluate`]): later paths through the
+    /// link are checked where they really lead.
+    pub links: Vec<Link>,
+}
+
+/// A symbolic link the command makes, and the `ln` that makes it.
+#[derive(Debug, Clone)]
+pub struct Link {
+    /// Where the link is.
+    pub path: PathBuf,
+    /// Where it points.
+    pub target: PathBuf,
+    /// The `ln` segment's argv (its own operands are not followed).
+    pub made_by: Vec<String>,
+}
+
+impl PolicyContext<'_> {
+    /// Resolves a path of `seg` like [`paths::resolve`], following links
+    /// the same command makes before using them.
+    pub fn resolve(&self, seg: &Segment, p: &str) -> PathBuf {
+        let mut out = paths::resolve(&seg.cwd, p);
+        for _ in 0..8 {
+            let Some(l) = self
+                .links
+                .iter()
+                .find(|l| out.starts_with(&l.path) && l.made_by != seg.argv)
+            else {
+                break;
+            };
+            let rest = out
+                .strip_prefix(&l.path)
+                .map(Path::to_path_buf)
+                .unwrap_or_default();
+            out = paths::resolve(&l.target, &rest.to_string_lossy());
+        }
+        out
+    }
+}
+
+/// `ln -s TARGET LINK` (and `ln -sf`, `--symbolic`) in the command, in order.
+fn symlinks(model: &CommandModel) -> Vec<Link> {
+    let mut out = Vec::new();
+    for s in &model.segments {
+        if s.program != "ln" {
+            continue;
+        }
+        let symbolic = s.argv.iter().skip(1).any(|a| {
+            a == "--symbolic" || (a.starts_with('-') && !a.starts_with("--") && a.contains('s'))
+        });
+        let ops: Vec<&String> = s
+            .argv
+            .iter()
+            .skip(1)
+            .filter(|a| !a.starts_with('-'))
+            .collect();
+        if !symbolic || ops.len() != 2 {
+            continue;
+        }
+        let link = paths::resolve(&s.cwd, ops[1]);
+        let base = link
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| s.cwd.clone());
+        out.push(Link {
+            target: paths::resolve(&base, ops[0]),
+            path: link,
+            made_by: s.argv.clone(),
+        });
+    }
+    out
 }
 
 /// Evaluates the whole command.
 pub fn evaluate(model: &CommandModel, ctx: &PolicyContext, raw: Option<&str>) -> Verdict {
+    let written = model
+        .segments
+        .iter()
+        .flat_map(|s| {
+            s.redirections
+                .iter()
+                .filter(|r| r.writes)
+                .map(|r| paths::resolve(&s.cwd, &r.target))
+        })
+        .collect();
+    let ctx = &PolicyContext {
+        profile: ctx.profile,
+        roots: ctx.roots,
+        interactive: ctx.interactive,
+        written,
+        links: symlinks(model),
+    };
     let mut v = Verdict::default();
     let policy = &ctx.profile.doc.policy;
 
@@ -344,6 +435,10 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
     if seg.program.is_empty() || seg.unknown.is_some() {
         return;
     }
+    if seg.argv[0].contains('/') {
+        written_then_run(seg, ctx, v, &seg.argv[0], &label);
+        untrusted_program_path(seg, ctx, v);
+    }
     if seg.origin == Origin::ExecTemplate {
         v.note(
             Layer::Policy,
@@ -353,23 +448,12 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
 
     // Registry, including subcommands.
     let registry = &ctx.profile.registry;
-    let Some(((name, spec, args), parents)) = lookup(registry, &seg.program, &seg.words[1..])
-    else {
-        let d = decision_of(ctx.profile.doc.policy.unknown_commands);
-        v.add(
-            Layer::Policy,
-            "registry.unknown_command",
-            d,
-            format!("`{}` is not in the command registry", seg.program),
-            None,
-        );
-        // Still check its operands as paths it might read.
-        for w in &seg.words[1..] {
-            if !w.value.starts_with('-') {
-                path_operand(seg, ctx, v, w, "read_path", false, &seg.program);
-            }
+    let ((name, spec, args), parents) = match lookup(registry, &seg.program, &seg.words[1..]) {
+        Ok(found) => found,
+        Err(missing) => {
+            unregistered(seg, ctx, v, &missing);
+            return;
         }
-        return;
     };
     v.note(
         Layer::Policy,
@@ -521,6 +605,7 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
         && spec.interpreter
     {
         code.push(data.clone());
+        code_paths(&name, data, seg, ctx, v);
     }
     v.risk = v.risk.max(risk);
 }
@@ -538,6 +623,24 @@ fn whole_string_violation(seg: &Segment, ctx: &PolicyContext) -> bool {
 /// A registry entry with the arguments that belong to it.
 type Layered<'w> = (String, std::sync::Arc<CommandSpec>, &'w [Word]);
 
+/// A program (or subcommand) the registry does not know.
+fn unregistered(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, missing: &str) {
+    let d = decision_of(ctx.profile.doc.policy.unknown_commands);
+    v.add(
+        Layer::Policy,
+        "registry.unknown_command",
+        d,
+        format!("`{missing}` is not in the command registry"),
+        None,
+    );
+    // Still check its operands as paths it might read.
+    for w in &seg.words[1..] {
+        if !w.value.starts_with('-') {
+            path_operand(seg, ctx, v, w, "read_path", false, &seg.program);
+        }
+    }
+}
+
 /// Finds the registry entry, descending into subcommands. Returns the
 /// entry with its own arguments, and each parent entry with the options
 /// given before the subcommand (`git -c x=y push`: `-c x=y` belongs to `git`).
@@ -545,9 +648,9 @@ fn lookup<'w>(
     registry: &registry::Registry,
     program: &str,
     args: &'w [Word],
-) -> Option<(Layered<'w>, Vec<Layered<'w>>)> {
+) -> Result<(Layered<'w>, Vec<Layered<'w>>), String> {
     let mut name = program.to_string();
-    let mut spec = registry.get(&name)?;
+    let mut spec = registry.get(&name).ok_or_else(|| name.clone())?;
     let mut rest = args;
     let mut parents = Vec::new();
     while spec.subcommands {
@@ -562,10 +665,10 @@ fn lookup<'w>(
                 spec = s;
                 rest = &rest[idx + 1..];
             }
-            None => return None,
+            None => return Err(sub),
         }
     }
-    Some(((name, spec, rest), parents))
+    Ok(((name, spec, rest), parents))
 }
 
 /// Index of the first operand (the subcommand), skipping global options.
@@ -619,9 +722,9 @@ fn redirections(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
             );
             continue;
         }
-        let p = paths::resolve(&seg.cwd, &r.target);
+        let p = ctx.resolve(seg, &r.target);
         let res = if r.writes {
-            ctx.roots.check_write(&p, false)
+            ctx.roots.check_redirect(&p)
         } else {
             ctx.roots.check_read(&p)
         };
@@ -693,7 +796,8 @@ fn options(
     code: &mut Vec<String>,
 ) -> Risk {
     let mut risk = Risk::Safe;
-    let destructive = p.has_effect(Effect::Recursive) || p.has_effect(Effect::Delete);
+    let destructive = p.has_effect(Effect::Recursive)
+        || (p.has_effect(Effect::Delete) && !p.has_effect(Effect::Filter));
     for o in &p.options {
         let why = o.spec.reason.clone();
         for e in &o.spec.effects {
@@ -757,7 +861,7 @@ fn options(
                     None,
                 ),
                 Effect::Code => risk = risk.max(Risk::Write),
-                Effect::Recursive | Effect::Template => {}
+                Effect::Recursive | Effect::Template | Effect::Last | Effect::Filter => {}
             }
         }
         if let Some(val) = &o.value {
@@ -789,7 +893,8 @@ fn operands(
     code: &mut Vec<String>,
 ) -> Risk {
     let mut risk = Risk::Safe;
-    let destructive = p.has_effect(Effect::Recursive) || p.has_effect(Effect::Delete);
+    let destructive = p.has_effect(Effect::Recursive)
+        || (p.has_effect(Effect::Delete) && !p.has_effect(Effect::Filter));
     let writes_all = p.has_effect(Effect::Delete) || p.has_effect(Effect::WritesOperands);
     let _ = spec;
     for (w, t) in &p.operands {
@@ -826,9 +931,36 @@ fn typed_value(
     what: &str,
 ) -> Risk {
     match t {
-        "read_path" | "path" | "dir" | "archive" | "script" => {
+        "read_path" | "path" | "dir" | "archive" => {
             path_operand(seg, ctx, v, w, "read_path", false, name);
             Risk::Safe
+        }
+        "script" => {
+            path_operand(seg, ctx, v, w, "read_path", false, name);
+            written_then_run(seg, ctx, v, &w.value, name);
+            Risk::Safe
+        }
+        "hardlink_target" => {
+            // A hard link shares the inode: writes through it change the
+            // original, so the original must be writable too.
+            path_operand(seg, ctx, v, w, "write_path", false, name);
+            Risk::Write
+        }
+        "link_target" => {
+            path_operand(seg, ctx, v, w, "read_path", false, name);
+            let p = ctx.resolve(seg, &w.value);
+            let sensitive = ctx.roots.is_broad(&p) && ctx.roots.check_write(&p, false).is_err()
+                || ctx.roots.deny_read.iter().any(|d| p.starts_with(d));
+            if !w.unresolved && sensitive {
+                v.add(
+                    Layer::Policy,
+                    "policy.link_outside",
+                    Decision::Ask,
+                    format!("`{name}` makes a link to `{}`; later commands writing through it would reach there", p.display()),
+                    Some("link to a path inside the project".into()),
+                );
+            }
+            Risk::Write
         }
         "write_path" => {
             path_operand(seg, ctx, v, w, "write_path", destructive, name);
@@ -872,6 +1004,7 @@ fn typed_value(
         }
         "code" => {
             code.push(w.value.clone());
+            code_paths(name, &w.value, seg, ctx, v);
             Risk::Write
         }
         "command" => {
@@ -917,12 +1050,7 @@ fn typed_value(
         "sed_script" => sed_script(name, w, seg, ctx, v),
         "awk_program" => {
             code.push(w.value.clone());
-            if w.value.contains("system")
-                || w.value.contains("| getline")
-                || w.value.contains("|&")
-                || w.value.contains("print |")
-                || w.value.contains("printf |")
-            {
+            if awk_runs_commands(&w.value) {
                 v.add(
                     Layer::Policy,
                     "registry.awk_exec",
@@ -985,7 +1113,7 @@ fn path_operand(
         // `rm -rf *` empties the directory: checked as the directory itself,
         // so in a writable root it is as broad as `rm -rf .`.
     }
-    let p: PathBuf = paths::resolve(&seg.cwd, &value);
+    let p: PathBuf = ctx.resolve(seg, &value);
     let res = if t == "write_path" {
         ctx.roots.check_write(&p, destructive)
     } else {
@@ -999,6 +1127,115 @@ fn path_operand(
         };
         path_reason(v, &p, &e, &what);
     }
+}
+
+/// Directories whose programs are the system's own; a program run by path
+/// from anywhere else (`./rm`, `/tmp/cat`) is not the registry's program.
+const SYSTEM_BIN_DIRS: &[&str] = &[
+    "/bin",
+    "/sbin",
+    "/usr/bin",
+    "/usr/sbin",
+    "/usr/local/bin",
+    "/usr/local/sbin",
+];
+
+/// `./rm -rf x` is checked as `rm` (so `./rm -rf ~` is still refused), but
+/// the file is whatever the working tree holds: never allowed on the name alone.
+fn untrusted_program_path(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
+    let written = &seg.argv[0];
+    let p = paths::resolve(&seg.cwd, written);
+    let dir = Path::new(written)
+        .parent()
+        .map(|d| paths::resolve(&seg.cwd, &d.to_string_lossy()));
+    let trusted = SYSTEM_BIN_DIRS.iter().any(|d| {
+        let d = Path::new(d);
+        p.parent() == Some(d)
+            || dir.as_deref() == Some(d)
+            || std::fs::canonicalize(d).ok().as_deref() == p.parent()
+    });
+    // Such a program is an unknown command, whatever its name.
+    let d = decision_of(ctx.profile.doc.policy.unknown_commands);
+    if !trusted && d != Decision::Allow {
+        v.add(
+            Layer::Policy,
+            "registry.untrusted_path",
+            d,
+            format!("`{written}` is run from `{}`, not from a system directory, so it is not the registry's `{}`", p.parent().map(|d| d.display().to_string()).unwrap_or_default(), seg.program),
+            Some(format!("run the system `{}` by name", seg.program)),
+        );
+    }
+}
+
+/// Running a file that a redirection in the same string wrote
+/// (`printf ... > x.sh && sh x.sh`): its content is not known when checking.
+fn written_then_run(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, file: &str, name: &str) {
+    let p = ctx.resolve(seg, file);
+    if ctx.written.contains(&p) {
+        unknown(
+            v,
+            ctx,
+            &format!(
+                "`{name}` runs `{file}`, which this same command writes; its content cannot be checked"
+            ),
+        );
+    }
+}
+
+/// Visible destruction in inline code: a deleting call with a literal path
+/// (`shutil.rmtree("/x")`, `unlink "/etc/passwd"`, `fs.rmSync("/")`) is
+/// checked like the same path given to `rm`.
+fn code_paths(name: &str, code: &str, seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
+    static CALL: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+    let Some(re) = CALL
+        .get_or_init(|| {
+            regex::Regex::new(
+                r#"\b(rmtree|rmSync|rmdirSync|unlinkSync|rm_rf|rm_r|rm_f|remove_dir_all|remove_file|removedirs|rmdir|unlink|remove|rimraf|truncate)\b\s*\(?\s*(glob\s*\(\s*)?["']([^"']+)["']"#,
+            )
+            .ok()
+        })
+        .as_ref()
+    else {
+        return;
+    };
+    for c in re.captures_iter(code) {
+        let func = c.get(1).map_or("", |m| m.as_str());
+        let globbed = c.get(2).is_some();
+        let Some(raw) = c.get(3).map(|m| m.as_str()) else {
+            continue;
+        };
+        let mut path = match raw.strip_prefix('~') {
+            Some(rest) => format!("{}{rest}", ctx.roots.home.display()),
+            None => raw.to_string(),
+        };
+        let has_glob = globbed || path.contains(['*', '?', '[']);
+        if has_glob {
+            let cut = path.find(['*', '?', '[']).unwrap_or(path.len());
+            path = match path[..cut].rfind('/') {
+                Some(0) => "/".into(),
+                Some(i) => path[..i].to_string(),
+                None => ".".into(),
+            };
+        }
+        let recursive = matches!(
+            func,
+            "rmtree" | "rmSync" | "rm_rf" | "rm_r" | "remove_dir_all" | "removedirs" | "rimraf"
+        );
+        let p = ctx.resolve(seg, &path);
+        if let Err(e) = ctx.roots.check_write(&p, recursive || has_glob) {
+            path_reason(v, &p, &e, &format!("`{name}` code calls `{func}` on"));
+        }
+    }
+}
+
+/// An awk program that runs shell commands: `system(...)`, output piped to
+/// a command (`print ... | "sh"`), or a command piped into `getline`.
+fn awk_runs_commands(program: &str) -> bool {
+    static PIPE: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+    let re = PIPE.get_or_init(|| {
+        regex::Regex::new(r#"system\s*\(|\|&|\|\s*getline|(print|printf)\b[^;}]*\|"#).ok()
+    });
+    re.as_ref().is_none_or(|r| r.is_match(program))
 }
 
 /// `git -c key=value`: keys whose value is a command.
@@ -1049,12 +1286,43 @@ fn git_config(name: &str, w: &Word, v: &mut Verdict) -> Risk {
     Risk::Safe
 }
 
+/// Removes a sed address (`1`, `$`, `1,5`, `/re/`, `\%re%`, with `!`) so the
+/// command letter comes first: `1e id` → `e id`.
+fn strip_sed_address(c: &str) -> &str {
+    let mut rest = c;
+    for _ in 0..2 {
+        rest = rest.trim_start();
+        if let Some(r) = rest.strip_prefix('/') {
+            rest = r.find('/').map(|i| &r[i + 1..]).unwrap_or("");
+        } else if let Some(r) = rest.strip_prefix('\\') {
+            let mut chars = r.chars();
+            if let Some(d) = chars.next() {
+                let body = chars.as_str();
+                rest = body
+                    .find(d)
+                    .map(|i| &body[i + d.len_utf8()..])
+                    .unwrap_or("");
+            }
+        } else {
+            rest = rest.trim_start_matches(|ch: char| {
+                ch.is_ascii_digit() || ch == '$' || ch == '~' || ch == '+'
+            });
+        }
+        rest = rest.trim_start();
+        match rest.strip_prefix(',') {
+            Some(r) => rest = r,
+            None => break,
+        }
+    }
+    rest.trim_start().trim_start_matches('!').trim_start()
+}
+
 /// A sed script: `e` runs commands, `w FILE` writes.
 fn sed_script(name: &str, w: &Word, seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) -> Risk {
     let s = w.value.as_str();
     // Flags after the last delimiter of an s command, or standalone commands.
     let exec = s.split(['\n', ';']).any(|cmd| {
-        let c = cmd.trim();
+        let c = strip_sed_address(cmd.trim());
         c == "e"
             || c.starts_with("e ")
             || (c.starts_with('s') && c.len() > 1 && {
@@ -1075,7 +1343,7 @@ fn sed_script(name: &str, w: &Word, seg: &Segment, ctx: &PolicyContext, v: &mut 
     }
     let mut risk = Risk::Safe;
     for cmd in s.split(['\n', ';']) {
-        let c = cmd.trim();
+        let c = strip_sed_address(cmd.trim());
         let target = if let Some(f) = c.strip_prefix("w ").or_else(|| c.strip_prefix("W ")) {
             Some(f.trim())
         } else if c.starts_with('s') && c.len() > 1 {
@@ -1089,8 +1357,8 @@ fn sed_script(name: &str, w: &Word, seg: &Segment, ctx: &PolicyContext, v: &mut 
         };
         if let Some(f) = target.filter(|f| !f.is_empty()) {
             risk = Risk::Write;
-            let p = paths::resolve(&seg.cwd, f);
-            if let Err(e) = ctx.roots.check_write(&p, false) {
+            let p = ctx.resolve(seg, f);
+            if let Err(e) = ctx.roots.check_redirect(&p) {
                 path_reason(v, &p, &e, &format!("the `{name}` script writes"));
             }
         }

@@ -96,11 +96,21 @@ impl Roots {
         {
             return Err(PathProblem::Secret(d.clone()));
         }
-        if is_device_sink(path) || self.write.iter().any(|r| path.starts_with(r)) {
+        if self.write.iter().any(|r| path.starts_with(r)) {
             Ok(())
         } else {
             Err(PathProblem::NotWritable)
         }
+    }
+
+    /// Checks a redirection target: like [`Roots::check_write`], but device
+    /// sinks (`/dev/null`, `/dev/stderr`, the terminal) are fine. Only for
+    /// redirections: `mv x /dev/null` as an operand would replace the device.
+    pub fn check_redirect(&self, path: &Path) -> Result<(), PathProblem> {
+        if is_device_sink(path) {
+            return Ok(());
+        }
+        self.check_write(path, false)
     }
 
     /// `/`, the home directory, system roots, a writable root itself, or any

@@ -211,6 +211,12 @@ pub enum Effect {
     WritesOperands,
     /// The option's value is inline code (`python -c`).
     Code,
+    /// Narrows what a deleting command touches (`find -name X -delete`), so
+    /// the operands are not a broad deletion.
+    Filter,
+    /// Options end after this one: the rest are operands for what it runs
+    /// (`python3 -m venv --without-pip`).
+    Last,
 }
 
 impl OptionEntry {
@@ -252,6 +258,8 @@ impl OptionEntry {
                     "template" => Effect::Template,
                     "writes_operands" => Effect::WritesOperands,
                     "code" => Effect::Code,
+                    "last" => Effect::Last,
+                    "filter" => Effect::Filter,
                     other => return Err(format!("unknown effect `!{other}` in option `{spec}`")),
                 });
             } else if tok.starts_with('-') || tok.starts_with('+') {
@@ -304,6 +312,8 @@ pub const VALUE_TYPES: &[&str] = &[
     "script",
     "refspec",
     "destroy_path",
+    "link_target",
+    "hardlink_target",
 ];
 
 /// A registry: the built-in entries plus a profile's overrides.

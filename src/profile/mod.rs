@@ -141,7 +141,17 @@ pub fn builtin_names() -> Vec<&'static str> {
 /// Loads a built-in profile by name or a profile file by path.
 pub fn load(selector: &str) -> Result<Profile, ProfileError> {
     let mut chain = Vec::new();
-    let table = load_table(selector, &mut chain, 0)?;
+    let mut table = load_table(selector, &mut chain, 0)?;
+    // `name` is not inherited: a file that does not set it is named after itself.
+    if let Some(first) = chain.first() {
+        let own = own_name(first);
+        let declared = read_source(selector).ok().and_then(|(_, text)| {
+            text.parse::<toml::Table>()
+                .ok()
+                .and_then(|t| t.get("name").and_then(|n| n.as_str()).map(str::to_string))
+        });
+        table.insert("name".into(), toml::Value::String(declared.unwrap_or(own)));
+    }
     let source = chain.first().cloned().unwrap_or_default();
     let doc: ProfileDoc = toml::Value::Table(table)
         .try_into()
@@ -150,6 +160,16 @@ pub fn load(selector: &str) -> Result<Profile, ProfileError> {
             message: e.message().to_string(),
         })?;
     finish(doc, source, chain)
+}
+
+fn own_name(source: &str) -> String {
+    source
+        .trim_start_matches("builtin:")
+        .rsplit('/')
+        .next()
+        .unwrap_or("profile")
+        .trim_end_matches(".toml")
+        .to_string()
 }
 
 fn finish(doc: ProfileDoc, source: String, chain: Vec<String>) -> Result<Profile, ProfileError> {
@@ -168,6 +188,7 @@ fn finish(doc: ProfileDoc, source: String, chain: Vec<String>) -> Result<Profile
             ));
         }
     }
+    errs.extend(crate::guard::check_config(&doc.guard));
     if doc.policy.unknown_constructs == schema::Action::Allow {
         errs.push("[policy] unknown_constructs = \"allow\" is not possible: what cannot be checked is never allowed; use \"ask\" or \"deny\"".into());
     }
@@ -495,6 +516,10 @@ impl Profile {
                 out.push(format!("rule `{}` dropped", r.id));
             }
         }
+        out.extend(crate::validator::loosens(&a.validator, &b.validator));
+        out.extend(crate::guard::loosens(&a.guard, &b.guard));
+        out.extend(crate::hooks::loosens(&a.hook, &b.hook));
+        out.extend(crate::audit::loosens(&a.audit, &b.audit));
         out
     }
 }

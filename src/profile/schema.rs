@@ -36,6 +36,14 @@ pub struct ProfileDoc {
     pub commands: BTreeMap<String, CommandSpec>,
     /// Custom safety rules (seed 004 `CommandSafetyPattern` plus examples).
     pub rule: Vec<RuleDef>,
+    /// Layer 2: an external validator command (docs/layers.md).
+    pub validator: crate::validator::ValidatorSection,
+    /// Layer 3: per-session rate limits and temporal patterns (docs/layers.md).
+    pub guard: crate::guard::GuardSection,
+    /// Lifecycle hooks (seed 001), fired after the system's global hooks.
+    pub hook: Vec<crate::hooks::HookDef>,
+    /// The audit log (docs/audit.md).
+    pub audit: crate::audit::AuditSection,
 }
 
 /// `[policy]`

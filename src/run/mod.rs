@@ -143,6 +143,14 @@ pub fn execute(plan: ExecPlan) -> Result<Outcome, RunError> {
     let resolved = resolve::resolve(program, &env, &plan.cwd)?;
     let prepared = sandbox::prepare(&plan.sandbox)?;
     let mut report = prepared.report.clone();
+    // Only reachable under best-effort (`prepare` refuses it under required):
+    // the contract says such a run goes ahead *with a warning*.
+    if !report.missing.is_empty() {
+        eprintln!(
+            "safe-exec: warning: best-effort sandbox: not enforced on this kernel: {}",
+            report.missing.join("; ")
+        );
+    }
     let pipe = spawn::StatusPipe::new().map_err(RunError::Supervise)?;
     let shown = spawn::shown(&resolved);
 

@@ -6,8 +6,10 @@
 //! readable. Nothing touches the real home, /etc or the network beyond
 //! loopback listeners the test creates.
 //!
-//! Commands are run through the `sandbox_exec` example (the library end to
-//! end, with the real fork/exec path) until the CLI drives profiles.
+//! Commands run through the real `safe-exec` binary with a per-test profile
+//! file (`--profile`). The profile lets the probe (an unknown program) and
+//! dangerous commands past the policy layer, and the probe's path arguments
+//! are hex-encoded, so what a test observes is the kernel's answer.
 #![allow(dead_code)]
 
 use std::ffi::OsStr;
@@ -64,12 +66,17 @@ fn target_dir() -> PathBuf {
         .to_path_buf()
 }
 
-/// The `sandbox_exec` example, built if `cargo test` did not build it.
-pub fn driver() -> &'static Path {
+/// The real `safe-exec` binary under test.
+pub fn bin() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_safe-exec"))
+}
+
+/// The `sandbox_exec` example (a JSON `SandboxSpec` driver), built if
+/// `cargo test` did not build it. Only for the network modes no profile can
+/// select yet (`http`, `ping`: the CLI never grants them).
+pub fn spec_driver() -> &'static Path {
     static DRIVER: OnceLock<PathBuf> = OnceLock::new();
     DRIVER.get_or_init(|| {
-        // `cargo test --test X` does not rebuild examples: make sure the
-        // driver matches the library under test (a no-op when fresh).
         let path = target_dir().join("examples/sandbox_exec");
         let status = Command::new(env!("CARGO"))
             .args(["build", "--quiet", "--example", "sandbox_exec"])
@@ -115,13 +122,18 @@ pub struct World {
     pub tmp: PathBuf,
     /// Readable but not writable.
     pub outside: PathBuf,
-    /// The spec the next run uses (JSON of `{sandbox, env}`).
-    pub spec: Value,
+    /// `SAFE_EXEC_STATE_DIR` (a protected path of the default profile).
+    pub state: PathBuf,
+    /// The profile the next run uses, as a TOML-shaped JSON value; written
+    /// to a fresh file for every run and passed with `--profile`.
+    pub profile: Value,
 }
 
 impl World {
-    /// Creates the world and the default spec: read `/`, write work+tmp,
-    /// deny `~/.ssh` and `~/.aws`, network off, required enforcement.
+    /// Creates the world and its profile: `extends = "default"` (read `/`,
+    /// write `{cwd}` + `{tmp}`, deny `~/.ssh`, `~/.aws`, ..., network off,
+    /// required enforcement) with a policy that lets unknown programs (the
+    /// probe) and dangerous commands run, so the kernel is what answers.
     pub fn new() -> World {
         let dir = tempfile::Builder::new()
             .prefix("safe-exec-test-")
@@ -132,11 +144,13 @@ impl World {
         let work = base.join("work");
         let tmp = base.join("tmp");
         let outside = base.join("outside");
+        let state = base.join("state");
         for d in [
             &home,
             &work,
             &tmp,
             &outside,
+            &state,
             &home.join(".ssh"),
             &home.join(".aws"),
         ] {
@@ -146,18 +160,19 @@ impl World {
         std::fs::write(home.join(".aws/credentials"), "aws_secret\n").expect("write");
         std::fs::write(home.join(".bashrc"), "# bashrc\n").expect("write");
         std::fs::write(outside.join("f"), "original\n").expect("write");
-        let spec = json!({
-            "sandbox": {
-                "read": ["/"],
-                "write": [work, tmp],
-                "deny_read": [home.join(".ssh"), home.join(".aws")],
-                "network": "off",
-                "unix_sockets": false,
-                "limits": {},
-                "enforcement": "required",
-                "timeout": null
+        let profile = json!({
+            "extends": "default",
+            "name": "sandbox-test",
+            "policy": {
+                "mode": "dangerous",
+                "allow_dangerous": true,
+                "unknown_commands": "allow",
+                "above_mode": "allow",
             },
-            "env": {"mode": "inherit", "allow": [], "remove": [], "set": {}}
+            "shell": {"substitutions": true},
+            "paths": {},
+            "sandbox": {},
+            "env": {},
         });
         World {
             _dir: dir,
@@ -166,66 +181,169 @@ impl World {
             work,
             tmp,
             outside,
-            spec,
+            state,
+            profile,
         }
     }
 
-    /// Sets `sandbox.KEY = value`.
+    /// Sets a profile key: `read`, `write`, `deny_read` go to `[paths]`;
+    /// everything else to `[sandbox]` (`network`, `unix_sockets`,
+    /// `enforcement`, `limits`, `timeout_seconds`).
     pub fn set(&mut self, key: &str, value: Value) -> &mut Self {
-        self.spec["sandbox"][key] = value;
+        let section = if matches!(key, "read" | "write" | "deny_read" | "runtime") {
+            "paths"
+        } else {
+            "sandbox"
+        };
+        self.profile[section][key] = value;
         self
     }
 
-    /// Sets `env.KEY = value`.
+    /// Sets `[env] KEY = value`.
     pub fn set_env(&mut self, key: &str, value: Value) -> &mut Self {
-        self.spec["env"][key] = value;
+        self.profile["env"][key] = value;
         self
     }
 
-    /// Sets a wall-clock limit in seconds.
-    pub fn timeout(&mut self, secs: u64) -> &mut Self {
-        self.set("timeout", json!({"secs": secs, "nanos": 0}))
+    /// Sets `[policy] KEY = value`.
+    pub fn set_policy(&mut self, key: &str, value: Value) -> &mut Self {
+        self.profile["policy"][key] = value;
+        self
     }
 
-    /// A command (not started) running `argv` in the sandbox, supervised,
-    /// with HOME/TMPDIR in the world and cwd = work.
-    pub fn command<S: AsRef<OsStr>>(&self, argv: &[S]) -> Command {
-        let spec_path = self.base.join(format!("spec-{}.json", rand_suffix()));
-        std::fs::write(&spec_path, self.spec.to_string()).expect("write spec");
-        let mut cmd = Command::new(driver());
-        cmd.arg("--spec")
-            .arg(&spec_path)
-            .arg("--supervise")
-            .arg("--cwd")
-            .arg(&self.work)
-            .arg("--")
-            .args(argv)
-            .env("HOME", &self.home)
+    /// Sets the profile's wall-clock limit in seconds.
+    pub fn timeout(&mut self, secs: u64) -> &mut Self {
+        self.set("timeout_seconds", json!(secs))
+    }
+
+    /// Writes the profile to a fresh file and returns its path.
+    pub fn profile_file(&self) -> PathBuf {
+        let path = self.base.join(format!("profile-{}.toml", rand_suffix()));
+        let text = toml::to_string(&self.profile).expect("profile as TOML");
+        std::fs::write(&path, text).expect("write profile");
+        path
+    }
+
+    /// `safe-exec` (not started) with the world's environment: HOME, TMPDIR,
+    /// state and config directories inside the world, no system config, no
+    /// inherited profile choice, stdin null, cwd = work. Add the arguments.
+    pub fn safe_exec(&self) -> Command {
+        let mut cmd = Command::new(bin());
+        cmd.env("HOME", &self.home)
             .env("TMPDIR", &self.tmp)
+            .env("SAFE_EXEC_STATE_DIR", &self.state)
             .env("XDG_CONFIG_HOME", self.home.join(".config"))
             .env("XDG_CACHE_HOME", self.home.join(".cache"))
+            .env("XDG_STATE_HOME", self.home.join(".local/state"))
+            .env(
+                "SAFE_EXEC_SYSTEM_CONFIG",
+                self.base.join("no-system-config.toml"),
+            )
             .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env_remove("SAFE_EXEC_PROFILE")
+            .env_remove("SAFE_EXEC_AGENT")
             .current_dir(&self.work)
             .stdin(Stdio::null());
         cmd
     }
 
-    /// Runs `argv` in the sandbox and returns its output.
+    /// A command (not started): `safe-exec --profile P -- argv...`.
+    pub fn command<S: AsRef<OsStr>>(&self, argv: &[S]) -> Command {
+        let mut cmd = self.safe_exec();
+        cmd.arg("--profile")
+            .arg(self.profile_file())
+            .arg("--")
+            .args(argv);
+        cmd
+    }
+
+    /// A command (not started): `safe-exec --profile P -c script`, which
+    /// runs under the profile's shell (bash) inside the sandbox.
+    pub fn command_c(&self, script: &str) -> Command {
+        let mut cmd = self.safe_exec();
+        cmd.arg("--profile")
+            .arg(self.profile_file())
+            .arg("-c")
+            .arg(script);
+        cmd
+    }
+
+    /// `safe-exec --profile P --timeout 300 -- argv...`: with a time limit
+    /// safe-exec stays as the supervising parent (without one it execs in
+    /// place), forwards signals and exits 128+N itself.
+    pub fn supervised<S: AsRef<OsStr>>(&self, argv: &[S]) -> Command {
+        let mut cmd = self.safe_exec();
+        cmd.arg("--profile")
+            .arg(self.profile_file())
+            .args(["--timeout", "300", "--"])
+            .args(argv);
+        cmd
+    }
+
+    /// `safe-exec --profile P --timeout 300 -c script` (see [`World::supervised`]).
+    pub fn supervised_c(&self, script: &str) -> Command {
+        let mut cmd = self.safe_exec();
+        cmd.arg("--profile")
+            .arg(self.profile_file())
+            .args(["--timeout", "300", "-c"])
+            .arg(script);
+        cmd
+    }
+
+    /// Runs `safe-exec --profile P -- argv...` and returns its output.
     pub fn run<S: AsRef<OsStr>>(&self, argv: &[S]) -> Output {
-        self.command(argv).output().expect("run sandbox_exec")
+        self.command(argv).output().expect("run safe-exec")
     }
 
-    /// Runs the probe with `args` in the sandbox; returns its exit code.
+    /// Runs the probe with `args` under safe-exec; returns its exit code.
+    /// Arguments containing `/` are handed over hex-encoded (`hex:...`), so
+    /// the policy layer cannot see the paths and the kernel must answer.
     pub fn probe(&self, args: &[&str]) -> i32 {
-        let mut argv: Vec<&OsStr> = vec![probe().as_os_str()];
-        argv.extend(args.iter().map(OsStr::new));
+        let mut argv: Vec<String> = vec![probe().display().to_string()];
+        argv.extend(args.iter().map(|a| {
+            if a.contains('/') {
+                hidden(a)
+            } else {
+                a.to_string()
+            }
+        }));
         let out = self.run(&argv);
-        code(&out)
+        let rc = code(&out);
+        assert!(
+            rc != 125 && rc != 126 && rc != 127 && rc != 200,
+            "probe {args:?} did not run: exit {rc}: {}",
+            stderr(&out)
+        );
+        rc
     }
 
-    /// Runs `sh -c script` in the sandbox.
+    /// Runs `safe-exec --profile P -c script` (bash inside the sandbox).
     pub fn sh(&self, script: &str) -> Output {
-        self.run(&["/bin/sh", "-c", script])
+        self.command_c(script).output().expect("run safe-exec -c")
+    }
+
+    /// Writes an executable bash script `name` into work and returns
+    /// `./name`: a program whose contents the policy layer cannot see.
+    pub fn script(&self, name: &str, body: &str) -> String {
+        use std::os::unix::fs::PermissionsExt;
+        let path = self.work.join(name);
+        std::fs::write(&path, format!("#!/bin/bash\n{body}\n")).expect("write script");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        format!("./{name}")
+    }
+
+    /// Runs `script` as a bash script file (`safe-exec -- ./script-N.sh`):
+    /// for scripts whose expansions (`"$T"`, `$!`, `trap`) the policy would
+    /// rightly refuse to judge. The kernel confinement is the same.
+    pub fn bash(&self, script: &str) -> Output {
+        let s = self.script(&format!("script-{}.sh", rand_suffix()), script);
+        self.run(&[&s])
+    }
+
+    /// [`World::bash`], supervised (see [`World::supervised`]), not started.
+    pub fn supervised_bash(&self, script: &str) -> Command {
+        let s = self.script(&format!("script-{}.sh", rand_suffix()), script);
+        self.supervised(&[&s])
     }
 
     /// A path under work / outside / home, as a string.
@@ -240,6 +358,49 @@ impl World {
     pub fn h(&self, rel: &str) -> String {
         self.home.join(rel).display().to_string()
     }
+}
+
+/// Runs the probe through the `sandbox_exec` example with the world's
+/// default confinement but `network` set to a mode only the library can
+/// select (`http`, `ping`). Returns the probe's exit code.
+pub fn spec_probe(w: &World, network: &str, args: &[&str]) -> i32 {
+    let spec = json!({
+        "sandbox": {
+            "read": ["/"],
+            "write": [w.work, w.tmp],
+            "deny_read": [w.home.join(".ssh"), w.home.join(".aws")],
+            "network": network,
+            "unix_sockets": false,
+            "limits": {},
+            "enforcement": "required",
+            "timeout": null
+        },
+        "env": {"mode": "inherit", "allow": [], "remove": [], "set": {}}
+    });
+    let spec_path = w.base.join(format!("spec-{}.json", rand_suffix()));
+    std::fs::write(&spec_path, spec.to_string()).expect("write spec");
+    let out = Command::new(spec_driver())
+        .arg("--spec")
+        .arg(&spec_path)
+        .arg("--supervise")
+        .arg("--cwd")
+        .arg(&w.work)
+        .arg("--")
+        .arg(probe())
+        .args(args)
+        .env("HOME", &w.home)
+        .env("TMPDIR", &w.tmp)
+        .current_dir(&w.work)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run sandbox_exec");
+    code(&out)
+}
+
+/// `hex:...` form of a probe argument (see tests/probe/probe.rs).
+pub fn hidden(arg: &str) -> String {
+    let hex: String = arg.bytes().map(|b| format!("{b:02x}")).collect();
+    format!("hex:{hex}")
 }
 
 fn rand_suffix() -> String {
@@ -264,6 +425,22 @@ pub fn probe_unsandboxed(args: &[&str]) -> i32 {
         .output()
         .expect("run probe");
     code(&out)
+}
+
+/// Asserts a policy refusal: exit 126 and one `safe-exec: denied:` line.
+pub fn assert_denied(out: &Output) {
+    assert_eq!(
+        code(out),
+        126,
+        "stdout: {} stderr: {}",
+        stdout(out),
+        stderr(out)
+    );
+    assert!(
+        stderr(out).starts_with("safe-exec: denied:"),
+        "{}",
+        stderr(out)
+    );
 }
 
 /// Exit code of an output (128+N for a signal).

@@ -162,8 +162,57 @@ fn unix_addr(path: &[u8]) -> (sockaddr_un, u32) {
     (a, (2 + path.len()) as u32 + 1)
 }
 
+/// `hex:2f746d70` -> `/tmp`: lets a test hand the probe a path that the
+/// policy layer cannot read, so that the kernel is what answers.
+fn unhex(s: String) -> String {
+    let Some(h) = s.strip_prefix("hex:") else { return s };
+    let bytes: Vec<u8> = (0..h.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(h.get(i..i + 2).unwrap_or("zz"), 16).unwrap_or_else(|_| usage("bad hex")))
+        .collect();
+    String::from_utf8(bytes).unwrap_or_else(|_| usage("hex is not UTF-8"))
+}
+
+#[repr(C)]
+struct sock_filter {
+    code: u16,
+    jt: u8,
+    jf: u8,
+    k: u32,
+}
+
+#[repr(C)]
+struct sock_fprog {
+    len: u16,
+    filter: *const sock_filter,
+}
+
+/// Installs a seccomp filter that makes the three Landlock syscalls fail
+/// with ENOSYS (a kernel without Landlock, as far as the program can tell).
+unsafe fn hide_landlock() {
+    const LD_W_ABS: u16 = 0x20;
+    const JGE_K: u16 = 0x35;
+    const RET_K: u16 = 0x06;
+    const ALLOW: u32 = 0x7fff_0000;
+    const ERRNO_ENOSYS: u32 = 0x0005_0000 | 38;
+    let f = |code, jt, jf, k| sock_filter { code, jt, jf, k };
+    // landlock_create_ruleset = 444, add_rule = 445, restrict_self = 446 on
+    // every architecture (unified numbering).
+    let prog = [
+        f(LD_W_ABS, 0, 0, 0),
+        f(JGE_K, 0, 2, 444),
+        f(JGE_K, 1, 0, 447),
+        f(RET_K, 0, 0, ERRNO_ENOSYS),
+        f(RET_K, 0, 0, ALLOW),
+    ];
+    let fprog = sock_fprog { len: prog.len() as u16, filter: prog.as_ptr() };
+    if prctl(38, 1u64, 0u64, 0u64, 0u64) != 0 || prctl(22, 2u64, &fprog as *const sock_fprog) != 0 {
+        std::process::exit(errno())
+    }
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<String> = std::env::args().skip(1).map(unhex).collect();
     let a = |i: usize| -> &str { args.get(i).map(String::as_str).unwrap_or_else(|| usage("missing argument")) };
     let op = a(0).to_string();
     unsafe {
@@ -362,6 +411,12 @@ fn main() {
                 }
                 let mut b = [0u8; 64];
                 done(read(fd, b.as_mut_ptr().cast(), b.len()) as i64)
+            }
+            "no-landlock-exec" => {
+                // no-landlock-exec PROGRAM ARG...: exec PROGRAM with Landlock hidden.
+                hide_landlock();
+                let err = std::os::unix::process::CommandExt::exec(std::process::Command::new(a(1)).args(&args[2..]));
+                std::process::exit(err.raw_os_error().unwrap_or(255))
             }
             "print-nnp" => {
                 println!("{}", prctl(39, 0u64, 0u64, 0u64, 0u64));

@@ -1,0 +1,80 @@
+//! Where safe-exec's start-up time goes, phase by phase, measured in process
+//! through the library (nothing is executed). Used for docs/performance.md:
+//! `cargo run --release --example phase_timing`. Run it in the directory
+//! and with the HOME/TMPDIR you want to model.
+
+use std::time::Instant;
+
+use safe_exec::decide::{CommandInput, Situation, decide};
+use safe_exec::profile::{Placeholders, SelectionInputs, select};
+
+/// Prints the first (cold: what one CLI invocation pays) and the mean warm
+/// time of `f`.
+fn time<T>(name: &str, n: u32, mut f: impl FnMut() -> T) {
+    let t = Instant::now();
+    std::hint::black_box(f());
+    let cold = t.elapsed();
+    let t = Instant::now();
+    for _ in 0..n {
+        std::hint::black_box(f());
+    }
+    println!(
+        "{name:<42} first {:>8.1} µs   warm {:>8.1} µs",
+        cold.as_secs_f64() * 1e6,
+        t.elapsed().as_secs_f64() * 1e6 / f64::from(n)
+    );
+}
+
+fn main() {
+    let n = 200;
+    let t0 = Instant::now();
+    let cwd = std::env::current_dir().expect("cwd");
+    let home = std::path::PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/".into()));
+    let tmp = std::path::PathBuf::from(std::env::var("TMPDIR").unwrap_or_else(|_| "/tmp".into()));
+    let sit = Situation {
+        places: Placeholders {
+            cwd: cwd.clone(),
+            home: home.clone(),
+            tmp,
+            git_root: None,
+            state: home.join(".local/state/safe-exec"),
+        },
+        tmpdir_env: std::env::var("TMPDIR").ok(),
+        interactive: false,
+    };
+    time("profile::select (built-in default)", n, || {
+        select(&SelectionInputs::from_env(None, cwd.clone())).map(|s| s.profile.doc.name.len())
+    });
+    let profile = safe_exec::profile::load("default").expect("default");
+    let list = CommandInput::List(vec!["/bin/true".into()]);
+    time("decide(-- /bin/true)", n, || {
+        decide(&list, &profile, &sit).verdict.decision
+    });
+    let s = CommandInput::String {
+        text: "git status && cargo test".into(),
+        positional: vec!["sh".into()],
+    };
+    time("decide(-c 'git status && cargo test')", n, || {
+        decide(&s, &profile, &sit).verdict.decision
+    });
+    time("env::scrub", n, || {
+        safe_exec::sandbox::env::scrub(std::env::vars_os(), &profile.doc.env)
+            .kept
+            .len()
+    });
+    let spec = profile.sandbox_spec(&sit.places, None);
+    time("landlock::plan (carving)", n, || {
+        safe_exec::sandbox::landlock::plan(&spec)
+            .map(|p| p.rules.len())
+            .ok()
+    });
+    time("sandbox::prepare (plan+ruleset+seccomp)", n, || {
+        safe_exec::sandbox::prepare(&spec).is_ok()
+    });
+    time(
+        "sandbox::kernel::landlock_abi",
+        n,
+        safe_exec::sandbox::kernel::landlock_abi,
+    );
+    println!("total in main (incl. warm loops): {:?}", t0.elapsed());
+}

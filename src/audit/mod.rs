@@ -1,0 +1,210 @@
+//! The audit log: one JSON line per decision and one per execution result
+//! (sharing an `id`), to a JSONL file and/or a syslog socket. Each line is
+//! written with a single `write` on an `O_APPEND` descriptor, so concurrent
+//! processes never interleave or lose lines. A sink that fails follows the
+//! profile's `on_error`: `fail` refuses the command, `warn` complains and
+//! runs it. The schema is documented in docs/audit.md.
+
+pub mod redact;
+pub mod time;
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::net::UnixDatagram;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::profile::Placeholders;
+
+/// Version of the record layout (`"v"` in every record).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// `[audit]`
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct AuditSection {
+    /// Write audit records. Off by default: the built-in profiles keep no
+    /// state and add nothing to a run.
+    pub enabled: bool,
+    /// The JSONL file; placeholders allowed. Empty: no file sink.
+    pub file: String,
+    /// A syslog/journald datagram socket (`/dev/log`); empty: none.
+    pub syslog: String,
+    /// What a failing sink does: `fail` (deny the command, exit 126) or
+    /// `warn` (run it and complain on stderr).
+    pub on_error: OnError,
+}
+
+impl Default for AuditSection {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            file: "{state}/audit.jsonl".into(),
+            syslog: String::new(),
+            on_error: OnError::Fail,
+        }
+    }
+}
+
+/// `on_error = "fail" | "warn"`
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnError {
+    /// Refuse commands that cannot be recorded.
+    Fail,
+    /// Run them and complain.
+    Warn,
+}
+
+/// What in `a` (the candidate) is looser than `b` (the pinned profile).
+pub fn loosens(a: &AuditSection, b: &AuditSection) -> Vec<String> {
+    if b.enabled && a != b {
+        vec!["[audit] differs from the pinned audit settings".into()]
+    } else {
+        Vec::new()
+    }
+}
+
+/// A sink could not take a record.
+#[derive(Debug, thiserror::Error)]
+pub enum AuditError {
+    /// The file could not be opened or written (full disk, permissions).
+    #[error(
+        "audit log {path}: {err} (free space or fix permissions, or set [audit] on_error = \"warn\")"
+    )]
+    File {
+        /// The file.
+        path: String,
+        /// The error.
+        err: std::io::Error,
+    },
+    /// The syslog socket refused the record.
+    #[error(
+        "audit syslog socket {path}: {err} (is syslog/journald running? or empty [audit] syslog)"
+    )]
+    Syslog {
+        /// The socket.
+        path: String,
+        /// The error.
+        err: std::io::Error,
+    },
+}
+
+/// The sinks of one run, resolved from the profile.
+#[derive(Debug, Clone)]
+pub struct Sinks {
+    /// The JSONL file, if any.
+    pub file: Option<PathBuf>,
+    /// The syslog socket, if any.
+    pub syslog: Option<PathBuf>,
+    /// What failure does.
+    pub on_error: OnError,
+}
+
+impl Sinks {
+    /// The sinks of `cfg`, or `None` when auditing is off.
+    pub fn new(cfg: &AuditSection, places: &Placeholders) -> Option<Sinks> {
+        if !cfg.enabled {
+            return None;
+        }
+        Some(Sinks {
+            file: (!cfg.file.is_empty()).then(|| expand(&cfg.file, places)),
+            syslog: (!cfg.syslog.is_empty()).then(|| expand(&cfg.syslog, places)),
+            on_error: cfg.on_error,
+        })
+    }
+
+    /// Writes one record to every sink; the errors of the sinks that failed.
+    pub fn write(&self, record: &Value) -> Vec<AuditError> {
+        let mut errs = Vec::new();
+        let mut line = serde_json::to_vec(record).unwrap_or_default();
+        line.push(b'\n');
+        if let Some(f) = &self.file
+            && let Err(err) = append(f, &line)
+        {
+            errs.push(AuditError::File {
+                path: f.display().to_string(),
+                err,
+            });
+        }
+        if let Some(s) = &self.syslog
+            && let Err(err) = syslog(s, record, &line[..line.len() - 1])
+        {
+            errs.push(AuditError::Syslog {
+                path: s.display().to_string(),
+                err,
+            });
+        }
+        errs
+    }
+}
+
+/// Placeholders in a sink path; no canonicalisation (the file may not exist).
+fn expand(s: &str, p: &Placeholders) -> PathBuf {
+    PathBuf::from(
+        s.replace("{state}", &p.state.to_string_lossy())
+            .replace("{home}", &p.home.to_string_lossy())
+            .replace("{tmp}", &p.tmp.to_string_lossy())
+            .replace("{cwd}", &p.cwd.to_string_lossy()),
+    )
+}
+
+/// Appends `line` with one `write(2)` on an `O_APPEND` descriptor: the
+/// kernel places each write at the end atomically, so lines from
+/// concurrent processes never interleave. A short write (full disk) is an
+/// error.
+fn append(path: &Path, line: &[u8]) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
+    }
+    let mut f = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)?;
+    let n = f.write(line)?;
+    if n != line.len() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::StorageFull,
+            format!("only {n} of {} bytes written", line.len()),
+        ));
+    }
+    Ok(())
+}
+
+/// Sends the record to a syslog datagram socket as an RFC 3164 message
+/// (`<PRI>safe-exec[PID]: JSON`), facility `authpriv`, severity warning for
+/// denials and info otherwise.
+fn syslog(path: &Path, record: &Value, json: &[u8]) -> std::io::Result<()> {
+    let sock = UnixDatagram::unbound()?;
+    let severity = if record.get("decision").and_then(Value::as_str) == Some("deny") {
+        4
+    } else {
+        6
+    };
+    let pri = 10 * 8 + severity;
+    let mut msg = format!("<{pri}>safe-exec[{}]: ", std::process::id()).into_bytes();
+    msg.extend_from_slice(json);
+    sock.send_to(&msg, path)?;
+    Ok(())
+}
+
+/// Reads the records of a JSONL audit file (unparsable lines are skipped).
+pub fn read(path: &Path) -> std::io::Result<Vec<Value>> {
+    let text = std::fs::read_to_string(path)?;
+    Ok(text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .collect())
+}
+
+/// An id for one command's records: time, process id and a counter.
+pub fn new_id(now_ms: u64) -> String {
+    format!("{now_ms:x}-{:x}", std::process::id())
+}
