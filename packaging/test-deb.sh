@@ -181,6 +181,30 @@ expect 0 "$root" su agent -c 'cd /workspace && echo via-login-shell > login.txt'
 expect 126 "$root" su agent -c 'echo x > /etc/via-su'
 [ -e "$root/etc/via-su" ] && die "su agent -c wrote in /etc"
 
+# --- 2b. the Kubernetes layout ---------------------------------------------------
+log "kubernetes layout: the ConfigMap's config.toml and agent.toml, audit log"
+cm_entry() {
+  awk -v key="  $1: |" '$0 == key { on = 1; next }
+    on && /^    / { sub(/^    /, ""); print; next }
+    on && /^$/ { print; next }
+    on { exit }' packaging/kubernetes/configmap.yaml
+}
+cm_entry config.toml > "$root/etc/safe-exec/config.toml"
+cm_entry agent.toml > "$root/etc/safe-exec/agent.toml"
+grep -q '^pin = true$' "$root/etc/safe-exec/config.toml" || die "ConfigMap config.toml does not pin"
+mkdir -p "$root/var/log/safe-exec"
+chown 10001:10001 "$root/var/log/safe-exec"
+as_agent 0 safe-exec -c 'echo audited > /workspace/k8s.txt'
+as_agent 126 safe-exec -c 'echo x > /etc/k8s'
+as_agent 125 safe-exec --profile container -- true
+grep -q 'would loosen' "$work/err" || die "--profile container under the pod's pin: $(cat "$work/err")"
+audit=$root/var/log/safe-exec/audit.jsonl
+[ -s "$audit" ] || die "no audit log at /var/log/safe-exec/audit.jsonl"
+grep -q '"decision"' "$audit" && grep -q '"deny"' "$audit" && grep -q '"result"' "$audit" \
+  || die "audit log lacks decision/deny/result records: $(cat "$audit")"
+log "audit log: $(wc -l < "$audit") records"
+cp packaging/container/config.toml "$root/etc/safe-exec/config.toml"
+
 # --- 3. removal ------------------------------------------------------------------
 log "remove and purge"
 expect 0 "$root" dpkg -r safe-exec

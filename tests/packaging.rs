@@ -119,18 +119,9 @@ fn kubernetes_configmap_carries_a_pinned_profile_that_loads() {
     let config_path = dir.path().join("config.toml");
     std::fs::write(&config_path, &config).unwrap();
     assert!(config.contains("pin = true"), "{config}");
-    let p = match profile::load(agent_path.to_str().unwrap()) {
-        Ok(p) => p,
-        // The `[audit]` section arrives with the audit log (issue 5's branch);
-        // until this build knows it, check the rest of the profile without it.
-        Err(e) if e.to_string().contains("unknown field `audit`") => {
-            eprintln!("note: this build has no [audit] section yet; checked without it");
-            let cut = agent.find("[audit]").expect("[audit]");
-            std::fs::write(&agent_path, &agent[..cut]).unwrap();
-            profile::load(agent_path.to_str().unwrap()).expect("agent.toml loads")
-        }
-        Err(e) => panic!("agent.toml does not load: {e}"),
-    };
+    let p = profile::load(agent_path.to_str().unwrap()).expect("agent.toml loads");
+    assert!(p.doc.audit.enabled, "the pod's profile keeps an audit log");
+    assert_eq!(p.doc.audit.file, "/var/log/safe-exec/audit.jsonl");
     assert!(
         p.chain.iter().any(|n| n.ends_with("container")),
         "{:?}",

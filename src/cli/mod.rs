@@ -3,8 +3,8 @@
 
 mod check;
 pub mod info;
-pub mod man;
 mod log;
+pub mod man;
 mod run_cmd;
 pub mod shell_args;
 mod situation;
