@@ -2,6 +2,7 @@
 //! subcommands `check`, `classify`, `profile`, `rules`, `doctor`.
 
 mod check;
+pub mod hook;
 pub mod info;
 mod log;
 pub mod man;
@@ -56,6 +57,8 @@ pub enum Command {
     },
     /// Show recent decisions from the audit log.
     Log(LogArgs),
+    /// Agent hook protocol (Claude Code / Codex `PreToolUse`) on stdin.
+    Hook(hook::HookArgs),
     /// Report what this kernel can enforce for each built-in profile.
     Doctor {
         /// Print JSON.
@@ -214,6 +217,7 @@ pub fn version_long() -> String {
 const SUBCOMMANDS: &[&str] = &[
     "check",
     "classify",
+    "hook",
     "profile",
     "rules",
     "doctor",
@@ -238,14 +242,17 @@ pub fn main() -> i32 {
     }
     if first.is_some_and(|f| SUBCOMMANDS.contains(&f)) {
         restore_sigpipe();
-        if let Some(i) = args.iter().position(|a| a.to_str().is_none()) {
+        // `hook` answers in its own protocol (exit 1, or a JSON deny).
+        if first != Some("hook")
+            && let Some(i) = args.iter().position(|a| a.to_str().is_none())
+        {
             return error(format!(
                 "argument {i} is not valid UTF-8; safe-exec only decides on commands it can read"
             ));
         }
-        // Invalid UTF-8 cannot reach a decision: clap rejects it as a usage error.
         let cli = match Cli::try_parse_from(&args) {
             Ok(c) => c,
+            Err(e) if first == Some("hook") => return hook::usage_failure(rest, &e),
             Err(e) => {
                 let code = if e.use_stderr() { EXIT_ERROR } else { 0 };
                 let _ = e.print();
@@ -255,6 +262,7 @@ pub fn main() -> i32 {
         return match cli.command {
             Command::Check(a) => check::run(a),
             Command::Classify(a) => info::classify(a),
+            Command::Hook(a) => hook::run(a),
             Command::Profile { action } => info::profile(action),
             Command::Rules { action } => info::rules(action),
             Command::Doctor { json } => info::doctor(json),

@@ -22,10 +22,11 @@ pub fn run(args: &[OsString]) -> i32 {
         Ok(a) => a,
         Err(e) => return deny_line(&format!("{e}; safe-exec only runs commands it can read")),
     };
-    let parsed = match shell_args::parse(&args) {
+    let mut parsed = match shell_args::parse(&args) {
         Ok(p) => p,
         Err(e) => return error(e),
     };
+    default_dollar0(&mut parsed);
     let sit = match situation::build(&parsed.common, None, false) {
         Ok(s) => s,
         Err(e) => return error(e),
@@ -169,6 +170,23 @@ fn refuse(life: &mut Lifecycle, verdict: &crate::policy::Verdict) -> i32 {
     }
     life.refused(verdict);
     deny_line(&verdict.refusal_line())
+}
+
+/// bash sets `$0` to its own `argv[0]` when `-c STRING` has no `NAME`, so
+/// `make SHELL=...`, `subprocess.run(shell=True, executable=...)` and the
+/// like see the same `$0` with safe-exec as their shell.
+fn default_dollar0(parsed: &mut shell_args::RunArgs) {
+    if parsed.name_given {
+        return;
+    }
+    let argv0 = std::env::args_os()
+        .next()
+        .and_then(|a| a.into_string().ok());
+    if let (RunCommand::String { positional, .. }, Some(a0)) = (&mut parsed.command, argv0)
+        && let Some(first) = positional.first_mut()
+    {
+        *first = a0;
+    }
 }
 
 /// Prints the refusal line and returns 126.

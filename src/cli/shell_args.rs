@@ -30,6 +30,9 @@ pub struct RunArgs {
     pub errexit: bool,
     /// `-l` / `--login` was given (accepted; the inner shell is not a login shell).
     pub login: bool,
+    /// `NAME` was given after `-c STRING` (otherwise `$0` defaults, see
+    /// `run_cmd::default_dollar0`).
+    pub name_given: bool,
 }
 
 /// What run mode runs.
@@ -136,6 +139,7 @@ pub fn parse(args: &[String]) -> Result<RunArgs, UsageError> {
                     command: RunCommand::List(rest),
                     errexit,
                     login,
+                    name_given: false,
                 });
             }
             "--login" => login = true,
@@ -184,6 +188,7 @@ pub fn parse(args: &[String]) -> Result<RunArgs, UsageError> {
         command: RunCommand::Stdin,
         errexit,
         login,
+        name_given: false,
     })
 }
 
@@ -197,6 +202,7 @@ fn string_form(
         return Err(UsageError::MissingValue("-c".into()));
     };
     let mut positional: Vec<String> = rest[1..].to_vec();
+    let name_given = !positional.is_empty();
     if positional.is_empty() {
         positional.push("safe-exec".into());
     }
@@ -208,6 +214,7 @@ fn string_form(
         },
         errexit,
         login,
+        name_given,
     })
 }
 

@@ -64,6 +64,12 @@ pub struct PolicySection {
     /// Classifier `critical` matches: `deny`, or `ask` when a person types
     /// at a terminal (seed 004: block by default, confirm if user-initiated).
     pub critical: Action,
+    /// `safe-exec hook` also judges the file tools (`Write`, `Edit`,
+    /// `MultiEdit`, `Read`): their `file_path` must be inside the allowed
+    /// roots (writable roots for the writing tools) and outside `deny_read`.
+    /// Off by default, so the agent's own permission rules keep deciding
+    /// file edits unless a profile opts in.
+    pub hook_file_tools: bool,
 }
 
 impl Default for PolicySection {
@@ -75,6 +81,7 @@ impl Default for PolicySection {
             unknown_constructs: Action::Ask,
             above_mode: Action::Ask,
             critical: Action::Deny,
+            hook_file_tools: false,
         }
     }
 }

@@ -1,0 +1,82 @@
+//! `--rewrite`: hands an allowed command back to the agent as a
+//! `safe-exec -c` invocation of the original, so it also runs inside the
+//! sandbox. The quoting must round-trip byte for byte: whatever shell the
+//! agent runs the rewritten string with, safe-exec receives exactly the
+//! string it just approved.
+
+use std::path::Path;
+
+/// Quotes `s` as one bash/POSIX-sh word. Single quotes keep every byte
+/// literal (newlines, `$`, backslashes, `!`, non-ASCII); a single quote
+/// itself is written as `'\''`. Always quoting keeps the rule trivially
+/// checkable.
+pub fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('\'');
+    for c in s.chars() {
+        if c == '\'' {
+            out.push_str(r"'\''");
+        } else {
+            out.push(c);
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// The rewritten command: `'EXE' [--profile 'P'] -c [--] 'ORIGINAL'`.
+/// `--` is added when the original starts like an option, so it is never
+/// read as one.
+pub fn rewrite(exe: &Path, profile: Option<&str>, original: &str) -> String {
+    let mut out = quote(&exe.to_string_lossy());
+    if let Some(p) = profile {
+        out.push_str(" --profile ");
+        out.push_str(&quote(p));
+    }
+    out.push_str(" -c ");
+    if original.starts_with('-') || original.starts_with('+') {
+        out.push_str("-- ");
+    }
+    out.push_str(&quote(original));
+    out
+}
+
+/// The path of this binary for the rewritten command, as an absolute path so
+/// the agent's `PATH` cannot substitute another program.
+pub fn own_path() -> std::path::PathBuf {
+    std::env::current_exe().unwrap_or_else(|_| "safe-exec".into())
+}
+
+/// A `--profile` value that means the same file from any directory: paths
+/// are made absolute, built-in names are kept.
+pub fn stable_profile(selector: &str, base: &Path) -> String {
+    let p = Path::new(selector);
+    if selector.contains('/') || selector.ends_with(".toml") {
+        let abs = base.join(p);
+        std::fs::canonicalize(&abs)
+            .unwrap_or(abs)
+            .to_string_lossy()
+            .into_owned()
+    } else {
+        selector.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_single_quotes() {
+        assert_eq!(quote("it's"), r"'it'\''s'");
+        assert_eq!(quote(""), "''");
+    }
+
+    #[test]
+    fn option_like_strings_get_double_dash() {
+        let r = rewrite(Path::new("/bin/se"), None, "-x");
+        assert_eq!(r, "'/bin/se' -c -- '-x'");
+        let r = rewrite(Path::new("/bin/se"), Some("strict"), "ls");
+        assert_eq!(r, "'/bin/se' --profile 'strict' -c 'ls'");
+    }
+}
