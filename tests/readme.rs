@@ -168,7 +168,7 @@ fn every_sh_block_of_the_readme_runs() {
     let v: serde_json::Value = serde_json::from_str(&settings).expect("settings.json is JSON");
     assert_eq!(
         v["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
-        "safe-exec hook --json"
+        "/usr/bin/safe-exec hook --json"
     );
 }
 
