@@ -66,10 +66,20 @@ pub fn parse_context(profile: &Profile, sit: &Situation, positional: Vec<String>
     ctx.max_depth = shell.max_depth;
     ctx.max_segments = shell.max_segments;
     ctx.max_length = shell.max_length;
+    // A directory the command may write cannot be trusted to hold the
+    // harness's snapshots: the agent could plant a file there.
+    let writable: Vec<PathBuf> = profile
+        .doc
+        .paths
+        .write
+        .iter()
+        .filter_map(|w| sit.places.expand(w))
+        .collect();
     ctx.trusted = shell
         .trusted_source_dirs
         .iter()
         .filter_map(|d| sit.places.expand(d))
+        .filter(|d| !writable.iter().any(|w| d.starts_with(w)))
         .map(TrustedStep::SourceUnder)
         .collect();
     ctx.trusted

@@ -78,11 +78,12 @@ fn write_decisions_report() {
         }
         families.entry(page.to_string()).or_default().add(decision);
         if decision != Decision::Allow
-            && let Some(r) = d.verdict.reasons.iter().find(|r| r.decision == decision) {
-                *reasons
-                    .entry((decision.as_str().to_string(), r.rule.clone()))
-                    .or_default() += 1;
-            }
+            && let Some(r) = d.verdict.reasons.iter().find(|r| r.decision == decision)
+        {
+            *reasons
+                .entry((decision.as_str().to_string(), r.rule.clone()))
+                .or_default() += 1;
+        }
     }
     let mut out = String::new();
     let _ = writeln!(out, "{BEGIN}");

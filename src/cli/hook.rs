@@ -22,6 +22,7 @@ use serde_json::{Map, Value, json};
 
 use super::{Common, situation};
 use crate::decide::{self, CommandInput};
+use crate::hooks::lifecycle::Lifecycle;
 use crate::policy::Decision;
 use crate::profile::{self, SelectionInputs};
 use input::{Event, HookInput, InputError};
@@ -121,7 +122,7 @@ pub fn judge(a: &HookArgs, text: &str) -> Result<Outcome, HookError> {
     let hook = input::parse(text)?;
     match &hook.event {
         Event::PostToolUse | Event::PostToolUseFailure => {
-            record_post(&hook);
+            record_post(a, &hook);
             return Ok(Outcome::NoOpinion);
         }
         Event::Other(_) => return Ok(Outcome::NoOpinion),
@@ -140,19 +141,54 @@ pub fn judge(a: &HookArgs, text: &str) -> Result<Outcome, HookError> {
     }
 }
 
-/// PostToolUse / PostToolUseFailure: recorded, never blocks.
-///
-/// SINGLE CALL SITE for the audit log and post hooks: when `crate::audit`
-/// and `crate::hooks` land, call them here with `hook` (event, tool,
-/// `tool_input`, `session_id`, `cwd`). Until then nothing is recorded.
-fn record_post(hook: &HookInput) {
-    let _ = hook;
+/// PostToolUse / PostToolUseFailure: recorded in the audit log and passed
+/// to the post hooks; never blocks, and problems are only warnings.
+fn record_post(a: &HookArgs, hook: &HookInput) {
+    let Some(command) = hook
+        .command()
+        .ok()
+        .flatten()
+        .filter(|c| !c.trim().is_empty())
+    else {
+        return;
+    };
+    let Ok(l) = load(a, hook) else { return };
+    let input = CommandInput::String {
+        text: command.to_string(),
+        positional: vec!["safe-exec".into()],
+    };
+    let opts = layer_options(&l, hook, false);
+    let (decided, layered) = decide::decide_full(&input, &l.profile, &l.sit, &opts);
+    let Ok(mut life) = Lifecycle::new(
+        &l.profile,
+        l.hooks_dir.as_deref(),
+        &input,
+        &decided,
+        &l.sit,
+        &layered,
+    ) else {
+        return;
+    };
+    let failed = matches!(hook.event, Event::PostToolUseFailure);
+    life.reported(failed, serde_json::json!({"tool_name": hook.tool_name, "hook_event_name": if failed { "PostToolUseFailure" } else { "PostToolUse" }}));
+}
+
+/// Layer options for a hook call: the agent's session, never an interactive person.
+fn layer_options(l: &Loaded, hook: &HookInput, record: bool) -> decide::LayerOptions {
+    decide::LayerOptions {
+        session: l.common.session.clone().or_else(|| hook.session_id.clone()),
+        agent: l.common.agent.clone().or_else(|| Some("agent-hook".into())),
+        record,
+        opts: serde_json::json!({"profile": l.profile.name, "via": "hook"}),
+        metadata: serde_json::json!({"tool_name": hook.tool_name, "cwd": hook.cwd}),
+    }
 }
 
 struct Loaded {
     profile: crate::profile::Profile,
     sit: crate::decide::Situation,
     common: super::shell_args::CommonOptions,
+    hooks_dir: Option<String>,
 }
 
 fn load(a: &HookArgs, hook: &HookInput) -> Result<Loaded, HookError> {
@@ -176,6 +212,7 @@ fn load(a: &HookArgs, hook: &HookInput) -> Result<Loaded, HookError> {
         profile: selection.profile,
         sit,
         common,
+        hooks_dir: selection.system.hooks_dir,
     })
 }
 
@@ -190,8 +227,35 @@ fn judge_command(a: &HookArgs, hook: &HookInput, command: &str) -> Result<Outcom
         text: command.to_string(),
         positional: vec!["safe-exec".into()],
     };
-    let decided = decide::decide(&input, &l.profile, &l.sit);
-    let v = decided.verdict;
+    // The same layers as run mode: policy, validator, guard, blocking hooks,
+    // audit. With --rewrite the command runs later through `safe-exec -c`,
+    // which records it then; the guard counts it once.
+    let opts = layer_options(&l, hook, !a.rewrite);
+    let (decided, layered) = decide::decide_full(&input, &l.profile, &l.sit, &opts);
+    let mut life = Lifecycle::new(
+        &l.profile,
+        l.hooks_dir.as_deref(),
+        &input,
+        &decided,
+        &l.sit,
+        &layered,
+    )
+    .map_err(|e| HookError::Situation(e.to_string()))?;
+    let mut v = decided.verdict.clone();
+    life.session_events();
+    life.gate(&mut v);
+    if let Err(why) = life.record_decision(&v) {
+        v.add(
+            crate::policy::Layer::Policy,
+            "audit.unrecordable",
+            Decision::Deny,
+            why,
+            None,
+        );
+    }
+    if v.decision == Decision::Deny {
+        life.refused(&v);
+    }
     Ok(match v.decision {
         Decision::Allow => {
             let updated_input = a.rewrite.then(|| {

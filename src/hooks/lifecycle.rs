@@ -351,6 +351,41 @@ impl<'a> Lifecycle<'a> {
     }
 }
 
+impl Lifecycle<'_> {
+    /// An agent reports how a command it ran ended (`PostToolUse` /
+    /// `PostToolUseFailure` through `safe-exec hook`): fire the matching
+    /// notification hooks and write an audit result record marked as
+    /// reported by the agent. Never blocks.
+    pub fn reported(&mut self, failed: bool, detail: Value) {
+        let status = if failed { "failed" } else { "ok" };
+        let result_json = json!({"status": status, "reported_by": "agent", "detail": detail});
+        let event = if failed {
+            Event::PostToolUseFailure
+        } else {
+            Event::PostToolUse
+        };
+        self.fire(event, result_json.clone());
+        if let Some(sinks) = self.sinks.clone() {
+            let now = audit::time::now_ms();
+            let mut rec = self.record_base.clone();
+            let mut extra = result_json;
+            merge(
+                &mut extra,
+                json!({
+                    "kind": "result",
+                    "time": audit::time::rfc3339(now),
+                    "ts_ms": now,
+                    "metadata": self.hook_ctx["metadata"],
+                }),
+            );
+            merge(&mut rec, extra);
+            for e in sinks.write(&rec) {
+                self.note(vec![e.to_string()]);
+            }
+        }
+    }
+}
+
 fn apply(b: Blocked, verdict: &mut Verdict, rule: &str) {
     match b {
         Blocked::Continue => {}

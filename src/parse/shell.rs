@@ -815,7 +815,45 @@ impl<'a> Walker<'a> {
             break;
         }
 
+        if words.first().is_some_and(|w| w.value == "pwd") {
+            self.drop_cwd_sentinel(&mut inherit);
+        }
         self.push_segment(words, inherit, cwd, origin, template, stdin_data, unknown);
+    }
+
+    /// Agent harnesses end their wrapper with `pwd -P >| /tmp/claude-XXXX-cwd`
+    /// to learn where the command left the shell. That write is the
+    /// harness's, not the command's: it is recognised (a `pwd` whose output
+    /// goes to a `*-cwd` file directly in a trusted temp directory) and not
+    /// counted against the command.
+    fn drop_cwd_sentinel(&self, inherit: &mut Inherit) {
+        let dirs: Vec<&PathBuf> = self
+            .ctx
+            .trusted
+            .iter()
+            .filter_map(|t| match t {
+                TrustedStep::CwdSentinelUnder(d) => Some(d),
+                TrustedStep::SourceUnder(_) => None,
+            })
+            .collect();
+        let before = inherit.redirections.len();
+        inherit.redirections.retain(|r| {
+            let p = Path::new(&r.target);
+            let sentinel = r.writes
+                && r.literal
+                && r.fd.is_none_or(|fd| fd == 1)
+                && p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.ends_with("-cwd") && !n.starts_with('.'))
+                && p.parent()
+                    .is_some_and(|parent| dirs.iter().any(|d| parent == d.as_path()));
+            !sentinel
+        });
+        if inherit.redirections.len() != before {
+            inherit
+                .notes
+                .push("harness cwd sentinel (`pwd > TMP/*-cwd`) recognised".into());
+        }
     }
 
     #[allow(clippy::too_many_arguments)]

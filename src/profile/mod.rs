@@ -455,6 +455,12 @@ impl Profile {
         if !subset(&a.paths.runtime, &b.paths.runtime) {
             out.push("[paths] runtime".into());
         }
+        if !subset(&a.shell.trusted_source_dirs, &b.shell.trusted_source_dirs) {
+            out.push("[shell] trusted_source_dirs".into());
+        }
+        if b.policy.hook_file_tools && !a.policy.hook_file_tools {
+            out.push("[policy] hook_file_tools".into());
+        }
         if !subset(&a.shell.operators, &b.shell.operators) {
             out.push("[shell] operators".into());
         }
