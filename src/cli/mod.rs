@@ -241,7 +241,17 @@ pub fn main() -> i32 {
         return 0;
     }
     if first.is_some_and(|f| SUBCOMMANDS.contains(&f)) {
-        restore_sigpipe();
+        // Only for subcommands that start no programs: `check` and `hook`
+        // write to validator and hook programs' standard input, where a
+        // closed pipe must be an error, not a silent death.
+        if first.is_some_and(|f| {
+            matches!(
+                f,
+                "doctor" | "rules" | "profile" | "classify" | "log" | "man" | "completions"
+            )
+        }) {
+            restore_sigpipe();
+        }
         // `hook` answers in its own protocol (exit 1, or a JSON deny).
         if first != Some("hook")
             && let Some(i) = args.iter().position(|a| a.to_str().is_none())
