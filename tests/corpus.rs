@@ -150,6 +150,13 @@ fn tldr_dangerous_pages_never_allowed() {
         "mkfs", "wipefs", "shutdown", "reboot", "nc", "ncat", "socat", "nmap", "ssh", "scp",
         "telnet", "wget", "sftp", "rsync",
     ];
+    // rsync is accepted for local copies; its remote forms never are.
+    let local_rsync = |cmd: &str| {
+        !cmd.contains(':')
+            && !cmd.contains(" -e")
+            && !cmd.contains("--rsh")
+            && !cmd.contains("--rsync-path")
+    };
     let mut allowed = Vec::new();
     for line in text.lines() {
         let mut f = line.splitn(4, '\t');
@@ -160,6 +167,9 @@ fn tldr_dangerous_pages_never_allowed() {
         // Only rows that invoke the page's program (some pages list the
         // interactive commands of the tool, e.g. `ls` inside sftp).
         if !dangerous.contains(&page) || !cmd.starts_with(&format!("{page} ")) {
+            continue;
+        }
+        if page == "rsync" && local_rsync(cmd) {
             continue;
         }
         let cmd = instantiate(cmd);

@@ -358,6 +358,18 @@ impl<'a> Walker<'a> {
         r.word
     }
 
+    /// An argument word, brace-expanded into the words bash would pass.
+    /// (The program word is never expanded: a brace there stays non-literal.)
+    fn resolve_words(&mut self, raw: &str) -> Vec<Word> {
+        match word::expand_braces(raw, &self.options) {
+            Some(expanded) => {
+                self.model.constructs.brace_expansion = true;
+                expanded.iter().map(|r| self.resolve_word(r)).collect()
+            }
+            None => vec![self.resolve_word(raw)],
+        }
+    }
+
     fn push_redirects(&mut self, items: &[IoRedirect]) -> usize {
         let mut n = 0;
         for r in items {
@@ -546,7 +558,7 @@ impl<'a> Walker<'a> {
                         redirections.push(redir);
                     }
                 }
-                CommandPrefixOrSuffixItem::Word(w) => words.push(self.resolve_word(&w.value)),
+                CommandPrefixOrSuffixItem::Word(w) => words.extend(self.resolve_words(&w.value)),
                 CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
                     if i < name_index {
                         self.model.constructs.assignment_prefix = true;

@@ -232,6 +232,89 @@ fn parameter_spelling(expr: &ParameterExpr) -> String {
     }
 }
 
+/// Most words one brace expansion may produce before it is left unresolved.
+const MAX_BRACE_WORDS: usize = 256;
+
+/// Brace expansion as bash does it, on the raw word before any other
+/// expansion: `src/{a,b}.rs` → `src/a.rs src/b.rs`, `{1..3}` → `1 2 3`.
+/// `None` when the word has no brace expression or expands to too many words.
+pub fn expand_braces(raw: &str, options: &ParserOptions) -> Option<Vec<String>> {
+    use brush_parser::word::BraceExpressionOrText;
+    let parsed = word::parse_brace_expansions(raw, options).ok()??;
+    if !parsed
+        .iter()
+        .any(|p| matches!(p, BraceExpressionOrText::Expr(_)))
+    {
+        return None;
+    }
+    let out = expand_items(&parsed)?;
+    (out.len() > 1 || out.first().is_some_and(|o| o != raw)).then_some(out)
+}
+
+fn expand_items(items: &[brush_parser::word::BraceExpressionOrText]) -> Option<Vec<String>> {
+    use brush_parser::word::{BraceExpressionMember as M, BraceExpressionOrText as T};
+    let mut acc = vec![String::new()];
+    for item in items {
+        let alts: Vec<String> = match item {
+            T::Text(t) => vec![t.clone()],
+            T::Expr(members) => {
+                let mut alts = Vec::new();
+                for m in members {
+                    match m {
+                        M::Child(c) => alts.extend(expand_items(c)?),
+                        M::NumberSequence {
+                            start,
+                            end,
+                            increment,
+                        } => {
+                            let step = increment.unsigned_abs().max(1) as usize;
+                            let (lo, hi) = (*start.min(end), *start.max(end));
+                            let count = usize::try_from((hi - lo) / step as i64 + 1).ok()?;
+                            if count > MAX_BRACE_WORDS {
+                                return None;
+                            }
+                            let mut seq: Vec<i64> = (lo..=hi).step_by(step).collect();
+                            if start > end {
+                                seq.reverse();
+                            }
+                            alts.extend(seq.iter().map(|n| n.to_string()));
+                        }
+                        M::CharSequence {
+                            start,
+                            end,
+                            increment,
+                        } => {
+                            let step = increment.unsigned_abs().max(1) as usize;
+                            let (lo, hi) = ((*start).min(*end) as u32, (*start).max(*end) as u32);
+                            let mut seq: Vec<String> = (lo..=hi)
+                                .step_by(step)
+                                .filter_map(char::from_u32)
+                                .map(String::from)
+                                .collect();
+                            if start > end {
+                                seq.reverse();
+                            }
+                            alts.extend(seq);
+                        }
+                    }
+                }
+                alts
+            }
+        };
+        let mut next = Vec::with_capacity(acc.len() * alts.len());
+        for a in &acc {
+            for b in &alts {
+                next.push(format!("{a}{b}"));
+                if next.len() > MAX_BRACE_WORDS {
+                    return None;
+                }
+            }
+        }
+        acc = next;
+    }
+    Some(acc)
+}
+
 /// Unquoted `{a,b}` or `{1..3}`: bash would expand it into several words.
 fn has_brace_expansion(text: &str) -> bool {
     let bytes = text.as_bytes();
@@ -393,5 +476,26 @@ mod tests {
         let s = r("\"$(rm -rf x)\"");
         assert_eq!(s.substitutions.len(), 1);
         assert!(s.word.unresolved);
+    }
+}
+
+#[cfg(test)]
+mod brace_tests {
+    use super::*;
+
+    #[test]
+    fn braces_expand_like_bash() {
+        let o = ParserOptions::default();
+        assert_eq!(
+            expand_braces("src/{a,b}.rs", &o).unwrap(),
+            ["src/a.rs", "src/b.rs"]
+        );
+        assert_eq!(expand_braces("f{1..3}", &o).unwrap(), ["f1", "f2", "f3"]);
+        assert_eq!(
+            expand_braces("{a,b}{c,d}", &o).unwrap(),
+            ["ac", "ad", "bc", "bd"]
+        );
+        assert!(expand_braces("plain", &o).is_none());
+        assert!(expand_braces("{1..100000}", &o).is_none());
     }
 }

@@ -940,6 +940,35 @@ fn typed_value(
             written_then_run(seg, ctx, v, &w.value, name);
             Risk::Safe
         }
+        "sync_src" | "sync_dest" => {
+            // `HOST:PATH` and `rsync://` reach another machine.
+            let v2 = w.value.as_str();
+            let remote = v2.contains("://")
+                || v2
+                    .split_once(':')
+                    .is_some_and(|(host, _)| !host.is_empty() && !host.contains('/'));
+            if remote {
+                v.add(
+                    Layer::Policy,
+                    "network.remote_path",
+                    Decision::Deny,
+                    format!("`{name} {v2}` names another host; only local copies are accepted"),
+                    Some(format!("{name} -a SRC/ DEST/ with local paths")),
+                );
+                return Risk::Dangerous;
+            }
+            let kind = if t == "sync_dest" {
+                "write_path"
+            } else {
+                "read_path"
+            };
+            path_operand(seg, ctx, v, w, kind, destructive && t == "sync_dest", name);
+            if t == "sync_dest" {
+                Risk::Write
+            } else {
+                Risk::Safe
+            }
+        }
         "hardlink_target" => {
             // A hard link shares the inode: writes through it change the
             // original, so the original must be writable too.

@@ -314,6 +314,8 @@ pub const VALUE_TYPES: &[&str] = &[
     "destroy_path",
     "link_target",
     "hardlink_target",
+    "sync_src",
+    "sync_dest",
 ];
 
 /// A registry: the built-in entries plus a profile's overrides.
