@@ -5,6 +5,7 @@ mod check;
 pub mod hook;
 pub mod info;
 mod log;
+pub mod man;
 mod run_cmd;
 pub mod shell_args;
 mod situation;
@@ -63,6 +64,13 @@ pub enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+    },
+    /// Print the man page safe-exec(1) (roff) to stdout.
+    Man,
+    /// Print a shell completion script to stdout.
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: man::Shell,
     },
 }
 
@@ -191,6 +199,21 @@ pub const fn version_text() -> &'static str {
     )
 }
 
+/// `safe-exec --version`: the build's version and Landlock ABI, and what the
+/// running kernel offers (one syscall, so `--version` stays fast).
+pub fn version_long() -> String {
+    let kernel = match crate::sandbox::kernel::landlock_abi() {
+        0 => "this kernel offers no Landlock".to_string(),
+        n => format!("this kernel offers ABI {n}"),
+    };
+    format!(
+        "safe-exec {}\nLandlock: built for ABI up to {} (landlock crate); {kernel}\nseccomp: seccompiler filter, {}\n",
+        env!("CARGO_PKG_VERSION"),
+        crate::sandbox::landlock::CRATE_ABI,
+        std::env::consts::ARCH,
+    )
+}
+
 const SUBCOMMANDS: &[&str] = &[
     "check",
     "classify",
@@ -198,6 +221,8 @@ const SUBCOMMANDS: &[&str] = &[
     "profile",
     "rules",
     "doctor",
+    "man",
+    "completions",
     "log",
     "help",
     "--help",
@@ -211,11 +236,20 @@ pub fn main() -> i32 {
     let args: Vec<OsString> = std::env::args_os().collect();
     let rest = &args[1..];
     let first = rest.first().and_then(|a| a.to_str());
+    if rest.len() == 1 && matches!(first, Some("--version" | "-V")) {
+        print!("{}", version_long());
+        return 0;
+    }
     if first.is_some_and(|f| SUBCOMMANDS.contains(&f)) {
         // Only for subcommands that start no programs: `check` and `hook`
         // write to validator and hook programs' standard input, where a
         // closed pipe must be an error, not a silent death.
-        if first.is_some_and(|f| matches!(f, "doctor" | "rules" | "profile" | "classify" | "log")) {
+        if first.is_some_and(|f| {
+            matches!(
+                f,
+                "doctor" | "rules" | "profile" | "classify" | "log" | "man" | "completions"
+            )
+        }) {
             restore_sigpipe();
         }
         // `hook` answers in its own protocol (exit 1, or a JSON deny).
@@ -242,6 +276,8 @@ pub fn main() -> i32 {
             Command::Profile { action } => info::profile(action),
             Command::Rules { action } => info::rules(action),
             Command::Doctor { json } => info::doctor(json),
+            Command::Man => man::man(),
+            Command::Completions { shell } => man::completions(shell),
             Command::Log(a) => log::run(a),
         };
     }
