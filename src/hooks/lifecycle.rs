@@ -72,29 +72,35 @@ impl<'a> Lifecycle<'a> {
             "profile": profile.name,
             "metadata": {},
         });
-        let segments: Vec<Value> = decided
-            .model
-            .segments
-            .iter()
-            .map(|s| {
-                json!({
-                    "program": s.program,
-                    "argv": redact::args(&s.argv),
-                    "assignments": s.assignments.iter().map(|a| json!({"name": a.name, "value": redact::env_value(&a.name, &a.value)})).collect::<Vec<_>>(),
+        // The audit record (with its redaction regexes) is built only when
+        // an audit sink exists: nothing else reads it.
+        let record_base = if sinks.is_some() {
+            let segments: Vec<Value> = decided
+                .model
+                .segments
+                .iter()
+                .map(|s| {
+                    json!({
+                        "program": s.program,
+                        "argv": redact::args(&s.argv),
+                        "assignments": s.assignments.iter().map(|a| json!({"name": a.name, "value": redact::env_value(&a.name, &a.value)})).collect::<Vec<_>>(),
+                    })
                 })
+                .collect();
+            json!({
+                "v": audit::SCHEMA_VERSION,
+                "id": layered.id,
+                "session": layered.session,
+                "agent": layered.agent,
+                "profile": profile.name,
+                "cwd": sit.places.cwd,
+                "form": decided.model.form,
+                "raw": redact::text(&input.raw()),
+                "segments": segments,
             })
-            .collect();
-        let record_base = json!({
-            "v": audit::SCHEMA_VERSION,
-            "id": layered.id,
-            "session": layered.session,
-            "agent": layered.agent,
-            "profile": profile.name,
-            "cwd": sit.places.cwd,
-            "form": decided.model.form,
-            "raw": redact::text(&input.raw()),
-            "segments": segments,
-        });
+        } else {
+            Value::Null
+        };
         Ok(Lifecycle {
             profile,
             sit,

@@ -44,7 +44,11 @@ fn real_prefix(p: &Path) -> PathBuf {
     let mut existing = p.to_path_buf();
     let mut rest: Vec<std::ffi::OsString> = Vec::new();
     loop {
-        if let Ok(real) = std::fs::canonicalize(&existing) {
+        // One lstat per missing component, then a single realpath of the
+        // longest existing prefix.
+        if existing.symlink_metadata().is_ok()
+            && let Ok(real) = std::fs::canonicalize(&existing)
+        {
             let mut out = real;
             for r in rest.iter().rev() {
                 out.push(r);

@@ -124,8 +124,16 @@ impl Placeholders {
             .replace("{git_root}", &git)
             .replace("{state}", &self.state.to_string_lossy());
         let p = crate::parse::shell_join(Path::new("/"), &out);
-        // Resolve symlinks so that comparisons with resolved operands hold.
-        Some(std::fs::canonicalize(&p).unwrap_or(p))
+        // Resolve symlinks so that comparisons with resolved operands hold;
+        // a path that does not exist resolves like operands do (its longest
+        // existing prefix), without a failing realpath per component.
+        if p.symlink_metadata().is_ok() {
+            return Some(std::fs::canonicalize(&p).unwrap_or(p));
+        }
+        Some(crate::policy::paths::resolve(
+            Path::new("/"),
+            &p.to_string_lossy(),
+        ))
     }
 
     fn expand_all(&self, list: &[String]) -> Vec<PathBuf> {
