@@ -33,7 +33,7 @@ pub fn run(a: CheckArgs) -> i32 {
         }
         _ => return error("nothing to check: give `-- PROGRAM [ARG...]` or `-c STRING`"),
     };
-    let sit = match situation::build(&common, None, false) {
+    let mut sit = match situation::build(&common, None, false) {
         Ok(s) => s,
         Err(e) => return error(e),
     };
@@ -44,6 +44,7 @@ pub fn run(a: CheckArgs) -> i32 {
         Ok(s) => s,
         Err(e) => return error(e),
     };
+    situation::apply_system_state(&mut sit, &selection.system);
     let profile = selection.profile;
     let layer_opts = decide::LayerOptions {
         session: common.session.clone(),

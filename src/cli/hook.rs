@@ -208,6 +208,8 @@ fn load(a: &HookArgs, hook: &HookInput) -> Result<Loaded, HookError> {
         sit.places.cwd.clone(),
     ))
     .map_err(|e| HookError::Profile(e.to_string()))?;
+    let mut sit = sit;
+    situation::apply_system_state(&mut sit, &selection.system);
     Ok(Loaded {
         profile: selection.profile,
         sit,

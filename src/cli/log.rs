@@ -15,7 +15,7 @@ pub fn run(a: LogArgs) -> i32 {
         profile: a.profile.clone(),
         ..Default::default()
     };
-    let sit = match situation::build(&common, None, false) {
+    let mut sit = match situation::build(&common, None, false) {
         Ok(s) => s,
         Err(e) => return error(e),
     };
@@ -26,6 +26,7 @@ pub fn run(a: LogArgs) -> i32 {
         Ok(s) => s,
         Err(e) => return error(e),
     };
+    situation::apply_system_state(&mut sit, &selection.system);
     let mut cfg = selection.profile.doc.audit.clone();
     cfg.enabled = true;
     let Some(path) = crate::audit::Sinks::new(&cfg, &sit.places).and_then(|s| s.file) else {

@@ -27,7 +27,7 @@ pub fn run(args: &[OsString]) -> i32 {
         Err(e) => return error(e),
     };
     default_dollar0(&mut parsed);
-    let sit = match situation::build(&parsed.common, None, false) {
+    let mut sit = match situation::build(&parsed.common, None, false) {
         Ok(s) => s,
         Err(e) => return error(e),
     };
@@ -38,6 +38,7 @@ pub fn run(args: &[OsString]) -> i32 {
         Ok(s) => s,
         Err(e) => return error(e),
     };
+    situation::apply_system_state(&mut sit, &selection.system);
     let profile = selection.profile;
     let input = match parsed.command {
         RunCommand::List(argv) => {

@@ -49,6 +49,15 @@ pub fn build(
     })
 }
 
+/// The system configuration's `state_dir`, when set, wins over the
+/// environment: the guard's counts and the audit log must not be movable by
+/// the agent (`SAFE_EXEC_STATE_DIR=/tmp/fresh` would reset its session).
+pub fn apply_system_state(sit: &mut Situation, system: &crate::profile::select::ConfigFile) {
+    if let Some(dir) = system.state_dir.as_deref().filter(|d| d.starts_with('/')) {
+        sit.places.state = PathBuf::from(dir);
+    }
+}
+
 /// `$SAFE_EXEC_STATE_DIR`, else `$XDG_STATE_HOME/safe-exec`, else
 /// `~/.local/state/safe-exec`.
 pub fn state_dir(home: &Path) -> PathBuf {

@@ -3,7 +3,7 @@
 //! config) and pinning by the system configuration.
 
 pub mod schema;
-mod select;
+pub mod select;
 
 use std::path::{Path, PathBuf};
 
