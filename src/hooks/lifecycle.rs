@@ -330,29 +330,39 @@ impl<'a> Lifecycle<'a> {
             Event::PostToolUseFailure
         };
         self.fire(event, result_json.clone());
-        if let Some(sinks) = self.sinks.clone() {
-            let now = audit::time::now_ms();
-            let mut rec = self.record_base.clone();
-            let mut extra = result_json;
-            merge(
-                &mut extra,
-                json!({
-                    "kind": "result",
-                    "time": audit::time::rfc3339(now),
-                    "ts_ms": now,
-                    "enforcement": enforcement,
-                    "error": error.map(|e| redact::text(&e)),
-                    "notices": self.notices.iter().map(|n| redact::text(n)).collect::<Vec<_>>(),
-                    "metadata": self.hook_ctx["metadata"],
-                }),
-            );
-            merge(&mut rec, extra);
-            // After the run there is nothing left to refuse: a failing sink
-            // is reported whatever on_error says.
-            let errs = sinks.write(&rec);
-            for e in errs {
-                self.note(vec![e.to_string()]);
-            }
+        let notices: Vec<String> = self.notices.iter().map(|n| redact::text(n)).collect();
+        self.write_result(
+            result_json,
+            json!({
+                "enforcement": enforcement,
+                "error": error.map(|e| redact::text(&e)),
+                "notices": notices,
+            }),
+        );
+    }
+
+    /// Appends the result record. After the run there is nothing left to
+    /// refuse: a failing sink is reported whatever `on_error` says.
+    fn write_result(&mut self, result_json: Value, more: Value) {
+        let Some(sinks) = self.sinks.clone() else {
+            return;
+        };
+        let now = audit::time::now_ms();
+        let mut rec = self.record_base.clone();
+        let mut extra = result_json;
+        merge(
+            &mut extra,
+            json!({
+                "kind": "result",
+                "time": audit::time::rfc3339(now),
+                "ts_ms": now,
+                "metadata": self.hook_ctx["metadata"],
+            }),
+        );
+        merge(&mut extra, more);
+        merge(&mut rec, extra);
+        for e in sinks.write(&rec) {
+            self.note(vec![e.to_string()]);
         }
     }
 }
@@ -371,24 +381,7 @@ impl Lifecycle<'_> {
             Event::PostToolUse
         };
         self.fire(event, result_json.clone());
-        if let Some(sinks) = self.sinks.clone() {
-            let now = audit::time::now_ms();
-            let mut rec = self.record_base.clone();
-            let mut extra = result_json;
-            merge(
-                &mut extra,
-                json!({
-                    "kind": "result",
-                    "time": audit::time::rfc3339(now),
-                    "ts_ms": now,
-                    "metadata": self.hook_ctx["metadata"],
-                }),
-            );
-            merge(&mut rec, extra);
-            for e in sinks.write(&rec) {
-                self.note(vec![e.to_string()]);
-            }
-        }
+        self.write_result(result_json, json!({}));
     }
 }
 

@@ -101,21 +101,7 @@ pub fn parse_args(spec: &CommandSpec, args: &[Word]) -> ParsedArgs {
                             }
                         },
                     };
-                    if o.effects.contains(&Effect::Template) {
-                        while i < args.len() && !matches!(args[i].value.as_str(), ";" | "+") {
-                            i += 1;
-                        }
-                        i += 1;
-                    }
-                    if o.effects.contains(&Effect::Last) {
-                        only_operands = true;
-                    }
-                    out.options.push(UsedOption {
-                        written: name.to_string(),
-                        name: o.names[0].clone(),
-                        spec: o,
-                        value,
-                    });
+                    only_operands |= record(&mut out, args, &mut i, name, &o, value);
                 }
                 Lookup::Ambiguous(names) => {
                     out.errors.push(format!(
@@ -166,21 +152,7 @@ pub fn parse_args(spec: &CommandSpec, args: &[Word]) -> ParsedArgs {
                             }
                         }
                     };
-                    if o.effects.contains(&Effect::Template) {
-                        while i < args.len() && !matches!(args[i].value.as_str(), ";" | "+") {
-                            i += 1;
-                        }
-                        i += 1;
-                    }
-                    if o.effects.contains(&Effect::Last) {
-                        only_operands = true;
-                    }
-                    out.options.push(UsedOption {
-                        written: name.clone(),
-                        name: o.names[0].clone(),
-                        spec: o.clone(),
-                        value,
-                    });
+                    only_operands |= record(&mut out, args, &mut i, &name, o, value);
                 }
                 None => {
                     out.unknown_options.push(name);
@@ -227,6 +199,31 @@ pub fn parse_args(spec: &CommandSpec, args: &[Word]) -> ParsedArgs {
         }
     }
     out
+}
+
+/// Records a used option; skips an exec template (`-exec ... ;`) that it
+/// starts. Returns whether options end after it (`!last`).
+fn record(
+    out: &mut ParsedArgs,
+    args: &[Word],
+    i: &mut usize,
+    written: &str,
+    o: &OptionSpec,
+    value: Option<Word>,
+) -> bool {
+    if o.effects.contains(&Effect::Template) {
+        while *i < args.len() && !matches!(args[*i].value.as_str(), ";" | "+") {
+            *i += 1;
+        }
+        *i += 1;
+    }
+    out.options.push(UsedOption {
+        written: written.to_string(),
+        name: o.names[0].clone(),
+        spec: o.clone(),
+        value,
+    });
+    o.effects.contains(&Effect::Last)
 }
 
 fn has_plus(opts: &[OptionSpec]) -> bool {
