@@ -350,6 +350,12 @@ impl<'a> Walker<'a> {
             self.model.constructs.variable_expansion |= raw.contains('$');
         }
         self.model.constructs.glob |= r.word.glob;
+        if r.hidden_code {
+            self.model.constructs.substitution = true;
+            self.model.unknown.push(format!(
+                "`{raw}` runs a command substitution inside `${{...}}` or `$((...))`, which is not modelled"
+            ));
+        }
         self.model.constructs.brace_expansion |= r.had_brace;
         for sub in &r.substitutions {
             self.model.constructs.substitution = true;
@@ -830,6 +836,9 @@ impl<'a> Walker<'a> {
         if words.first().is_some_and(|w| w.value == "pwd") {
             self.drop_cwd_sentinel(&mut inherit);
         }
+        if unknown.is_none() {
+            unknown = evaluates_subscripts(&words);
+        }
         self.push_segment(words, inherit, cwd, origin, template, stdin_data, unknown);
     }
 
@@ -981,6 +990,41 @@ impl<'a> Walker<'a> {
             _ => p.to_string(),
         }
     }
+}
+
+/// Builtins that evaluate array subscripts or arithmetic in their
+/// arguments, running any `$(...)` there even when it was quoted
+/// (`[[ 'a[$(cmd)]' -eq 1 ]]`, `printf -v 'a[$(cmd)]' x`, `unset 'a[$(cmd)]'`).
+const SUBSCRIPT_BUILTINS: &[&str] = &[
+    "[[",
+    "test",
+    "[",
+    "printf",
+    "unset",
+    "declare",
+    "typeset",
+    "local",
+    "let",
+    "read",
+    "readonly",
+    "export",
+    "mapfile",
+    "readarray",
+    "shift",
+    "return",
+    "exit",
+    "wait",
+    "ulimit",
+];
+
+fn evaluates_subscripts(words: &[Word]) -> Option<String> {
+    let program = words.first()?.value.as_str();
+    if !SUBSCRIPT_BUILTINS.contains(&program) {
+        return None;
+    }
+    words[1..].iter().find(|w| w.value.contains("$(") || w.value.contains('`')).map(|w| {
+        format!("`{program}` evaluates `{}` as arithmetic or an array subscript, which runs the command inside", w.raw)
+    })
 }
 
 /// Joins `rel` onto `base` and removes `.` and `..` lexically (symlinks are

@@ -314,10 +314,20 @@ pub fn shell_args(args: &[Word]) -> ShellArgs {
             ShellArgs::Unknown("`-c` without a command string".into())
         }
     } else if i < args.len() {
-        ShellArgs::Script { script: i }
+        if is_stdin_path(&args[i].value) {
+            ShellArgs::Stdin
+        } else {
+            ShellArgs::Script { script: i }
+        }
     } else {
         ShellArgs::Stdin
     }
+}
+
+/// Operands that name standard input (`sh -`, `bash /dev/stdin`): the
+/// program then reads its code from there.
+pub fn is_stdin_path(s: &str) -> bool {
+    matches!(s, "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0")
 }
 
 #[cfg(test)]

@@ -39,6 +39,9 @@ pub struct Resolved {
     pub had_expansion: bool,
     /// It had a brace expansion.
     pub had_brace: bool,
+    /// A command substitution is nested inside `${...}` or `$((...))`,
+    /// where it is not extracted: the command it runs is not known.
+    pub hidden_code: bool,
 }
 
 /// Resolves one raw shell word.
@@ -52,7 +55,9 @@ pub fn resolve(raw: &str, vars: &KnownVars, options: &ParserOptions) -> Resolved
         substitutions: Vec::new(),
         had_expansion: false,
         had_brace: false,
+        hidden_code: false,
     };
+    out.hidden_code = hides_code(raw);
     match word::parse(raw, options) {
         Ok(pieces) => {
             for p in pieces {
@@ -68,6 +73,23 @@ pub fn resolve(raw: &str, vars: &KnownVars, options: &ParserOptions) -> Resolved
     out
 }
 
+/// A command substitution inside `${...}`, `$((...))` or `$[...]`
+/// (`${x:-$(rm -rf .)}`, `$(( $(cmd) ))`): bash runs it, but the word parser
+/// does not hand it back, so the word is treated as hiding code.
+fn hides_code(raw: &str) -> bool {
+    let has_container = raw.contains("${") || raw.contains("$((") || raw.contains("$[");
+    if !has_container {
+        return false;
+    }
+    let bytes = raw.as_bytes();
+    
+    bytes.iter().enumerate().any(|(i, b)| {
+        (*b == b'`')
+            || (*b == b'$' && bytes.get(i + 1) == Some(&b'(') && bytes.get(i + 2) != Some(&b'('))
+            || ((*b == b'<' || *b == b'>') && bytes.get(i + 1) == Some(&b'('))
+    })
+}
+
 /// Resolves the body of a heredoc whose delimiter was unquoted (expansions
 /// and substitutions in it are live). `None` if it does not parse.
 pub fn resolve_heredoc(body: &str, vars: &KnownVars, options: &ParserOptions) -> Option<Resolved> {
@@ -81,6 +103,7 @@ pub fn resolve_heredoc(body: &str, vars: &KnownVars, options: &ParserOptions) ->
         substitutions: Vec::new(),
         had_expansion: false,
         had_brace: false,
+        hidden_code: false,
     };
     for p in pieces {
         match &p.piece {
@@ -158,6 +181,7 @@ fn resolve_piece(piece: &WordPiece, vars: &KnownVars, in_dquote: bool, out: &mut
         WordPiece::ParameterExpansion(expr) => {
             out.had_expansion = true;
             w.literal = false;
+
             match known_parameter(expr, vars) {
                 Some(v) if in_dquote || !v.contains(char::is_whitespace) => w.value.push_str(&v),
                 _ => {
@@ -346,6 +370,15 @@ fn has_brace_expansion(text: &str) -> bool {
 /// Decodes the body of `$'...'` the way bash does; `None` for escapes we do
 /// not model (`\c`), so the word stays unresolved rather than guessed.
 pub fn decode_ansi_c(body: &str) -> Option<String> {
+    let out = decode_ansi_c_raw(body)?;
+    // bash strings end at a NUL byte: `$'\x00'/etc` is `/etc`.
+    Some(match out.find('\0') {
+        Some(i) => out[..i].to_string(),
+        None => out,
+    })
+}
+
+fn decode_ansi_c_raw(body: &str) -> Option<String> {
     let mut out = String::new();
     let mut chars = body.chars().peekable();
     while let Some(c) = chars.next() {

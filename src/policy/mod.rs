@@ -531,6 +531,15 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
         v.risk = v.risk.max(risk);
         return;
     }
+    if seg.template && spec.subcommands {
+        // `echo clean | xargs git`: the subcommand arrives at run time.
+        unknown(
+            v,
+            ctx,
+            &format!("`{name}` gets its subcommand from input at run time (xargs or find)"),
+        );
+        return;
+    }
     // Options given to parent commands before the subcommand.
     for (pname, pspec, pargs) in &parents {
         let p = parse_args(pspec, pargs);
@@ -562,6 +571,21 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
         risk = risk.max(options(pname, &p, seg, ctx, v, code));
     }
     let parsed = parse_args(&spec, args);
+    // An interpreter with no inline code and no script file reads its
+    // program from standard input (`echo '...' | python3`).
+    if spec.interpreter && spec.operands.iter().any(|o| o.starts_with("script")) {
+        let inline = parsed.has_effect(Effect::Last)
+            || parsed.options.iter().any(|o| o.spec.value_type == "code");
+        let script = parsed.operands.iter().find(|(_, t)| t == "script");
+        if !inline && script.is_none() && (seg.pipe_index > 0 || seg.stdin_data.is_some())
+            && seg.stdin_data.is_none() {
+                unknown(
+                    v,
+                    ctx,
+                    &format!("`{name}` reads its program from a pipe; it cannot be checked"),
+                );
+            }
+    }
     for e in &parsed.errors {
         v.add(
             Layer::Policy,
@@ -592,6 +616,31 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
     }
     risk = risk.max(options(&name, &parsed, seg, ctx, v, code));
     risk = risk.max(operands(&name, &spec, &parsed, seg, ctx, v, code));
+    let risky_options = spec.options.iter().filter_map(|o| o.parse().ok()).any(|o| {
+        o.effects.iter().any(|e| {
+            matches!(
+                e,
+                Effect::Exec
+                    | Effect::Dangerous
+                    | Effect::Write
+                    | Effect::WritesOperands
+                    | Effect::Delete
+            )
+        }) || o.value_type == "command"
+    }) || spec.unknown_options == UnknownOptions::Allow;
+    if seg.template
+        && risk < Risk::Write
+        && seg.wrappers.iter().any(|w| w == "xargs")
+        && risky_options
+    {
+        v.add(
+            Layer::Policy,
+            "policy.template_options",
+            Decision::Ask,
+            format!("`{name}` gets arguments from input at run time, and some of its options write or run programs"),
+            Some(format!("pass the arguments to `{name}` explicitly")),
+        );
+    }
     if seg.template && risk >= Risk::Write {
         v.add(
             Layer::Policy,
@@ -936,6 +985,11 @@ fn typed_value(
             Risk::Safe
         }
         "script" => {
+            if crate::parse::unwrap::is_stdin_path(&w.value) {
+                // `awk -f -`, `python3 -`: the program comes from standard input.
+                stdin_program(seg, ctx, v, code, name);
+                return Risk::Write;
+            }
             path_operand(seg, ctx, v, w, "read_path", false, name);
             written_then_run(seg, ctx, v, &w.value, name);
             Risk::Safe
@@ -1193,6 +1247,28 @@ fn untrusted_program_path(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
             format!("`{written}` is run from `{}`, not from a system directory, so it is not the registry's `{}`", p.parent().map(|d| d.display().to_string()).unwrap_or_default(), seg.program),
             Some(format!("run the system `{}` by name", seg.program)),
         );
+    }
+}
+
+/// A program read from standard input: a literal heredoc is inspected as
+/// code; anything else (a pipe, a file redirected in) cannot be checked.
+fn stdin_program(
+    seg: &Segment,
+    ctx: &PolicyContext,
+    v: &mut Verdict,
+    code: &mut Vec<String>,
+    name: &str,
+) {
+    match &seg.stdin_data {
+        Some(data) => {
+            code.push(data.clone());
+            code_paths(name, data, seg, ctx, v);
+        }
+        None => unknown(
+            v,
+            ctx,
+            &format!("`{name}` reads its program from standard input; it cannot be checked"),
+        ),
     }
 }
 

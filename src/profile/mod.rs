@@ -139,7 +139,30 @@ impl Placeholders {
     fn expand_all(&self, list: &[String]) -> Vec<PathBuf> {
         list.iter().filter_map(|s| self.expand(s)).collect()
     }
+
+    /// Writable roots, minus the ones that would hand the command the
+    /// machine: `/`, a system directory, an ancestor of the home directory,
+    /// or the home directory coming from `{tmp}` (`TMPDIR=/` or
+    /// `--cwd /` must not make everything writable).
+    pub fn writable(&self, list: &[String]) -> Vec<PathBuf> {
+        list.iter()
+            .filter_map(|s| self.expand(s).map(|p| (s, p)))
+            .filter(|(entry, p)| {
+                let system = SYSTEM_ROOTS.iter().any(|r| p == Path::new(r));
+                let above_home = self.home.starts_with(p) && *p != self.home;
+                let home_as_tmp = entry.contains("{tmp}") && *p == self.home;
+                !(system || above_home || home_as_tmp)
+            })
+            .map(|(_, p)| p)
+            .collect()
+    }
 }
+
+/// Directories that are never a writable root, whatever the placeholders say.
+pub const SYSTEM_ROOTS: &[&str] = &[
+    "/", "/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/proc",
+    "/sbin", "/srv", "/sys", "/usr", "/var", "/home", "/mnt", "/media", "/run", "/snap",
+];
 
 /// Names of the built-in profiles.
 pub fn builtin_names() -> Vec<&'static str> {
@@ -378,7 +401,7 @@ impl Profile {
         );
         Roots {
             read: ph.expand_all(&p.read),
-            write: ph.expand_all(&p.write),
+            write: ph.writable(&p.write),
             deny_read: ph.expand_all(&p.deny_read),
             broad,
             home: ph.home.clone(),
@@ -399,7 +422,7 @@ impl Profile {
         };
         SandboxSpec {
             read,
-            write: ph.expand_all(&p.write),
+            write: ph.writable(&p.write),
             deny_read: ph.expand_all(&p.deny_read),
             network: match s.network {
                 NetworkSetting::Off => NetworkAccess::Off,
