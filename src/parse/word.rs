@@ -58,6 +58,14 @@ pub fn resolve(raw: &str, vars: &KnownVars, options: &ParserOptions) -> Resolved
         hidden_code: false,
     };
     out.hidden_code = hides_code(raw);
+    if let Some(expanded) = tilde_after_equals(raw, vars) {
+        // bash expands `~` after `=` in words that look like assignments,
+        // even as arguments (`dd of=~/x` writes to the home directory).
+        out.word.value = expanded;
+        out.word.literal = false;
+        out.had_expansion = true;
+        return out;
+    }
     match word::parse(raw, options) {
         Ok(pieces) => {
             for p in pieces {
@@ -73,6 +81,25 @@ pub fn resolve(raw: &str, vars: &KnownVars, options: &ParserOptions) -> Resolved
     out
 }
 
+/// `NAME=~/rest` (unquoted): the value bash passes, with `~` expanded.
+fn tilde_after_equals(raw: &str, vars: &KnownVars) -> Option<String> {
+    let (name, rest) = raw.split_once('=')?;
+    let mut chars = name.chars();
+    let valid = matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric());
+    if !valid {
+        return None;
+    }
+    let after = rest.strip_prefix('~')?;
+    if !(after.is_empty() || after.starts_with('/') || after.starts_with(':')) {
+        return None;
+    }
+    if after.contains(['$', '`', '\\', '\'', '"', '*', '?', '[']) {
+        return None;
+    }
+    Some(format!("{name}={}{after}", vars.home))
+}
+
 /// A command substitution inside `${...}`, `$((...))` or `$[...]`
 /// (`${x:-$(rm -rf .)}`, `$(( $(cmd) ))`): bash runs it, but the word parser
 /// does not hand it back, so the word is treated as hiding code.
@@ -82,7 +109,7 @@ fn hides_code(raw: &str) -> bool {
         return false;
     }
     let bytes = raw.as_bytes();
-    
+
     bytes.iter().enumerate().any(|(i, b)| {
         (*b == b'`')
             || (*b == b'$' && bytes.get(i + 1) == Some(&b'(') && bytes.get(i + 2) != Some(&b'('))

@@ -577,14 +577,17 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
         let inline = parsed.has_effect(Effect::Last)
             || parsed.options.iter().any(|o| o.spec.value_type == "code");
         let script = parsed.operands.iter().find(|(_, t)| t == "script");
-        if !inline && script.is_none() && (seg.pipe_index > 0 || seg.stdin_data.is_some())
-            && seg.stdin_data.is_none() {
-                unknown(
-                    v,
-                    ctx,
-                    &format!("`{name}` reads its program from a pipe; it cannot be checked"),
-                );
-            }
+        if !inline
+            && script.is_none()
+            && (seg.pipe_index > 0 || seg.stdin_data.is_some())
+            && seg.stdin_data.is_none()
+        {
+            unknown(
+                v,
+                ctx,
+                &format!("`{name}` reads its program from a pipe; it cannot be checked"),
+            );
+        }
     }
     for e in &parsed.errors {
         v.add(
@@ -910,7 +913,11 @@ fn options(
                     None,
                 ),
                 Effect::Code => risk = risk.max(Risk::Write),
-                Effect::Recursive | Effect::Template | Effect::Last | Effect::Filter => {}
+                Effect::Recursive
+                | Effect::Template
+                | Effect::Last
+                | Effect::Filter
+                | Effect::ReadsTree => {}
             }
         }
         if let Some(val) = &o.value {
@@ -946,9 +953,14 @@ fn operands(
         || (p.has_effect(Effect::Delete) && !p.has_effect(Effect::Filter));
     let writes_all = p.has_effect(Effect::Delete) || p.has_effect(Effect::WritesOperands);
     let _ = spec;
+    let tree = p.has_effect(Effect::ReadsTree);
     for (w, t) in &p.operands {
         let t = if writes_all && matches!(t.as_str(), "read_path" | "path" | "dir") {
             "write_path"
+        } else if tree && matches!(t.as_str(), "read_path" | "path" | "dir") {
+            "read_tree"
+        } else if tree && t == "sync_src" {
+            "sync_src_tree"
         } else {
             t.as_str()
         };
@@ -984,6 +996,12 @@ fn typed_value(
             path_operand(seg, ctx, v, w, "read_path", false, name);
             Risk::Safe
         }
+        "read_tree" => {
+            // A recursive read (`cp -r ~ x`, `grep -r key ~`) of a tree that
+            // holds a protected path reads the secret too.
+            path_operand(seg, ctx, v, w, "read_path", true, name);
+            Risk::Safe
+        }
         "script" => {
             if crate::parse::unwrap::is_stdin_path(&w.value) {
                 // `awk -f -`, `python3 -`: the program comes from standard input.
@@ -994,7 +1012,7 @@ fn typed_value(
             written_then_run(seg, ctx, v, &w.value, name);
             Risk::Safe
         }
-        "sync_src" | "sync_dest" => {
+        "sync_src" | "sync_src_tree" | "sync_dest" => {
             // `HOST:PATH` and `rsync://` reach another machine.
             let v2 = w.value.as_str();
             let remote = v2.contains("://")
@@ -1016,7 +1034,8 @@ fn typed_value(
             } else {
                 "read_path"
             };
-            path_operand(seg, ctx, v, w, kind, destructive && t == "sync_dest", name);
+            let tree = t == "sync_src_tree" || (destructive && t == "sync_dest");
+            path_operand(seg, ctx, v, w, kind, tree, name);
             if t == "sync_dest" {
                 Risk::Write
             } else {
@@ -1129,7 +1148,29 @@ fn typed_value(
             v.warn(NETWORK_WARNING.into());
             Risk::Safe
         }
-        "git_config" => git_config(name, w, v),
+        "git_config" | "git_config_key" => git_config(name, w, v),
+        "dd_operand" => {
+            // `if=FILE` reads, `of=FILE` writes; other operands are values.
+            match w.value.split_once('=') {
+                Some(("if", f)) => {
+                    let word = Word {
+                        value: f.to_string(),
+                        ..w.clone()
+                    };
+                    path_operand(seg, ctx, v, &word, "read_path", false, name);
+                    Risk::Safe
+                }
+                Some(("of", f)) => {
+                    let word = Word {
+                        value: f.to_string(),
+                        ..w.clone()
+                    };
+                    path_operand(seg, ctx, v, &word, "write_path", false, name);
+                    Risk::Write
+                }
+                _ => Risk::Safe,
+            }
+        }
         "sed_script" => sed_script(name, w, seg, ctx, v),
         "awk_program" => {
             code.push(w.value.clone());
@@ -1197,11 +1238,26 @@ fn path_operand(
         // so in a writable root it is as broad as `rm -rf .`.
     }
     let p: PathBuf = ctx.resolve(seg, &value);
-    let res = if t == "write_path" {
+    let mut res = if t == "write_path" {
         ctx.roots.check_write(&p, destructive)
+    } else if destructive {
+        ctx.roots.check_read_tree(&p)
     } else {
         ctx.roots.check_read(&p)
     };
+    if res.is_ok() && w.glob {
+        // The glob's fixed prefix is fine; could the pattern itself reach a
+        // protected path (`cat ~/.ss?/id_rsa`)?
+        let pattern = ctx.resolve(seg, &w.value);
+        if let Some(d) = ctx
+            .roots
+            .deny_read
+            .iter()
+            .find(|d| paths::glob_may_reach(&pattern, d, destructive))
+        {
+            res = Err(PathProblem::Secret(d.clone()));
+        }
+    }
     if let Err(e) = res {
         let what = if t == "write_path" {
             format!("`{name}` writes")

@@ -69,6 +69,15 @@ fn real_prefix(p: &Path) -> PathBuf {
 }
 
 impl Roots {
+    /// Checks a tree that will be read recursively: it may not contain a
+    /// protected path.
+    pub fn check_read_tree(&self, path: &Path) -> Result<(), PathProblem> {
+        if let Some(d) = self.deny_read.iter().find(|d| d.starts_with(path)) {
+            return Err(PathProblem::Secret(d.clone()));
+        }
+        self.check_read(path)
+    }
+
     /// Checks a path that will be read.
     pub fn check_read(&self, path: &Path) -> Result<(), PathProblem> {
         if let Some(d) = self.deny_read.iter().find(|d| path.starts_with(d)) {
@@ -141,4 +150,83 @@ pub fn is_device_sink(path: &Path) -> bool {
 /// Paths that reach the network (`/dev/tcp/HOST/PORT` in bash).
 pub fn is_network_path(path: &str) -> bool {
     path.starts_with("/dev/tcp/") || path.starts_with("/dev/udp/")
+}
+
+/// Whether a glob pattern (an absolute path with `*`, `?`, `[...]`) can
+/// match the protected path `deny` or something inside it; with `tree`, also
+/// a directory above it (a recursive read would descend into it). Leading
+/// dots are matched too, which is stricter than bash without `dotglob`.
+pub fn glob_may_reach(pattern: &Path, deny: &Path, tree: bool) -> bool {
+    let pc: Vec<String> = pattern
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let dc: Vec<String> = deny
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let n = pc.len().min(dc.len());
+    if (pc.len() < dc.len()) && !tree {
+        return false;
+    }
+    (0..n).all(|i| fnmatch(pc[i].as_bytes(), dc[i].as_bytes()))
+}
+
+/// Shell pattern matching of one path component: `*`, `?`, `[...]`, `[!...]`.
+pub fn fnmatch(p: &[u8], s: &[u8]) -> bool {
+    match p.first() {
+        None => s.is_empty(),
+        Some(b'*') => (0..=s.len()).any(|i| fnmatch(&p[1..], &s[i..])),
+        Some(b'?') => !s.is_empty() && fnmatch(&p[1..], &s[1..]),
+        Some(b'[') => {
+            let Some(end) = p[1..].iter().position(|c| *c == b']').map(|e| e + 1) else {
+                return !s.is_empty() && s[0] == b'[' && fnmatch(&p[1..], &s[1..]);
+            };
+            let Some(&c) = s.first() else { return false };
+            let mut set = &p[1..end];
+            let negate = matches!(set.first(), Some(b'!' | b'^'));
+            if negate {
+                set = &set[1..];
+            }
+            let mut hit = false;
+            let mut i = 0;
+            while i < set.len() {
+                if i + 2 < set.len() && set[i + 1] == b'-' {
+                    hit |= set[i] <= c && c <= set[i + 2];
+                    i += 3;
+                } else {
+                    hit |= set[i] == c;
+                    i += 1;
+                }
+            }
+            hit != negate && fnmatch(&p[end + 1..], &s[1..])
+        }
+        Some(c) => s.first() == Some(c) && fnmatch(&p[1..], &s[1..]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_that_reach_protected_paths() {
+        let deny = Path::new("/home/u/.ssh");
+        assert!(glob_may_reach(
+            Path::new("/home/u/.ss?/id_rsa"),
+            deny,
+            false
+        ));
+        assert!(glob_may_reach(
+            Path::new("/home/u/.[s]sh/id_rsa"),
+            deny,
+            false
+        ));
+        assert!(glob_may_reach(Path::new("/home/u/*/id_rsa"), deny, false));
+        assert!(!glob_may_reach(Path::new("/home/u/src/*.rs"), deny, false));
+        assert!(glob_may_reach(Path::new("/home/u/.s*"), deny, false));
+        assert!(!glob_may_reach(Path::new("/home/*"), deny, false));
+        assert!(glob_may_reach(Path::new("/home/u/.s*"), deny, true));
+        assert!(fnmatch(b"[!a]b", b"cb") && !fnmatch(b"[!a]b", b"ab"));
+    }
 }

@@ -214,6 +214,9 @@ pub enum Effect {
     /// Narrows what a deleting command touches (`find -name X -delete`), so
     /// the operands are not a broad deletion.
     Filter,
+    /// Reads its operands recursively (`cp -r`, `grep -r`): a tree that holds
+    /// a protected path is refused.
+    ReadsTree,
     /// Options end after this one: the rest are operands for what it runs
     /// (`python3 -m venv --without-pip`).
     Last,
@@ -260,6 +263,7 @@ impl OptionEntry {
                     "code" => Effect::Code,
                     "last" => Effect::Last,
                     "filter" => Effect::Filter,
+                    "reads_tree" => Effect::ReadsTree,
                     other => return Err(format!("unknown effect `!{other}` in option `{spec}`")),
                 });
             } else if tok.starts_with('-') || tok.starts_with('+') {
@@ -315,6 +319,9 @@ pub const VALUE_TYPES: &[&str] = &[
     "link_target",
     "hardlink_target",
     "sync_src",
+    "git_config_key",
+    "read_tree",
+    "dd_operand",
     "sync_dest",
 ];
 

@@ -415,9 +415,10 @@ impl Profile {
         let mut read = ph.expand_all(&p.read);
         read.extend(ph.expand_all(&p.runtime));
         let limit_timeout = match (s.timeout_seconds, timeout) {
-            (0, None) => None,
+            // `--timeout 0` changes nothing: the option can only shorten.
+            (0, None) | (0, Some(0)) => None,
             (0, Some(t)) => Some(t),
-            (p, None) => Some(p),
+            (p, None) | (p, Some(0)) => Some(p),
             (p, Some(t)) => Some(p.min(t)),
         };
         SandboxSpec {
