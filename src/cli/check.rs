@@ -54,33 +54,34 @@ pub fn run(a: CheckArgs) -> i32 {
         metadata: serde_json::json!({}),
     };
     let (decided, _) = decide::decide_full(&input, &profile, &sit, &layer_opts);
-    if a.json {
-        println!(
-            "{}",
+    let text = if a.json {
+        format!(
+            "{}\n",
             to_json(&input, &decided, &profile, &sit, common.timeout)
-        );
+        )
     } else if a.explain {
-        print!(
-            "{}",
-            explain(
-                &input,
-                &decided,
-                &profile,
-                &sit,
-                &selection.origin,
-                common.timeout
-            )
-        );
+        explain(
+            &input,
+            &decided,
+            &profile,
+            &sit,
+            &selection.origin,
+            common.timeout,
+        )
     } else {
         let v = &decided.verdict;
-        println!("{}", v.decision.as_str());
+        let mut t = format!("{}\n", v.decision.as_str());
         for r in &v.reasons {
-            println!("  {}", r.line());
+            t.push_str(&format!("  {}\n", r.line()));
         }
         for w in &v.warnings {
-            println!("  warning: {w}");
+            t.push_str(&format!("  warning: {w}\n"));
         }
-    }
+        t
+    };
+    // A reader that closed the pipe (`check --json | head -c 100`) is not an
+    // error of the decision: the exit code still says allow, deny or ask.
+    let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes());
     exit_code(decided.verdict.decision)
 }
 

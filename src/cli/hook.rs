@@ -173,6 +173,11 @@ fn record_post(a: &HookArgs, hook: &HookInput) {
     life.reported(failed, serde_json::json!({"tool_name": hook.tool_name, "hook_event_name": if failed { "PostToolUseFailure" } else { "PostToolUse" }}));
 }
 
+/// The session the rewritten command belongs to.
+fn opts_session<'a>(l: &'a Loaded, hook: &'a HookInput) -> Option<&'a str> {
+    l.common.session.as_deref().or(hook.session_id.as_deref())
+}
+
 /// Layer options for a hook call: the agent's session, never an interactive person.
 fn layer_options(l: &Loaded, hook: &HookInput, record: bool) -> decide::LayerOptions {
     decide::LayerOptions {
@@ -267,14 +272,24 @@ fn judge_command(a: &HookArgs, hook: &HookInput, command: &str) -> Result<Outcom
                     .profile
                     .as_deref()
                     .map(|p| rewrite::stable_profile(p, &base));
+                let timeout = l.common.timeout.map(|t| t.to_string());
+                let mut opts: Vec<(&str, &str)> = Vec::new();
+                if let Some(p) = profile.as_deref() {
+                    opts.push(("--profile", p));
+                }
+                if let Some(t) = timeout.as_deref() {
+                    opts.push(("--timeout", t));
+                }
+                if let Some(s) = opts_session(&l, hook) {
+                    opts.push(("--session", s));
+                }
+                if let Some(a) = l.common.agent.as_deref() {
+                    opts.push(("--agent", a));
+                }
                 let mut m = hook.tool_input.clone();
                 m.insert(
                     "command".into(),
-                    Value::String(rewrite::rewrite(
-                        &rewrite::own_path(),
-                        profile.as_deref(),
-                        command,
-                    )),
+                    Value::String(rewrite::rewrite_with(&rewrite::own_path(), &opts, command)),
                 );
                 m
             });

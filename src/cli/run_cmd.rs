@@ -248,6 +248,69 @@ pub fn open_form_network(plan: &mut ExecPlan, verdict: &crate::policy::Verdict) 
     }
 }
 
+/// Names bash runs as builtins (so a same-named binary like `/usr/bin/test`
+/// or `/usr/bin/kill` would behave differently): always run through bash.
+const SHELL_BUILTINS: &[&str] = &[
+    "cd",
+    "exec",
+    "export",
+    "set",
+    "shopt",
+    "unset",
+    "eval",
+    "source",
+    ".",
+    "exit",
+    "wait",
+    "pushd",
+    "popd",
+    "[[",
+    ":",
+    "command",
+    "type",
+    "test",
+    "[",
+    "let",
+    "read",
+    "printf",
+    "echo",
+    "kill",
+    "umask",
+    "ulimit",
+    "alias",
+    "unalias",
+    "hash",
+    "times",
+    "trap",
+    "declare",
+    "typeset",
+    "local",
+    "readonly",
+    "mapfile",
+    "readarray",
+    "getopts",
+    "jobs",
+    "fg",
+    "bg",
+    "disown",
+    "history",
+    "fc",
+    "enable",
+    "help",
+    "logout",
+    "return",
+    "shift",
+    "suspend",
+    "builtin",
+    "caller",
+    "dirs",
+    "compgen",
+    "complete",
+    "true",
+    "false",
+    "pwd",
+];
+
 /// One top-level command whose words are all literal, with nothing for a
 /// shell to do: running its argv directly is exactly what bash would run.
 fn is_direct(model: &CommandModel) -> bool {
@@ -262,25 +325,7 @@ fn is_direct(model: &CommandModel) -> bool {
         && s.redirections.is_empty()
         && s.unknown.is_none()
         && s.words.iter().all(|w| w.literal)
-        && !matches!(
-            s.program.as_str(),
-            "cd" | "exec"
-                | "export"
-                | "set"
-                | "shopt"
-                | "unset"
-                | "eval"
-                | "source"
-                | "."
-                | "exit"
-                | "wait"
-                | "pushd"
-                | "popd"
-                | "[["
-                | ":"
-                | "command"
-                | "type"
-        )
+        && !SHELL_BUILTINS.contains(&s.program.as_str())
         && !(c.pipeline
             || c.chaining
             || c.background

@@ -28,10 +28,20 @@ pub fn quote(s: &str) -> String {
 /// `--` is added when the original starts like an option, so it is never
 /// read as one.
 pub fn rewrite(exe: &Path, profile: Option<&str>, original: &str) -> String {
+    let opts: Vec<(&str, &str)> = profile.map(|p| ("--profile", p)).into_iter().collect();
+    rewrite_with(exe, &opts, original)
+}
+
+/// Like [`rewrite`], forwarding every decision-relevant option
+/// (`--profile`, `--timeout`, `--session`, `--agent`) so the run is judged
+/// and confined exactly as the hook judged it.
+pub fn rewrite_with(exe: &Path, opts: &[(&str, &str)], original: &str) -> String {
     let mut out = quote(&exe.to_string_lossy());
-    if let Some(p) = profile {
-        out.push_str(" --profile ");
-        out.push_str(&quote(p));
+    for (name, value) in opts {
+        out.push(' ');
+        out.push_str(name);
+        out.push(' ');
+        out.push_str(&quote(value));
     }
     out.push_str(" -c ");
     if original.starts_with('-') || original.starts_with('+') {
