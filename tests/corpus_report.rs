@@ -186,7 +186,7 @@ fn write_classifier_report() {
         .count();
     writeln!(
         out,
-        "Judged a real risk (destructive, disruptive, privilege escalation, persistence\nor remote code): {} of {critical}; false positives: {fp}, marked in the table\nwith the reason. The {} critical rows matched by a rule other than `priv-sudo`\nalone were read one by one; the other rows match only `priv-sudo`, privilege\nescalation by seed 004's definition whatever runs under it (`sudo apt update`\nis critical by design).\n\nRule precision notes (for the rule owners): `disk-wipefs` also matches\nread-only uses (`fdisk -l`, `gdisk -l`, `parted -l`, `sgdisk -p/-v/-b`,\n`sfdisk -d`, and help output); under `sudo` those rows stay critical because\nof `priv-sudo`, so only the plain ones are counted as false positives.\n",
+        "Judged a real risk (destructive, disruptive, privilege escalation, persistence\nor remote code): {} of {critical}; false positives: {fp}, marked in the table\nwith the reason. The {} critical rows matched by a rule other than `priv-sudo`\nalone were read one by one; the other rows match only `priv-sudo`, privilege\nescalation by seed 004's definition whatever runs under it (`sudo apt update`\nis critical by design).\n\nRule precision: after the first report, `disk-wipefs` was narrowed to\ndevice-writing forms (no `fdisk -l`, `parted -l`, `sgdisk -L`), `disk-mkfs`\nto `/dev/` targets, `sys-shutdown` excludes `shutdown -c` and `-w`,\n`sys-kill-all` only matches `-1` as the last argument, and\n`pipe-decode-to-shell` no longer includes `echo`/`printf`.\n",
         critical - fp,
         crit_rows.iter().filter(|(_, _, r)| r != "priv-sudo").count()
     )
