@@ -62,6 +62,7 @@ pub fn parse_context(profile: &Profile, sit: &Situation, positional: Vec<String>
     let shell = &profile.doc.shell;
     let mut ctx = ParseContext::new(sit.places.cwd.clone(), sit.places.home.clone());
     ctx.tmpdir = sit.tmpdir_env.clone();
+    ctx.cdpath = std::env::var_os("CDPATH").is_some_and(|v| !v.is_empty());
     ctx.positional = positional;
     ctx.max_depth = shell.max_depth;
     ctx.max_segments = shell.max_segments;

@@ -32,6 +32,8 @@ pub struct ParseContext {
     pub max_segments: usize,
     /// Maximum length of a shell string in bytes.
     pub max_length: usize,
+    /// `CDPATH` is set in the caller's environment: `cd NAME` may go elsewhere.
+    pub cdpath: bool,
     /// Harness steps to recognise (issue: configured shell); empty by default.
     pub trusted: Vec<crate::parse::shell::TrustedStep>,
 }
@@ -51,6 +53,7 @@ impl ParseContext {
             max_depth: 8,
             max_segments: 1000,
             max_length: 256 * 1024,
+            cdpath: false,
             trusted: Vec::new(),
         }
     }

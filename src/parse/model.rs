@@ -31,6 +31,10 @@ pub struct CommandModel {
     /// Parts we do not model precisely. Any entry makes the command
     /// `unknown`: the policy may ask or deny, never allow.
     pub unknown: Vec<String>,
+    /// Variables set by other means than `NAME=value` (`for NAME in`,
+    /// `printf -v NAME`, `read NAME`, `declare NAME=...`): the policy checks
+    /// them like assignments (`PATH`, `LD_*`, ...).
+    pub assigned: Vec<String>,
 }
 
 impl CommandModel {

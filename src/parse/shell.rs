@@ -54,6 +54,9 @@ pub struct Walker<'a> {
     pipeline: u32,
     pipe_index: u32,
     inherit: Inherit,
+    /// Variables the command itself changes; once changed, their values are
+    /// no longer known (`HOME=x; cat ~/y`).
+    tainted: std::collections::BTreeSet<String>,
 }
 
 impl<'a> Walker<'a> {
@@ -67,6 +70,7 @@ impl<'a> Walker<'a> {
                 operators: Vec::new(),
                 constructs: Constructs::default(),
                 unknown: Vec::new(),
+                assigned: Vec::new(),
             },
             options: ParserOptions::default(),
             cwd: Some(ctx.cwd.clone()),
@@ -77,6 +81,7 @@ impl<'a> Walker<'a> {
             pipeline: 0,
             pipe_index: 0,
             inherit: Inherit::default(),
+            tainted: std::collections::BTreeSet::new(),
         }
     }
 
@@ -115,8 +120,62 @@ impl<'a> Walker<'a> {
                 .as_ref()
                 .map(|p| p.to_string_lossy().into_owned())
                 .unwrap_or_default(),
-            tmpdir: self.ctx.tmpdir.clone(),
+            tmpdir: if self.tainted.contains("TMPDIR") { None } else { self.ctx.tmpdir.clone() },
             positional: self.positional.clone(),
+            home_known: !self.tainted.contains("HOME"),
+            pwd_known: !self.tainted.contains("PWD"),
+            positional_known: !self.tainted.contains("@"),
+        }
+    }
+
+    /// Records that the command changes a variable from here on.
+    fn taint(&mut self, name: &str) {
+        self.tainted.insert(name.to_string());
+        if name != "@" && !self.model.assigned.iter().any(|a| a == name) {
+            self.model.assigned.push(name.to_string());
+        }
+    }
+
+    /// Builtins that set variables or positional parameters.
+    fn taint_from_builtin(&mut self, words: &[Word]) {
+        let Some(program) = words.first().map(|w| w.value.as_str()) else { return };
+        let args = &words[1..];
+        let names = |from: &[Word]| -> Vec<String> {
+            from.iter()
+                .map(|w| w.value.split('=').next().unwrap_or("").to_string())
+                .filter(|n| super::unwrap::is_name(n))
+                .collect()
+        };
+        match program {
+            "set" => {
+                if args.iter().any(|w| !w.value.starts_with(['-', '+']) || w.value == "--") {
+                    self.taint("@");
+                }
+            }
+            "shift" => self.taint("@"),
+            "export" | "declare" | "typeset" | "local" | "readonly" | "unset" | "read" | "mapfile" | "readarray" => {
+                let plain: Vec<Word> = args.iter().filter(|w| !w.value.starts_with('-')).cloned().collect();
+                for n in names(&plain) {
+                    // `export NAME` alone keeps the value; everything else may change it.
+                    let keeps = program == "export" && !plain.iter().any(|w| w.value.starts_with(&format!("{n}=")));
+                    if !keeps {
+                        self.taint(&n);
+                    }
+                }
+            }
+            "printf" => {
+                if let Some(i) = args.iter().position(|w| w.value == "-v") {
+                    for n in names(&args[i + 1..(i + 2).min(args.len())]) {
+                        self.taint(&n);
+                    }
+                }
+            }
+            "getopts" => {
+                for n in names(args.get(1..2).unwrap_or(&[])) {
+                    self.taint(&n);
+                }
+            }
+            _ => {}
         }
     }
 
@@ -309,6 +368,7 @@ impl<'a> Walker<'a> {
             }
             CompoundCommand::ForClause(f) => {
                 self.model.constructs.control_flow = true;
+                self.taint(&f.variable_name.clone());
                 for w in f.values.iter().flatten() {
                     self.resolve_word(&w.value);
                 }
@@ -597,6 +657,10 @@ impl<'a> Walker<'a> {
             let word = self.resolve_word(&w.value);
             words.insert(0, word);
         }
+        for a in &assignments {
+            self.tainted.insert(a.name.clone());
+        }
+        self.taint_from_builtin(&words);
         self.finish_segment(words, assignments, redirections, stdin);
     }
 
@@ -774,6 +838,9 @@ impl<'a> Walker<'a> {
                     break;
                 }
                 inherit.escalated |= spec.escalates;
+                for a in &u.assignments {
+                    self.tainted.insert(a.name.clone());
+                }
                 inherit.assignments.extend(u.assignments);
                 if let Some(dir) = &u.chdir {
                     cwd = if dir.unresolved {
@@ -820,6 +887,14 @@ impl<'a> Walker<'a> {
                     .iter()
                     .skip(1)
                     .find(|w| !w.value.starts_with('-') || w.value == "-");
+                let cdpath = self.ctx.cdpath || self.tainted.contains("CDPATH");
+                let searched = target.is_some_and(|t| {
+                    !t.value.starts_with('/') && !t.value.starts_with("./") && !t.value.starts_with("../") && t.value != "." && t.value != ".."
+                });
+                if cdpath && searched {
+                    self.cwd = None;
+                    break;
+                }
                 self.cwd = match (target, &self.cwd) {
                     (None, _) => Some(self.ctx.home.clone()),
                     (Some(t), Some(c)) if !t.unresolved && t.value != "-" => {

@@ -19,6 +19,12 @@ pub struct KnownVars {
     pub tmpdir: Option<String>,
     /// `$0`, `$1`, ...
     pub positional: Vec<String>,
+    /// `$HOME`/`~` still has its starting value (no assignment seen).
+    pub home_known: bool,
+    /// `$PWD` still follows the tracked cwd.
+    pub pwd_known: bool,
+    /// The positional parameters were not changed (`set --`, `shift`).
+    pub positional_known: bool,
 }
 
 /// Something inside a word that runs a command of its own.
@@ -59,6 +65,12 @@ pub fn resolve(raw: &str, vars: &KnownVars, options: &ParserOptions) -> Resolved
     };
     out.hidden_code = hides_code(raw);
     if let Some(expanded) = tilde_after_equals(raw, vars) {
+        if !vars.home_known {
+            out.word.value = raw.to_string();
+            out.word.literal = false;
+            out.word.unresolved = true;
+            return out;
+        }
         // bash expands `~` after `=` in words that look like assignments,
         // even as arguments (`dd of=~/x` writes to the home directory).
         out.word.value = expanded;
@@ -197,8 +209,8 @@ fn resolve_piece(piece: &WordPiece, vars: &KnownVars, in_dquote: bool, out: &mut
             out.had_expansion = true;
             w.literal = false;
             match t {
-                TildeExpr::Home => w.value.push_str(&vars.home),
-                TildeExpr::WorkingDir => w.value.push_str(&vars.pwd),
+                TildeExpr::Home if vars.home_known => w.value.push_str(&vars.home),
+                TildeExpr::WorkingDir if vars.pwd_known => w.value.push_str(&vars.pwd),
                 _ => {
                     w.unresolved = true;
                     w.value.push('~');
@@ -244,11 +256,14 @@ fn known_parameter(expr: &ParameterExpr, vars: &KnownVars) -> Option<String> {
     };
     match parameter {
         Parameter::Named(n) => match n.as_str() {
-            "HOME" => Some(vars.home.clone()),
-            "PWD" => Some(vars.pwd.clone()),
+            "HOME" if vars.home_known => Some(vars.home.clone()),
+            "PWD" if vars.pwd_known => Some(vars.pwd.clone()),
             "TMPDIR" => vars.tmpdir.clone(),
             _ => None,
         },
+        _ if !vars.positional_known => None,
+        // `"$@"` with several arguments is several words: not one value.
+        Parameter::Special(SpecialParameter::AllPositionalParameters { .. }) if vars.positional.len() > 2 => None,
         Parameter::Positional(i) => vars
             .positional
             .get(*i as usize)

@@ -180,6 +180,18 @@ pub fn evaluate(model: &CommandModel, ctx: &PolicyContext, raw: Option<&str>) ->
         unknown(&mut v, ctx, u);
     }
     shape(model, ctx, &mut v);
+    for name in &model.assigned {
+        if is_dangerous_var(name) {
+            v.add(
+                Layer::Policy,
+                "policy.dangerous_assignment",
+                Decision::Deny,
+                format!("the command sets `{name}`, which changes which program runs or what it loads"),
+                None,
+            );
+            v.risk = Risk::Dangerous;
+        }
+    }
 
     let form_segments = model
         .segments
