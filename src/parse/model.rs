@@ -158,6 +158,8 @@ pub struct Segment {
     /// The command receives more arguments at run time (`xargs`, `find -exec`),
     /// so its argument list is incomplete.
     pub template: bool,
+    /// Files a wrapper in front of it reads (`xargs -a FILE`), absolute.
+    pub reads: Vec<String>,
     /// Why this segment is not fully literal, if it is not.
     pub unknown: Option<String>,
     /// Explanations of normalisation steps, for `--explain`.

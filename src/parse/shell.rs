@@ -39,6 +39,7 @@ struct Inherit {
     assignments: Vec<Assignment>,
     redirections: Vec<Redirection>,
     notes: Vec<String>,
+    reads: Vec<String>,
 }
 
 /// Stateful walk over one command (and everything nested in it).
@@ -120,7 +121,11 @@ impl<'a> Walker<'a> {
                 .as_ref()
                 .map(|p| p.to_string_lossy().into_owned())
                 .unwrap_or_default(),
-            tmpdir: if self.tainted.contains("TMPDIR") { None } else { self.ctx.tmpdir.clone() },
+            tmpdir: if self.tainted.contains("TMPDIR") {
+                None
+            } else {
+                self.ctx.tmpdir.clone()
+            },
             positional: self.positional.clone(),
             home_known: !self.tainted.contains("HOME"),
             pwd_known: !self.tainted.contains("PWD"),
@@ -138,7 +143,9 @@ impl<'a> Walker<'a> {
 
     /// Builtins that set variables or positional parameters.
     fn taint_from_builtin(&mut self, words: &[Word]) {
-        let Some(program) = words.first().map(|w| w.value.as_str()) else { return };
+        let Some(program) = words.first().map(|w| w.value.as_str()) else {
+            return;
+        };
         let args = &words[1..];
         let names = |from: &[Word]| -> Vec<String> {
             from.iter()
@@ -147,17 +154,25 @@ impl<'a> Walker<'a> {
                 .collect()
         };
         match program {
-            "set" => {
-                if args.iter().any(|w| !w.value.starts_with(['-', '+']) || w.value == "--") {
-                    self.taint("@");
-                }
+            "set"
+                if args
+                    .iter()
+                    .any(|w| !w.value.starts_with(['-', '+']) || w.value == "--") =>
+            {
+                self.taint("@");
             }
             "shift" => self.taint("@"),
-            "export" | "declare" | "typeset" | "local" | "readonly" | "unset" | "read" | "mapfile" | "readarray" => {
-                let plain: Vec<Word> = args.iter().filter(|w| !w.value.starts_with('-')).cloned().collect();
+            "export" | "declare" | "typeset" | "local" | "readonly" | "unset" | "read"
+            | "mapfile" | "readarray" => {
+                let plain: Vec<Word> = args
+                    .iter()
+                    .filter(|w| !w.value.starts_with('-'))
+                    .cloned()
+                    .collect();
                 for n in names(&plain) {
                     // `export NAME` alone keeps the value; everything else may change it.
-                    let keeps = program == "export" && !plain.iter().any(|w| w.value.starts_with(&format!("{n}=")));
+                    let keeps = program == "export"
+                        && !plain.iter().any(|w| w.value.starts_with(&format!("{n}=")));
                     if !keeps {
                         self.taint(&n);
                     }
@@ -841,6 +856,12 @@ impl<'a> Walker<'a> {
                 for a in &u.assignments {
                     self.tainted.insert(a.name.clone());
                 }
+                for f in &u.reads {
+                    if f.unresolved {
+                        unknown = Some(format!("`{name}` reads a file named by an expansion"));
+                    }
+                    inherit.reads.push(self.absolute(&f.value));
+                }
                 inherit.assignments.extend(u.assignments);
                 if let Some(dir) = &u.chdir {
                     cwd = if dir.unresolved {
@@ -889,7 +910,11 @@ impl<'a> Walker<'a> {
                     .find(|w| !w.value.starts_with('-') || w.value == "-");
                 let cdpath = self.ctx.cdpath || self.tainted.contains("CDPATH");
                 let searched = target.is_some_and(|t| {
-                    !t.value.starts_with('/') && !t.value.starts_with("./") && !t.value.starts_with("../") && t.value != "." && t.value != ".."
+                    !t.value.starts_with('/')
+                        && !t.value.starts_with("./")
+                        && !t.value.starts_with("../")
+                        && t.value != "."
+                        && t.value != ".."
                 });
                 if cdpath && searched {
                     self.cwd = None;
@@ -998,6 +1023,7 @@ impl<'a> Walker<'a> {
             pipeline: self.pipeline,
             pipe_index: self.pipe_index,
             template,
+            reads: inherit.reads,
             unknown,
             notes: inherit.notes,
         });

@@ -25,6 +25,8 @@ pub struct WrapperSpec {
     pub split_string: Vec<String>,
     /// Options whose value becomes the working directory.
     pub chdir: Vec<String>,
+    /// Options whose value is a file the wrapper reads (`xargs -a FILE`).
+    pub read_files: Vec<String>,
     /// Options whose value is a shell string (`su -c`, `script -c`).
     pub shell_string: Vec<String>,
     /// Remaining operands are not a command (only the `-c` string runs).
@@ -54,6 +56,8 @@ pub struct Unwrapped {
     pub assignments: Vec<Assignment>,
     /// New working directory (`env -C DIR`, `sudo -D DIR`).
     pub chdir: Option<Word>,
+    /// Files the wrapper itself reads (`xargs -a FILE`): checked as reads.
+    pub reads: Vec<Word>,
     /// A shell string the wrapper hands to a shell (`su -c`, `watch`, `env -S`
     /// is re-split, not a shell, but is modelled the same way).
     pub shell_string: Option<Word>,
@@ -99,12 +103,13 @@ pub fn unwrap(name: &str, spec: &WrapperSpec, args: &[Word]) -> Unwrapped {
                 continue;
             }
             // Options that take a value, in `-o v`, `-ov`, `--opt=v` and `--opt v` forms.
-            let kinds: [(&Vec<String>, u8); 5] = [
+            let kinds: [(&Vec<String>, u8); 6] = [
                 (&spec.value_options, 0),
                 (&spec.split_string, 1),
                 (&spec.chdir, 2),
                 (&spec.shell_string, 3),
                 (&spec.query_flags, 4),
+                (&spec.read_files, 5),
             ];
             let mut matched = None;
             for (list, kind) in kinds {
@@ -164,6 +169,7 @@ pub fn unwrap(name: &str, spec: &WrapperSpec, args: &[Word]) -> Unwrapped {
                     return out;
                 }
                 2 => out.chdir = Some(value),
+                5 => out.reads.push(value),
                 3 => out.shell_string = Some(value),
                 _ => {}
             }

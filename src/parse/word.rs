@@ -263,7 +263,11 @@ fn known_parameter(expr: &ParameterExpr, vars: &KnownVars) -> Option<String> {
         },
         _ if !vars.positional_known => None,
         // `"$@"` with several arguments is several words: not one value.
-        Parameter::Special(SpecialParameter::AllPositionalParameters { .. }) if vars.positional.len() > 2 => None,
+        Parameter::Special(SpecialParameter::AllPositionalParameters { .. })
+            if vars.positional.len() > 2 =>
+        {
+            None
+        }
         Parameter::Positional(i) => vars
             .positional
             .get(*i as usize)
@@ -510,6 +514,9 @@ mod tests {
             pwd: "/work".into(),
             tmpdir: None,
             positional: vec!["sh".into(), "one".into()],
+            home_known: true,
+            pwd_known: true,
+            positional_known: true,
         };
         resolve(raw, &vars, &ParserOptions::default())
     }

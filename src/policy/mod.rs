@@ -186,7 +186,9 @@ pub fn evaluate(model: &CommandModel, ctx: &PolicyContext, raw: Option<&str>) ->
                 Layer::Policy,
                 "policy.dangerous_assignment",
                 Decision::Deny,
-                format!("the command sets `{name}`, which changes which program runs or what it loads"),
+                format!(
+                    "the command sets `{name}`, which changes which program runs or what it loads"
+                ),
                 None,
             );
             v.risk = Risk::Dangerous;
@@ -444,6 +446,12 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
         v.risk = Risk::Dangerous;
     }
     redirections(seg, ctx, v);
+    for f in &seg.reads {
+        let p = ctx.resolve(seg, f);
+        if let Err(e) = ctx.roots.check_read(&p) {
+            path_reason(v, &p, &e, "a wrapper reads");
+        }
+    }
     if seg.program.is_empty() || seg.unknown.is_some() {
         return;
     }
@@ -1161,6 +1169,22 @@ fn typed_value(
             Risk::Safe
         }
         "git_config" | "git_config_key" => git_config(name, w, v),
+        "npm_config_action" => {
+            if !matches!(w.value.as_str(), "get" | "list" | "ls") {
+                v.add(
+                    Layer::Policy,
+                    "registry.npm_config_write",
+                    Decision::Ask,
+                    format!(
+                        "`{name} {}` changes npm's configuration, which can name programs npm runs",
+                        w.value
+                    ),
+                    None,
+                );
+                return Risk::Write;
+            }
+            Risk::Safe
+        }
         "dd_operand" => {
             // `if=FILE` reads, `of=FILE` writes; other operands are values.
             match w.value.split_once('=') {

@@ -36,8 +36,52 @@ pub enum PathProblem {
 /// Resolves `p` (relative to `cwd`) to an absolute path with symlinks of the
 /// longest existing prefix resolved.
 pub fn resolve(cwd: &Path, p: &str) -> PathBuf {
+    let joined = if p.starts_with('/') {
+        PathBuf::from(p)
+    } else {
+        cwd.join(p)
+    };
+    // `..` after a symlink goes up from where the link leads, not from the
+    // link's own directory (`/proc/self/cwd/../x`): resolve such paths one
+    // component at a time, as the kernel does.
+    let has_parent = joined
+        .components()
+        .any(|c| matches!(c, std::path::Component::ParentDir));
+    if has_parent {
+        return walk(&joined);
+    }
     let lexical = crate::parse::shell_join(cwd, p);
     real_prefix(&lexical)
+}
+
+/// Kernel-style resolution: symlinks are followed as they are met, `..`
+/// applies to the real directory so far; the rest of a missing path is kept.
+fn walk(p: &Path) -> PathBuf {
+    let mut cur = PathBuf::from("/");
+    let mut missing = false;
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                cur.pop();
+            }
+            std::path::Component::Normal(n) => {
+                cur.push(n);
+                if !missing {
+                    match cur.symlink_metadata() {
+                        Ok(m) if m.file_type().is_symlink() => {
+                            if let Ok(real) = std::fs::canonicalize(&cur) {
+                                cur = real;
+                            }
+                        }
+                        Ok(_) => {}
+                        Err(_) => missing = true,
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    cur
 }
 
 fn real_prefix(p: &Path) -> PathBuf {
@@ -80,6 +124,9 @@ impl Roots {
 
     /// Checks a path that will be read.
     pub fn check_read(&self, path: &Path) -> Result<(), PathProblem> {
+        if let Some(pid_dir) = other_process(path) {
+            return Err(PathProblem::Secret(pid_dir));
+        }
         if let Some(d) = self.deny_read.iter().find(|d| path.starts_with(d)) {
             return Err(PathProblem::Secret(d.clone()));
         }
@@ -135,6 +182,22 @@ impl Roots {
             || self.broad.iter().any(|b| path == b || b.starts_with(path))
             || self.write.iter().any(|w| path == w || w.starts_with(path))
     }
+}
+
+/// `/proc/PID/...` of another process: its environment (with the secrets
+/// safe-exec scrubbed from the command), memory maps and descriptors.
+/// (`/proc/self` resolves to safe-exec's own pid while checking.)
+fn other_process(path: &Path) -> Option<PathBuf> {
+    let mut c = path.components().skip(1);
+    let first = c.next()?.as_os_str().to_str()?;
+    let pid = c.next()?.as_os_str().to_str()?;
+    if first != "proc" || pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    if pid == std::process::id().to_string() {
+        return None;
+    }
+    Some(PathBuf::from("/proc").join(pid))
 }
 
 /// Device files a command may always write to.

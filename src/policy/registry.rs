@@ -321,6 +321,7 @@ pub const VALUE_TYPES: &[&str] = &[
     "sync_src",
     "git_config_key",
     "read_tree",
+    "npm_config_action",
     "dd_operand",
     "sync_dest",
 ];

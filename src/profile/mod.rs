@@ -490,6 +490,53 @@ impl Profile {
         if !subset(&a.paths.runtime, &b.paths.runtime) {
             out.push("[paths] runtime".into());
         }
+        if a.shell.interpreter != b.shell.interpreter {
+            out.push("[shell] interpreter".into());
+        }
+        if !subset(&b.paths.broad, &a.paths.broad) {
+            out.push("[paths] broad".into());
+        }
+        let limits = |l: &schema::LimitsSection| {
+            [
+                l.core,
+                l.file_size,
+                l.open_files,
+                l.processes,
+                l.cpu_seconds,
+                l.address_space,
+            ]
+        };
+        for (i, (x, y)) in limits(&a.sandbox.limits)
+            .iter()
+            .zip(limits(&b.sandbox.limits))
+            .enumerate()
+        {
+            let looser = match (x, y) {
+                (_, None) => false,
+                (None, Some(_)) => true,
+                (Some(x), Some(y)) => x > &y,
+            };
+            if looser {
+                let names = [
+                    "core",
+                    "file_size",
+                    "open_files",
+                    "processes",
+                    "cpu_seconds",
+                    "address_space",
+                ];
+                out.push(format!("[sandbox.limits] {}", names[i]));
+            }
+        }
+        if a.confirmation.timeout_seconds > b.confirmation.timeout_seconds {
+            out.push("[confirmation] timeout_seconds".into());
+        }
+        if a.shell.max_depth > b.shell.max_depth
+            || a.shell.max_segments > b.shell.max_segments
+            || a.shell.max_length > b.shell.max_length
+        {
+            out.push("[shell] limits".into());
+        }
         if !subset(&a.shell.trusted_source_dirs, &b.shell.trusted_source_dirs) {
             out.push("[shell] trusted_source_dirs".into());
         }
