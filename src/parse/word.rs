@@ -50,19 +50,26 @@ pub struct Resolved {
     pub hidden_code: bool,
 }
 
+impl Resolved {
+    /// An empty, literal result for `raw`, filled in piece by piece.
+    fn start(raw: &str) -> Self {
+        Resolved {
+            word: Word {
+                raw: raw.to_string(),
+                literal: true,
+                ..Default::default()
+            },
+            substitutions: Vec::new(),
+            had_expansion: false,
+            had_brace: false,
+            hidden_code: false,
+        }
+    }
+}
+
 /// Resolves one raw shell word.
 pub fn resolve(raw: &str, vars: &KnownVars, options: &ParserOptions) -> Resolved {
-    let mut out = Resolved {
-        word: Word {
-            raw: raw.to_string(),
-            literal: true,
-            ..Default::default()
-        },
-        substitutions: Vec::new(),
-        had_expansion: false,
-        had_brace: false,
-        hidden_code: false,
-    };
+    let mut out = Resolved::start(raw);
     out.hidden_code = hides_code(raw);
     if let Some(expanded) = tilde_after_equals(raw, vars) {
         if !vars.home_known {
@@ -133,17 +140,7 @@ fn hides_code(raw: &str) -> bool {
 /// and substitutions in it are live). `None` if it does not parse.
 pub fn resolve_heredoc(body: &str, vars: &KnownVars, options: &ParserOptions) -> Option<Resolved> {
     let pieces = word::parse_heredoc(body, options).ok()?;
-    let mut out = Resolved {
-        word: Word {
-            raw: body.to_string(),
-            literal: true,
-            ..Default::default()
-        },
-        substitutions: Vec::new(),
-        had_expansion: false,
-        had_brace: false,
-        hidden_code: false,
-    };
+    let mut out = Resolved::start(body);
     for p in pieces {
         match &p.piece {
             // Globs and braces are not expanded in heredoc bodies.
