@@ -27,8 +27,10 @@ if [ ${#need[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
 fi
 
-cargo build --quiet --release --manifest-path "$root/Cargo.toml" --bin safe-exec
-bin=$root/target/release/safe-exec
+# The binary as shipped (packaging/build-deb.sh): static-pie glibc.
+triple=x86_64-unknown-linux-gnu
+RUSTFLAGS="-C target-feature=+crt-static" cargo build --quiet --release --target "$triple" --manifest-path "$root/Cargo.toml" --bin safe-exec
+bin=$root/target/$triple/release/safe-exec
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

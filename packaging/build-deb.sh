@@ -2,7 +2,7 @@
 # Builds the Debian package: target/debian/safe-exec_VERSION-1_ARCH.deb.
 #
 #   bash packaging/build-deb.sh            # release build, assets, .deb, lintian
-#   SAFE_EXEC_NO_BUILD=1 bash packaging/build-deb.sh   # reuse target/release/safe-exec
+#   SAFE_EXEC_NO_BUILD=1 bash packaging/build-deb.sh   # reuse target/x86_64-unknown-linux-gnu/release/safe-exec
 #
 # Installs cargo-deb from crates.io when it is missing. The man page and the
 # completions are generated here by the binary that goes into the package
@@ -19,10 +19,15 @@ if ! command -v cargo-deb >/dev/null 2>&1 && [ ! -x "${CARGO_HOME:-$HOME/.cargo}
 fi
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
-bin=target/release/safe-exec
+# The shipped binary is linked statically (glibc static-pie): no dynamic
+# loader work at each start, which is most of safe-exec's own start-up cost
+# (docs/performance.md). `--target` is needed so build scripts and
+# proc-macros stay dynamic.
+triple=x86_64-unknown-linux-gnu
+bin=target/$triple/release/safe-exec
 if [ -z "${SAFE_EXEC_NO_BUILD:-}" ] || [ ! -x "$bin" ]; then
-  log "cargo build --release (slow: LTO, one codegen unit)"
-  cargo build --release --locked --quiet --bin safe-exec >&2
+  log "cargo build --release --target $triple, static (slow: LTO, one codegen unit)"
+  RUSTFLAGS="-C target-feature=+crt-static" cargo build --release --locked --quiet --target "$triple" --bin safe-exec >&2
 fi
 
 out=target/packaging
@@ -34,7 +39,7 @@ mkdir -p "$out/completions"
 "$bin" completions fish > "$out/completions/safe-exec.fish"
 
 log "cargo deb"
-deb=$(cargo deb --no-build --no-strip --locked | tail -n 1)
+deb=$(cargo deb --no-build --no-strip --locked --target "$triple" | tail -n 1)
 
 if [ "${SAFE_EXEC_LINTIAN:-}" = skip ]; then
   log "lintian skipped (SAFE_EXEC_LINTIAN=skip)"
