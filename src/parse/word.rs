@@ -421,6 +421,27 @@ pub fn decode_ansi_c(body: &str) -> Option<String> {
     })
 }
 
+/// Reads up to `max` more digits of `radix` after `start`; `None` when
+/// there is none at all (and `start` is 0, i.e. the escape needs a digit).
+fn read_digits(
+    chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
+    radix: u32,
+    max: usize,
+    start: u32,
+) -> Option<u32> {
+    let mut v = start;
+    let mut n = 0;
+    while n < max {
+        let Some(d) = chars.peek().and_then(|c| c.to_digit(radix)) else {
+            break;
+        };
+        v = v.checked_mul(radix)?.checked_add(d)?;
+        chars.next();
+        n += 1;
+    }
+    (n > 0).then_some(v)
+}
+
 fn decode_ansi_c_raw(body: &str) -> Option<String> {
     let mut out = String::new();
     let mut chars = body.chars().peekable();
@@ -443,56 +464,12 @@ fn decode_ansi_c_raw(body: &str) -> Option<String> {
             '\'' => out.push('\''),
             '"' => out.push('"'),
             '?' => out.push('?'),
-            'x' => {
-                let mut v = 0u32;
-                let mut n = 0;
-                while n < 2 {
-                    match chars.peek().and_then(|c| c.to_digit(16)) {
-                        Some(d) => {
-                            v = v * 16 + d;
-                            chars.next();
-                            n += 1;
-                        }
-                        None => break,
-                    }
-                }
-                if n == 0 {
-                    return None;
-                }
-                out.push(char::from_u32(v)?);
-            }
-            'u' | 'U' => {
-                let max = if e == 'u' { 4 } else { 8 };
-                let mut v = 0u32;
-                let mut n = 0;
-                while n < max {
-                    match chars.peek().and_then(|c| c.to_digit(16)) {
-                        Some(d) => {
-                            v = v.checked_mul(16)?.checked_add(d)?;
-                            chars.next();
-                            n += 1;
-                        }
-                        None => break,
-                    }
-                }
-                if n == 0 {
-                    return None;
-                }
-                out.push(char::from_u32(v)?);
-            }
+            'x' => out.push(char::from_u32(read_digits(&mut chars, 16, 2, 0)?)?),
+            'u' => out.push(char::from_u32(read_digits(&mut chars, 16, 4, 0)?)?),
+            'U' => out.push(char::from_u32(read_digits(&mut chars, 16, 8, 0)?)?),
             '0'..='7' => {
-                let mut v = e.to_digit(8)?;
-                let mut n = 1;
-                while n < 3 {
-                    match chars.peek().and_then(|c| c.to_digit(8)) {
-                        Some(d) => {
-                            v = v * 8 + d;
-                            chars.next();
-                            n += 1;
-                        }
-                        None => break,
-                    }
-                }
+                let first = e.to_digit(8)?;
+                let v = read_digits(&mut chars, 8, 2, first).unwrap_or(first);
                 out.push(char::from_u32(v & 0xff)?);
             }
             _ => return None,

@@ -528,7 +528,7 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
 
     if let Some(form) = &spec.form {
         // Seed 002 forms are judged on the whole string.
-        if whole_string_violation(seg, ctx) {
+        if whole_string_violation(seg) {
             v.add(
                 Layer::Policy,
                 "form.whole_string",
@@ -638,7 +638,7 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
         }
     }
     risk = risk.max(options(&name, &parsed, seg, ctx, v, code));
-    risk = risk.max(operands(&name, &spec, &parsed, seg, ctx, v, code));
+    risk = risk.max(operands(&name, &parsed, seg, ctx, v, code));
     let risky_options = spec.options.iter().filter_map(|o| o.parse().ok()).any(|o| {
         o.effects.iter().any(|e| {
             matches!(
@@ -683,8 +683,7 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
 }
 
 /// Whether the command around a form segment has anything besides it.
-fn whole_string_violation(seg: &Segment, ctx: &PolicyContext) -> bool {
-    let _ = ctx;
+fn whole_string_violation(seg: &Segment) -> bool {
     seg.depth > 0
         || !seg.redirections.is_empty()
         || seg.pipeline != 0
@@ -958,10 +957,8 @@ fn options(
 }
 
 /// Operands by their registry type.
-#[allow(clippy::too_many_arguments)]
 fn operands(
     name: &str,
-    spec: &CommandSpec,
     p: &ParsedArgs,
     seg: &Segment,
     ctx: &PolicyContext,
@@ -972,7 +969,6 @@ fn operands(
     let destructive = p.has_effect(Effect::Recursive)
         || (p.has_effect(Effect::Delete) && !p.has_effect(Effect::Filter));
     let writes_all = p.has_effect(Effect::Delete) || p.has_effect(Effect::WritesOperands);
-    let _ = spec;
     let tree = p.has_effect(Effect::ReadsTree);
     for (w, t) in &p.operands {
         let t = if writes_all && matches!(t.as_str(), "read_path" | "path" | "dir") {
