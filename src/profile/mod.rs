@@ -426,7 +426,8 @@ impl Profile {
             write: ph.writable(&p.write),
             deny_read: ph.expand_all(&p.deny_read),
             network: match s.network {
-                NetworkSetting::Off => NetworkAccess::Off,
+                // Until the supervisor enforces addresses, loopback is off.
+                NetworkSetting::Off | NetworkSetting::Loopback => NetworkAccess::Off,
                 NetworkSetting::Full => NetworkAccess::Full,
             },
             unix_sockets: s.unix_sockets,

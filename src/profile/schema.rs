@@ -166,6 +166,17 @@ pub struct PathsSection {
     pub runtime: Vec<String>,
     /// Targets too broad for a recursive or destructive operation.
     pub broad: Vec<String>,
+    /// Protected files inside every writable root: configuration that runs
+    /// later outside any sandbox (`.git/config`, `.git/hooks/`, agent
+    /// settings). Each entry is a path relative to a writable root; a
+    /// trailing `/` protects the whole directory, `*` matches within one
+    /// component and `**` any number of components. A confined command may
+    /// not leave a change to them behind; the policy refuses visible writes.
+    pub protected: Vec<String>,
+    /// File names that are secret wherever they are under the readable
+    /// tree (`.env`, `.env.*`); a leading `!` excepts a name
+    /// (`!.env.example`). Matched against the last path component.
+    pub secret_names: Vec<String>,
 }
 
 impl Default for PathsSection {
@@ -176,6 +187,8 @@ impl Default for PathsSection {
             deny_read: Vec::new(),
             runtime: Vec::new(),
             broad: Vec::new(),
+            protected: Vec::new(),
+            secret_names: Vec::new(),
         }
     }
 }
@@ -186,7 +199,7 @@ impl Default for PathsSection {
 pub struct SandboxSection {
     /// `required` or `best-effort`.
     pub enforcement: Enforcement,
-    /// `off` or `full`.
+    /// `off`, `loopback` or `full`.
     pub network: NetworkSetting,
     /// Allow `socket(AF_UNIX)` (connecting to host sockets).
     pub unix_sockets: bool,
@@ -208,12 +221,15 @@ impl Default for SandboxSection {
     }
 }
 
-/// `network = "off" | "full"`
+/// `network = "off" | "loopback" | "full"`
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum NetworkSetting {
     /// No network (the structured network forms still get what they need).
     Off,
+    /// Loopback only (127.0.0.0/8 and ::1, any port), where the kernel layer
+    /// enforces the address (the supervisor); otherwise the same as `off`.
+    Loopback,
     /// Unrestricted.
     Full,
 }
