@@ -69,13 +69,7 @@ pub fn parse_context(profile: &Profile, sit: &Situation, positional: Vec<String>
     ctx.max_length = shell.max_length;
     // A directory the command may write cannot be trusted to hold the
     // harness's snapshots: the agent could plant a file there.
-    let writable: Vec<PathBuf> = profile
-        .doc
-        .paths
-        .write
-        .iter()
-        .filter_map(|w| sit.places.expand(w))
-        .collect();
+    let writable = profile.writable_roots(&sit.places);
     ctx.trusted = shell
         .trusted_source_dirs
         .iter()

@@ -4,8 +4,8 @@
 //! files under `packaging/` mean what the docs say, with the library's own
 //! profile selection (pinning) applied to them.
 //!
-//! Slow checks, run only with `SAFE_EXEC_TEST_PACKAGING=1` (as root, with
-//! network on the first run): `packaging/test-deb.sh` builds the release
+//! Slow checks, `#[ignore]`d, run with `cargo test --test tests -- --ignored
+//! packaging::` (as root, with network on the first run): `packaging/test-deb.sh` builds the release
 //! binary and the .deb, runs lintian, installs it into a debootstrap root
 //! and checks it and the container layout with chroot; `packaging/lint.sh`
 //! runs hadolint on the Dockerfile and kubernetes-validate on the manifests.
@@ -166,14 +166,6 @@ fn dockerfile_layout() {
     assert!(!d.contains("/bin/sh ->") && !d.contains("ln -sf /usr/bin/safe-exec"));
 }
 
-fn slow_enabled() -> bool {
-    if std::env::var_os("SAFE_EXEC_TEST_PACKAGING").is_some_and(|v| v == "1") {
-        return true;
-    }
-    eprintln!("skipped: set SAFE_EXEC_TEST_PACKAGING=1 to run (slow; see docs/packaging.md)");
-    false
-}
-
 fn run_script(script: &str) {
     let status = Command::new("bash")
         .arg(repo().join(script))
@@ -184,15 +176,13 @@ fn run_script(script: &str) {
 }
 
 #[test]
+#[ignore = "slow (builds the .deb, debootstraps a root): cargo test -- --ignored deb_installs; see docs/packaging.md"]
 fn deb_installs_and_works_in_a_debootstrap_root() {
-    if slow_enabled() {
-        run_script("packaging/test-deb.sh");
-    }
+    run_script("packaging/test-deb.sh");
 }
 
 #[test]
+#[ignore = "slow (downloads the linters): cargo test -- --ignored dockerfile_and_manifests; see docs/packaging.md"]
 fn dockerfile_and_manifests_pass_their_linters() {
-    if slow_enabled() {
-        run_script("packaging/lint.sh");
-    }
+    run_script("packaging/lint.sh");
 }

@@ -387,6 +387,13 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
 }
 
 impl Profile {
+    /// The writable roots with placeholders resolved: the one definition the
+    /// sandbox, the policy and the parser's trust decisions share (see
+    /// [`Placeholders::writable`] for what is dropped).
+    pub fn writable_roots(&self, ph: &Placeholders) -> Vec<PathBuf> {
+        ph.writable(&self.doc.paths.write)
+    }
+
     /// The roots with placeholders resolved.
     pub fn roots(&self, ph: &Placeholders) -> Roots {
         let p = &self.doc.paths;
@@ -401,7 +408,7 @@ impl Profile {
         );
         Roots {
             read: ph.expand_all(&p.read),
-            write: ph.writable(&p.write),
+            write: self.writable_roots(ph),
             deny_read: ph.expand_all(&p.deny_read),
             broad,
             home: ph.home.clone(),
@@ -423,7 +430,7 @@ impl Profile {
         };
         SandboxSpec {
             read,
-            write: ph.writable(&p.write),
+            write: self.writable_roots(ph),
             deny_read: ph.expand_all(&p.deny_read),
             network: match s.network {
                 // Until the supervisor enforces addresses, loopback is off.

@@ -7,6 +7,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use crate::common::world::{Dirs, MARKER, hermetic, world_of};
+
 /// The binary under test.
 pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_safe-exec")
@@ -15,9 +17,9 @@ pub fn bin() -> &'static str {
 /// The snapshot file name Claude Code writes (issue 5's exact string).
 pub const SNAPSHOT: &str = "snapshot-bash-1700000000000-ab12cd.sh";
 
-/// A temporary HOME and project. `{tmp}` stays `/tmp` (TMPDIR unset) so the
-/// harness's cwd sentinel `/tmp/claude-3f2a-cwd` is inside a writable root,
-/// as on a real machine.
+/// A temporary HOME and project, and a `$TMPDIR` (the `{tmp}` root) that
+/// holds the harness's cwd sentinel `claude-3f2a-cwd`, as Claude Code writes
+/// it into its temp dir (`os.tmpdir()`).
 pub struct World {
     _dir: tempfile::TempDir,
     /// `$HOME`, with `.claude/shell-snapshots/SNAPSHOT`.
@@ -26,21 +28,28 @@ pub struct World {
     pub work: PathBuf,
     /// `$XDG_CONFIG_HOME` (empty: no user config).
     pub config: PathBuf,
+    /// `$TMPDIR`.
+    pub tmp: PathBuf,
+    /// The same directories as the hermetic world sees them.
+    pub dirs: Dirs,
 }
 
 impl World {
     /// Creates the world.
     pub fn new() -> Self {
-        // Not under /tmp: with HOME inside the writable `{tmp}` root the
-        // sandbox carves `/tmp` around the secret paths in HOME, and new
-        // files directly in `/tmp` (the harness's cwd sentinel) could not be
-        // created. A real HOME is not under /tmp.
-        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
-        let root = std::fs::canonicalize(dir.path()).expect("canonical");
+        let (dir, root) = crate::common::world::tempdir("safe-exec-agents-");
         let home = root.join("home");
         let work = root.join("work");
         let config = root.join("config");
-        for d in [&home, &work, &config, &home.join(".claude/shell-snapshots")] {
+        let tmp = root.join("tmp");
+        std::fs::write(root.join(MARKER), "").expect("marker");
+        for d in [
+            &home,
+            &work,
+            &config,
+            &tmp,
+            &home.join(".claude/shell-snapshots"),
+        ] {
             std::fs::create_dir_all(d).expect("mkdir");
         }
         std::fs::create_dir_all(home.join(".ssh")).expect("mkdir");
@@ -50,11 +59,22 @@ impl World {
             "# snapshot\nexport SNAPSHOT_LOADED=yes\n",
         )
         .expect("snapshot");
+        let dirs = Dirs {
+            base: root.clone(),
+            home: home.clone(),
+            cwd: work.clone(),
+            tmp: tmp.clone(),
+            state: home.join(".state"),
+            config: config.clone(),
+            system_config: root.join("no-system-config.toml"),
+        };
         Self {
             _dir: dir,
             home,
             work,
             config,
+            tmp,
+            dirs,
         }
     }
 
@@ -65,16 +85,7 @@ impl World {
 
     /// A command for `program` with this world's environment.
     pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
-        let mut c = Command::new(program);
-        c.current_dir(&self.work)
-            .env("HOME", &self.home)
-            .env("XDG_CONFIG_HOME", &self.config)
-            .env("SAFE_EXEC_STATE_DIR", self.home.join(".state"))
-            .env_remove("TMPDIR")
-            .env_remove("SAFE_EXEC_PROFILE")
-            .env_remove("SAFE_EXEC_AGENT")
-            .stdin(Stdio::null());
-        c
+        hermetic(program, &self.dirs)
     }
 
     /// Runs `safe-exec ARGS` with `stdin`.
@@ -136,20 +147,32 @@ pub fn sq(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
+/// The harness's cwd sentinel for a chain whose snapshot is `snapshot`:
+/// `claude-3f2a-cwd` in the `$TMPDIR` of the world holding the snapshot
+/// (`/tmp` outside a world, as issue 5 recorded it).
+pub fn sentinel(snapshot: &Path) -> PathBuf {
+    world_of(snapshot)
+        .map(|w| w.join("tmp"))
+        .unwrap_or_else(|| PathBuf::from("/tmp"))
+        .join("claude-3f2a-cwd")
+}
+
 /// Issue 5's Claude Code chain (`CLAUDE_CODE_SHELL` form) around `model`.
 pub fn claude_shell_chain(snapshot: &Path, model: &str) -> String {
     format!(
-        "source {} 2>/dev/null || true && shopt -u extglob 2>/dev/null || true && eval {} && pwd -P >| /tmp/claude-3f2a-cwd",
+        "source {} 2>/dev/null || true && shopt -u extglob 2>/dev/null || true && eval {} && pwd -P >| {}",
         sq(&snapshot.display().to_string()),
-        sq(model)
+        sq(model),
+        sentinel(snapshot).display()
     )
 }
 
 /// Issue 5's Claude Code chain (`CLAUDE_CODE_SHELL_PREFIX` form) around `model`.
 pub fn claude_prefix_chain(snapshot: &Path, model: &str) -> String {
     format!(
-        "source {} 2>/dev/null || true && {{ shopt -u extglob || setopt NO_EXTENDED_GLOB; }} >/dev/null 2>&1 || true && eval {} && pwd -P >| /tmp/claude-3f2a-cwd",
+        "source {} 2>/dev/null || true && {{ shopt -u extglob || setopt NO_EXTENDED_GLOB; }} >/dev/null 2>&1 || true && eval {} && pwd -P >| {}",
         sq(&snapshot.display().to_string()),
-        sq(model)
+        sq(model),
+        sentinel(snapshot).display()
     )
 }

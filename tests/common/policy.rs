@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::world::{Dirs, MARKER, hermetic};
+
 /// Path of the binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_safe-exec");
 
@@ -29,6 +31,8 @@ pub struct World {
     pub xdg: PathBuf,
     /// A directory for profiles and system configs written by the tests.
     pub etc: PathBuf,
+    /// The same directories as the hermetic world sees them.
+    pub dirs: Dirs,
 }
 
 impl Default for World {
@@ -63,10 +67,20 @@ impl World {
         ] {
             std::fs::create_dir_all(d).expect("mkdir");
         }
+        std::fs::write(root.join(MARKER), "").unwrap();
         std::fs::write(home.join(".ssh/id_rsa"), "FAKE KEY\n").unwrap();
         std::fs::write(home.join(".bashrc"), "# bashrc\n").unwrap();
         std::fs::write(cwd.join("Cargo.toml"), "[package]\nname = \"demo\"\n").unwrap();
         std::fs::write(cwd.join("src/main.rs"), "fn main() {}\n").unwrap();
+        let dirs = Dirs {
+            base: root.clone(),
+            home: home.clone(),
+            cwd: cwd.clone(),
+            tmp: tmp.clone(),
+            state: state.clone(),
+            config: xdg.clone(),
+            system_config: etc.join("no-system-config.toml"),
+        };
         World {
             _dir: dir,
             home,
@@ -75,28 +89,14 @@ impl World {
             state,
             xdg,
             etc,
+            dirs,
         }
     }
 
     /// A command for the binary with the world's environment.
     pub fn cmd(&self) -> Command {
-        let mut c = Command::new(BIN);
-        c.current_dir(&self.cwd)
-            .env_clear()
-            .env(
-                "PATH",
-                std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()),
-            )
-            .env("HOME", &self.home)
-            .env("TMPDIR", &self.tmp)
-            .env("SAFE_EXEC_STATE_DIR", &self.state)
-            .env("XDG_CONFIG_HOME", &self.xdg)
-            .env(
-                "SAFE_EXEC_SYSTEM_CONFIG",
-                self.etc.join("no-system-config.toml"),
-            )
-            .env("LANG", "C.UTF-8")
-            .stdin(Stdio::null())
+        let mut c = hermetic(BIN, &self.dirs);
+        c.stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         c

@@ -19,6 +19,10 @@ use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 
+use super::world::{Dirs, MARKER, hermetic};
+#[allow(unused_imports)]
+pub use super::world::{in_ci, need_tool, skip_or_fail};
+
 /// Landlock ABI of the running kernel (0 if none).
 pub fn landlock_abi() -> u32 {
     safe_exec::sandbox::kernel::landlock_abi()
@@ -124,6 +128,8 @@ pub struct World {
     pub outside: PathBuf,
     /// `SAFE_EXEC_STATE_DIR` (a protected path of the default profile).
     pub state: PathBuf,
+    /// The same directories as the hermetic world sees them.
+    pub dirs: Dirs,
     /// The profile the next run uses, as a TOML-shaped JSON value; written
     /// to a fresh file for every run and passed with `--profile`.
     pub profile: Value,
@@ -156,6 +162,7 @@ impl World {
         ] {
             std::fs::create_dir_all(d).expect("mkdir");
         }
+        std::fs::write(base.join(MARKER), "").expect("write");
         std::fs::write(home.join(".ssh/id_rsa"), "PRIVATE KEY\n").expect("write");
         std::fs::write(home.join(".aws/credentials"), "aws_secret\n").expect("write");
         std::fs::write(home.join(".bashrc"), "# bashrc\n").expect("write");
@@ -174,8 +181,18 @@ impl World {
             "sandbox": {},
             "env": {},
         });
+        let dirs = Dirs {
+            base: base.clone(),
+            home: home.clone(),
+            cwd: work.clone(),
+            tmp: tmp.clone(),
+            state: state.clone(),
+            config: home.join(".config"),
+            system_config: base.join("no-system-config.toml"),
+        };
         World {
             _dir: dir,
+            dirs,
             base,
             home,
             work,
@@ -224,27 +241,12 @@ impl World {
         path
     }
 
-    /// `safe-exec` (not started) with the world's environment: HOME, TMPDIR,
-    /// state and config directories inside the world, no system config, no
-    /// inherited profile choice, stdin null, cwd = work. Add the arguments.
+    /// `safe-exec` (not started) with the world's environment
+    /// ([`hermetic`]: HOME, TMPDIR, state and config directories inside the
+    /// world, no system config, nothing else inherited but PATH, stdin null,
+    /// cwd = work). Add the arguments.
     pub fn safe_exec(&self) -> Command {
-        let mut cmd = Command::new(bin());
-        cmd.env("HOME", &self.home)
-            .env("TMPDIR", &self.tmp)
-            .env("SAFE_EXEC_STATE_DIR", &self.state)
-            .env("XDG_CONFIG_HOME", self.home.join(".config"))
-            .env("XDG_CACHE_HOME", self.home.join(".cache"))
-            .env("XDG_STATE_HOME", self.home.join(".local/state"))
-            .env(
-                "SAFE_EXEC_SYSTEM_CONFIG",
-                self.base.join("no-system-config.toml"),
-            )
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env_remove("SAFE_EXEC_PROFILE")
-            .env_remove("SAFE_EXEC_AGENT")
-            .current_dir(&self.work)
-            .stdin(Stdio::null());
-        cmd
+        hermetic(bin(), &self.dirs)
     }
 
     /// A command (not started): `safe-exec --profile P -- argv...`.
@@ -379,7 +381,7 @@ pub fn spec_probe(w: &World, network: &str, args: &[&str]) -> i32 {
     });
     let spec_path = w.base.join(format!("spec-{}.json", rand_suffix()));
     std::fs::write(&spec_path, spec.to_string()).expect("write spec");
-    let out = Command::new(spec_driver())
+    let out = hermetic(spec_driver(), &w.dirs)
         .arg("--spec")
         .arg(&spec_path)
         .arg("--supervise")
@@ -388,10 +390,6 @@ pub fn spec_probe(w: &World, network: &str, args: &[&str]) -> i32 {
         .arg("--")
         .arg(probe())
         .args(args)
-        .env("HOME", &w.home)
-        .env("TMPDIR", &w.tmp)
-        .current_dir(&w.work)
-        .stdin(Stdio::null())
         .output()
         .expect("run sandbox_exec");
     code(&out)

@@ -9,6 +9,8 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+use crate::common::world::{Dirs, MARKER, hermetic};
+
 pub struct Env {
     pub dir: tempfile::TempDir,
 }
@@ -19,6 +21,7 @@ impl Env {
         for d in ["home", "cwd", "tmp", "state", "hooks.d", "config"] {
             std::fs::create_dir_all(dir.path().join(d)).expect("mkdir");
         }
+        std::fs::write(dir.path().join(MARKER), "").expect("marker");
         Env { dir }
     }
 
@@ -45,19 +48,22 @@ impl Env {
         p
     }
 
+    /// The directories as the hermetic world sees them.
+    pub fn dirs(&self) -> Dirs {
+        Dirs {
+            base: self.dir.path().to_path_buf(),
+            home: self.path("home"),
+            cwd: self.path("cwd"),
+            tmp: self.path("tmp"),
+            state: self.state(),
+            config: self.path("config"),
+            system_config: self.path("system-config.toml"),
+        }
+    }
+
     pub fn cmd(&self) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_safe-exec"));
-        c.current_dir(self.path("cwd"))
-            .env("HOME", self.path("home"))
-            .env("TMPDIR", self.path("tmp"))
-            .env("XDG_CONFIG_HOME", self.path("config"))
-            .env("SAFE_EXEC_STATE_DIR", self.state())
-            .env("SAFE_EXEC_SYSTEM_CONFIG", self.path("system-config.toml"))
-            .env("SAFE_EXEC_HOOKS_DIR", self.path("hooks.d"))
-            .env_remove("SAFE_EXEC_PROFILE")
-            .env_remove("SAFE_EXEC_SESSION")
-            .env_remove("SAFE_EXEC_AGENT")
-            .env_remove("XDG_STATE_HOME");
+        let mut c = hermetic(env!("CARGO_BIN_EXE_safe-exec"), &self.dirs());
+        c.env("SAFE_EXEC_HOOKS_DIR", self.path("hooks.d"));
         c
     }
 

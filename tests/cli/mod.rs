@@ -1,0 +1,5 @@
+//! The command line: exit codes, confirmation on a terminal, the state directory.
+
+mod confirm;
+mod exit_codes;
+mod state_dir;

@@ -1,0 +1,5 @@
+//! Helpers shared by every test module.
+
+pub mod policy;
+pub mod sandbox;
+pub mod world;

@@ -1,0 +1,5 @@
+//! Corpora of real commands through the deciding layers.
+
+mod decisions;
+mod replay;
+mod report;

@@ -1,0 +1,3 @@
+//! Built-in data (registry, wrappers, rules, profiles).
+
+mod builtin;

@@ -1,0 +1,3 @@
+//! Documentation that cannot drift from the code.
+
+mod readme;

@@ -1,0 +1,6 @@
+//! The static policy: ordinary commands, bypasses, seed 002's forms.
+
+mod bypass;
+mod forms;
+mod ordinary;
+mod review;

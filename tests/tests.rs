@@ -1,0 +1,28 @@
+//! The integration tests: one test binary (`autotests = false` in
+//! Cargo.toml) with a module per area, as ripgrep and codex do. One binary
+//! links the library once instead of thirty times.
+//!
+//! A new test file goes in its area's directory (`tests/sandbox/devices.rs`
+//! plus `mod devices;` in `tests/sandbox/mod.rs`); a stand-alone
+//! `tests/AREA_TOPIC.rs` is folded in by `bash tests/fold.sh`. The test
+//! `structure::every_test_file_is_compiled` fails on a file the build would
+//! silently skip.
+//!
+//! Shared helpers: `common::world` (the one hermetic world: temp HOME, XDG
+//! directories, state, cwd, TMPDIR, cleared environment), `common::policy`
+//! and `common::sandbox` (the policy/CLI and sandbox harnesses built on
+//! it), `agents_support` and `layers_support`.
+
+mod agents;
+mod agents_support;
+mod cli;
+mod common;
+mod corpus;
+mod data;
+mod docs;
+mod layers;
+mod layers_support;
+mod packaging;
+mod policy;
+mod sandbox;
+mod structure;
