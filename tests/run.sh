@@ -1,31 +1,100 @@
 #!/usr/bin/env bash
 # The whole test suite, as a newcomer runs it (README) and as CI runs it
-# (.ci/run). Installs what the tests need from Debian's packages when it can
-# (root with apt-get), then runs every Rust test and, when bats is present,
-# the bats suites under tests/bats/.
-set -euo pipefail
+# (.ci/run), from any checkout directory, with or without CARGO_TARGET_DIR.
+#
+# 1. Installs what the tests need from Debian's packages (as root with
+#    apt-get). A tool still missing fails the tests that need it; in CI
+#    (CI=true) it fails the run here already.
+# 2. Builds (with progress), then runs every Rust test target with
+#    --no-fail-fast, then the bats suites under tests/bats/ against the
+#    binary cargo just built (its path asked from cargo, not guessed).
+# 3. Ends with one line `tests: N passed, N failed, N skipped` (skipped =
+#    #[ignore]d tests and bats skips) and exits non-zero if anything failed.
+set -uo pipefail
 cd "$(dirname "$0")/.."
 
+in_ci() { [ "${CI:-}" = true ] || [ "${CI:-}" = 1 ]; }
+
+# command -> Debian package
+declare -A tools=(
+  [bats]=bats [jq]=jq [script]=bsdutils [make]=make [dig]=dnsutils
+  [curl]=curl [zip]=zip [unzip]=unzip [git]=git [python3]=python3
+  [node]=nodejs [npm]=npm [setpriv]=util-linux [stty]=coreutils
+)
 need=()
-command -v bats >/dev/null 2>&1 || need+=(bats)
-command -v jq >/dev/null 2>&1 || need+=(jq)
-command -v script >/dev/null 2>&1 || need+=(bsdutils)
-command -v make >/dev/null 2>&1 || need+=(make)
-command -v dig >/dev/null 2>&1 || need+=(dnsutils)
-command -v curl >/dev/null 2>&1 || need+=(curl)
-command -v zip >/dev/null 2>&1 || need+=(zip)
-command -v unzip >/dev/null 2>&1 || need+=(unzip)
+for t in "${!tools[@]}"; do
+  command -v "$t" >/dev/null 2>&1 || need+=("${tools[$t]}")
+done
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "tests/run.sh: installing ${need[*]}" >&2
-    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-  else
-    echo "tests/run.sh: missing ${need[*]}; the tests that need them will say so and skip" >&2
+    apt-get update -qq >/dev/null &&
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null ||
+      echo "tests/run.sh: apt-get install failed" >&2
+  fi
+  missing=()
+  for t in "${!tools[@]}"; do
+    command -v "$t" >/dev/null 2>&1 || missing+=("$t (${tools[$t]})")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "tests/run.sh: missing ${missing[*]}; the tests that need them fail" >&2
+    if in_ci; then
+      echo "tests: 0 passed, 1 failed, 0 skipped"
+      exit 1
+    fi
   fi
 fi
 
-cargo build --quiet --bins
-cargo test --all-targets --quiet
-if [ -d tests/bats ] && command -v bats >/dev/null 2>&1; then
-  SAFE_EXEC="$PWD/target/debug/safe-exec" bats tests/bats
+passed=0 failed=0 skipped=0
+log=$(mktemp "${TMPDIR:-/tmp}/safe-exec-tests.XXXXXX")
+trap 'rm -f "$log"' EXIT
+
+# Build first, with progress: a cold build takes minutes.
+if ! cargo build --bins; then
+  echo "tests/run.sh: cargo build failed" >&2
+  echo "tests: 0 passed, 1 failed, 0 skipped"
+  exit 1
 fi
+
+# Every Rust test target, none stopping the others.
+cargo test --all-targets --no-fail-fast 2>&1 | tee "$log"
+cargo_rc=${PIPESTATUS[0]}
+while read -r p f i; do
+  passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + i))
+done < <(sed -nE 's/^test result: [A-Za-z]+\. ([0-9]+) passed; ([0-9]+) failed; ([0-9]+) ignored.*/\1 \2 \3/p' "$log")
+if [ "$cargo_rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+  # A target that did not build or crashed before its summary line.
+  echo "tests/run.sh: cargo test exited $cargo_rc without a failed test: counted as one failure" >&2
+  failed=$((failed + 1))
+fi
+
+# The bats suites, against the binary cargo built (wherever the target
+# directory is: CARGO_TARGET_DIR, a config, or ./target).
+if [ -d tests/bats ]; then
+  if command -v bats >/dev/null 2>&1; then
+    target_dir=$(cargo metadata --format-version 1 --no-deps |
+      sed -nE 's/.*"target_directory":"([^"]*)".*/\1/p')
+    bin="$target_dir/debug/safe-exec"
+    if [ ! -x "$bin" ]; then
+      echo "tests/run.sh: $bin does not exist: the bats suites cannot run" >&2
+      failed=$((failed + 1))
+    else
+      SAFE_EXEC="$bin" bats --tap tests/bats 2>&1 | tee "$log"
+      bats_rc=${PIPESTATUS[0]}
+      b_skip=$(grep -cE '^ok [0-9]+ .*# skip' "$log")
+      b_ok=$(grep -cE '^ok [0-9]+' "$log")
+      b_fail=$(grep -cE '^not ok [0-9]+' "$log")
+      passed=$((passed + b_ok - b_skip)) failed=$((failed + b_fail)) skipped=$((skipped + b_skip))
+      if [ "$bats_rc" -ne 0 ] && [ "$b_fail" -eq 0 ]; then
+        echo "tests/run.sh: bats exited $bats_rc without a failed test: counted as one failure" >&2
+        failed=$((failed + 1))
+      fi
+    fi
+  else
+    echo "tests/run.sh: bats is not installed: the bats suites did not run" >&2
+    failed=$((failed + 1))
+  fi
+fi
+
+echo "tests: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

@@ -8,12 +8,20 @@
 
 setup() {
   SE="${SAFE_EXEC:-safe-exec}"
-  command -v "$SE" >/dev/null 2>&1 || [ -x "$SE" ] || skip "set SAFE_EXEC to the safe-exec binary"
+  # A missing binary fails every test (never a silent skip).
+  command -v "$SE" >/dev/null 2>&1 || [ -x "$SE" ] || {
+    echo "safe-exec not found: set SAFE_EXEC to the binary (bash tests/run.sh does)" >&2
+    return 1
+  }
   WORLD="$(mktemp -d "${BATS_TEST_TMPDIR:-/tmp}/world.XXXXXX")"
-  mkdir -p "$WORLD/home/.ssh" "$WORLD/work" "$WORLD/config"
+  mkdir -p "$WORLD/home/.ssh" "$WORLD/work" "$WORLD/config" "$WORLD/tmp"
   echo PRIVATE > "$WORLD/home/.ssh/id_rsa"
-  export HOME="$WORLD/home" XDG_CONFIG_HOME="$WORLD/config" SAFE_EXEC_STATE_DIR="$WORLD/state"
-  unset SAFE_EXEC_PROFILE SAFE_EXEC_AGENT
+  # The same hermetic world as tests/common/world.rs: nothing of the
+  # caller's configuration, state or temp dir reaches the binary.
+  export HOME="$WORLD/home" XDG_CONFIG_HOME="$WORLD/config" SAFE_EXEC_STATE_DIR="$WORLD/state" \
+    XDG_STATE_HOME="$WORLD/home/.local/state" XDG_CACHE_HOME="$WORLD/home/.cache" \
+    TMPDIR="$WORLD/tmp" SAFE_EXEC_SYSTEM_CONFIG="$WORLD/no-system-config.toml"
+  unset SAFE_EXEC_PROFILE SAFE_EXEC_AGENT SAFE_EXEC_SESSION CARGO_TARGET_DIR
   cd "$WORLD/work"
 }
 

@@ -19,6 +19,8 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::common::world::{Dirs, hermetic};
+
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -134,19 +136,21 @@ fn every_sh_block_of_the_readme_runs() {
             );
             continue;
         }
-        let out = Command::new("bash")
+        let dirs = Dirs {
+            base: tmp.path().to_path_buf(),
+            home: home.clone(),
+            cwd: work.clone(),
+            tmp: tmpdir.clone(),
+            state: tmp.path().join("state"),
+            config: home.join(".config"),
+            system_config: tmp.path().join("no-system-config.toml"),
+        };
+        let out = hermetic("bash", &dirs)
             .arg("-e")
             .arg("-c")
             .arg(block)
-            .current_dir(&work)
-            .env("HOME", &home)
-            .env("XDG_CONFIG_HOME", home.join(".config"))
-            .env("TMPDIR", &tmpdir)
             .env("PATH", &path)
             .env("SAFE_EXEC_README_BIN", &exe)
-            .env_remove("SAFE_EXEC_PROFILE")
-            .env_remove("SAFE_EXEC_SYSTEM_CONFIG")
-            .stdin(std::process::Stdio::null())
             .output()
             .unwrap();
         assert!(
@@ -169,6 +173,19 @@ fn every_sh_block_of_the_readme_runs() {
     assert_eq!(
         v["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
         "/usr/bin/safe-exec hook --json"
+    );
+}
+
+#[test]
+fn first_command_shows_build_progress() {
+    // A cold build takes minutes: the newcomer's first command must not
+    // hide it behind `--quiet`.
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let first = &sh_blocks(&readme)[0].1;
+    assert!(first.trim_start().starts_with("cargo run"), "{first}");
+    assert!(
+        !first.contains("--quiet") && !first.contains(" -q "),
+        "{first}"
     );
 }
 
