@@ -9,7 +9,7 @@
 #   firejail --quiet --noprofile --net=none /bin/true
 #
 # Installs hyperfine, bubblewrap, firejail and GNU time with apt-get when
-# missing. Builds target/release/safe-exec. Everything runs in a temporary
+# missing. Builds the dist profile (target/TRIPLE/dist/safe-exec). Everything runs in a temporary
 # directory with a temporary HOME/TMPDIR/state dir and the built-in default
 # profile (no user or system configuration is read). Results (markdown)
 # are printed and kept in target/bench/startup.md.
@@ -29,8 +29,8 @@ fi
 
 # The binary as shipped (packaging/build-deb.sh): static-pie glibc.
 triple=x86_64-unknown-linux-gnu
-RUSTFLAGS="-C target-feature=+crt-static" cargo build --quiet --release --target "$triple" --manifest-path "$root/Cargo.toml" --bin safe-exec
-bin=$root/target/$triple/release/safe-exec
+RUSTFLAGS="-C target-feature=+crt-static" cargo build --quiet --profile dist --target "$triple" --manifest-path "$root/Cargo.toml" --bin safe-exec
+bin=${CARGO_TARGET_DIR:-$root/target}/$triple/dist/safe-exec
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

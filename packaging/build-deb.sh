@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Debian package: target/debian/safe-exec_VERSION-1_ARCH.deb.
 #
-#   bash packaging/build-deb.sh            # release build, assets, .deb, lintian
-#   SAFE_EXEC_NO_BUILD=1 bash packaging/build-deb.sh   # reuse target/x86_64-unknown-linux-gnu/release/safe-exec
+#   bash packaging/build-deb.sh            # dist build (LTO), assets, .deb, lintian
+#   SAFE_EXEC_NO_BUILD=1 bash packaging/build-deb.sh   # reuse target/x86_64-unknown-linux-gnu/dist/safe-exec
 #
 # Installs cargo-deb from crates.io when it is missing. The man page and the
 # completions are generated here by the binary that goes into the package
@@ -24,10 +24,10 @@ export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 # (docs/performance.md). `--target` is needed so build scripts and
 # proc-macros stay dynamic.
 triple=x86_64-unknown-linux-gnu
-bin=target/$triple/release/safe-exec
+bin=target/$triple/dist/safe-exec
 if [ -z "${SAFE_EXEC_NO_BUILD:-}" ] || [ ! -x "$bin" ]; then
-  log "cargo build --release --target $triple, static (slow: LTO, one codegen unit)"
-  RUSTFLAGS="-C target-feature=+crt-static" cargo build --release --locked --quiet --target "$triple" --bin safe-exec >&2
+  log "cargo build --profile dist --target $triple, static (slow: LTO, one codegen unit)"
+  RUSTFLAGS="-C target-feature=+crt-static" cargo build --profile dist --locked --quiet --target "$triple" --bin safe-exec >&2
 fi
 
 out=target/packaging
@@ -39,7 +39,7 @@ mkdir -p "$out/completions"
 "$bin" completions fish > "$out/completions/safe-exec.fish"
 
 log "cargo deb"
-deb=$(cargo deb --no-build --no-strip --locked --target "$triple" | tail -n 1)
+deb=$(cargo deb --no-build --no-strip --locked --profile dist --target "$triple" | tail -n 1)
 
 if [ "${SAFE_EXEC_LINTIAN:-}" = skip ]; then
   log "lintian skipped (SAFE_EXEC_LINTIAN=skip)"

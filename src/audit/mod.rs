@@ -26,8 +26,9 @@ pub const SCHEMA_VERSION: u32 = 1;
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct AuditSection {
-    /// Write audit records. Off by default: the built-in profiles keep no
-    /// state and add nothing to a run.
+    /// Write audit records. Off for a profile that says nothing, on in
+    /// every built-in profile (`profiles/default.toml`, which the others
+    /// extend).
     pub enabled: bool,
     /// The JSONL file; placeholders allowed. Empty: no file sink.
     pub file: String,

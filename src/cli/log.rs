@@ -27,6 +27,7 @@ pub fn run(a: LogArgs) -> i32 {
         Err(e) => return error(e),
     };
     situation::apply_system_state(&mut sit, &selection.system);
+    let enabled = selection.profile.doc.audit.enabled;
     let mut cfg = selection.profile.doc.audit.clone();
     cfg.enabled = true;
     let Some(path) = crate::audit::Sinks::new(&cfg, &sit.places).and_then(|s| s.file) else {
@@ -38,10 +39,18 @@ pub fn run(a: LogArgs) -> i32 {
         Ok(r) => r,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             if !a.json {
-                println!(
-                    "no audit records yet in {} (enable [audit] in the profile)",
-                    path.display()
-                );
+                if enabled {
+                    println!(
+                        "no audit records yet in {}: the next command run through safe-exec is recorded",
+                        path.display()
+                    );
+                } else {
+                    println!(
+                        "no audit records in {}: profile `{}` turns the audit log off ([audit] enabled = false)",
+                        path.display(),
+                        selection.profile.doc.name
+                    );
+                }
             }
             return 0;
         }

@@ -116,7 +116,9 @@ fn unwritable_log_fails_closed_by_default() {
         let env = Env::new();
         std::fs::write(env.state().join("not-a-dir"), "").unwrap();
         let marker = env.path("cwd/ran");
-        env.profile(&format!("[audit]\nenabled = true\nfile = \"{file}\""));
+        env.profile(&format!(
+            "[audit]\nenabled = true\nfile = \"{file}\"\non_error = \"fail\""
+        ));
         let o = env.run(&["-c", &format!("touch {}", marker.display())]);
         assert_eq!(code(&o), 126, "{file}: {}", stderr(&o));
         assert!(
@@ -150,7 +152,7 @@ fn syslog_datagrams() {
     let sock = UnixDatagram::bind(&sock_path).unwrap();
     sock.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     env.profile(&format!(
-        "[audit]\nenabled = true\nfile = \"\"\nsyslog = \"{}\"",
+        "[audit]\nenabled = true\nfile = \"\"\nsyslog = \"{}\"\non_error = \"fail\"",
         sock_path.display()
     ));
     let o = env.run(&["--session", "sys", "--", "echo", "hi"]);
@@ -169,7 +171,7 @@ fn syslog_datagrams() {
         assert_eq!(v["session"], "sys");
     }
     assert!(!env.state().join("audit.jsonl").exists(), "no file sink");
-    // A socket nobody listens on follows on_error (fail by default).
+    // A socket nobody listens on follows on_error (fail here).
     drop(sock);
     let o = env.run(&["--", "echo", "hi"]);
     assert_eq!(code(&o), 126);

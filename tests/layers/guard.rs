@@ -236,7 +236,18 @@ fn unusable_state_fails_closed() {
 
 #[test]
 fn nothing_configured_touches_no_state() {
+    // The built-in default keeps only the audit log (on by default).
     let env = Env::new();
+    let o = env.run(&["--", "echo", "hi"]);
+    assert_eq!(code(&o), 0);
+    let names: Vec<String> = std::fs::read_dir(env.state())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["audit.jsonl"]);
+    // With the audit log off, nothing at all.
+    let env = Env::new();
+    env.profile("[audit]\nenabled = false");
     let o = env.run(&["--", "echo", "hi"]);
     assert_eq!(code(&o), 0);
     assert_eq!(std::fs::read_dir(env.state()).unwrap().count(), 0);
