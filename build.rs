@@ -13,6 +13,12 @@ use std::path::{Path, PathBuf};
 #[path = "src/policy/keywords.rs"]
 mod keywords;
 
+// The guard's built-in classes and patterns, deserialised here with the
+// very types (and regexes) the binary uses: a broken one fails the build.
+#[path = "src/guard/patterns.rs"]
+#[allow(dead_code)]
+mod patterns;
+
 use keywords::keywords;
 
 fn main() {
@@ -104,6 +110,7 @@ fn main() {
                     .get("pattern")
                     .and_then(|v| v.as_str())
                     .unwrap_or_else(|| panic!("{source}: rule {id} has no pattern"));
+                check_rule(&source, &id, &rule, pattern);
                 let keywords = keywords(pattern).unwrap_or_default();
                 if rule.get("platform").and_then(|v| v.as_str()) == Some("windows") {
                     ids.insert(id.clone(), source.clone());
@@ -136,6 +143,12 @@ fn main() {
     }
     writeln!(out, "];").ok();
 
+    // Guard built-ins (src/guard/patterns.rs).
+    println!("cargo:rerun-if-changed=src/guard/patterns.rs");
+    if let Err(e) = toml::from_str::<patterns::Builtins>(patterns::BUILTIN) {
+        panic!("src/guard/patterns.rs: the built-in guard classes and patterns do not parse: {e}");
+    }
+
     let dest = PathBuf::from(std::env::var("OUT_DIR").expect("out dir")).join("builtin_data.rs");
     fs::write(dest, out).expect("write generated data");
 }
@@ -156,4 +169,61 @@ fn read_table(file: &Path) -> toml::Table {
     let text = fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
     text.parse::<toml::Table>()
         .unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+}
+
+/// A built-in rule as `RuleDef` (src/policy/rules.rs) reads it: the same
+/// fields, values and regex engine, so the binary never meets a rule it
+/// cannot compile (it would fail closed: block every command the rule's
+/// keywords appear in).
+fn check_rule(source: &str, id: &str, rule: &toml::Value, pattern: &str) {
+    const REQUIRED: &[&str] = &[
+        "id",
+        "label",
+        "description",
+        "pattern",
+        "category",
+        "severity",
+        "platform",
+    ];
+    let Some(table) = rule.as_table() else {
+        panic!("{source}: rule `{id}` is not a table");
+    };
+    for key in REQUIRED {
+        if !table.contains_key(*key) {
+            panic!("{source}: rule `{id}` has no `{key}`");
+        }
+    }
+    for (key, value) in table {
+        match key.as_str() {
+            "severity" if !matches!(value.as_str(), Some("critical" | "warning")) => {
+                panic!("{source}: rule `{id}`: severity must be \"critical\" or \"warning\"")
+            }
+            "platform" if !matches!(value.as_str(), Some("all" | "unix" | "windows")) => {
+                panic!("{source}: rule `{id}`: platform must be \"all\", \"unix\" or \"windows\"")
+            }
+            "examples" => {
+                let Some(ex) = value.as_table() else {
+                    panic!("{source}: rule `{id}`: `examples` must be a table");
+                };
+                for (k, v) in ex {
+                    let list_of_strings =
+                        v.as_array().is_some_and(|a| a.iter().all(|s| s.is_str()));
+                    if !matches!(k.as_str(), "match" | "not_match") || !list_of_strings {
+                        panic!(
+                            "{source}: rule `{id}`: examples.{k} (only `match` and `not_match`, lists of strings)"
+                        );
+                    }
+                }
+            }
+            k if REQUIRED.contains(&k) => {
+                if !value.is_str() {
+                    panic!("{source}: rule `{id}`: `{k}` must be a string");
+                }
+            }
+            k => panic!("{source}: rule `{id}`: unknown field `{k}`"),
+        }
+    }
+    if let Err(e) = regex::Regex::new(pattern) {
+        panic!("{source}: rule `{id}`: the pattern does not compile: {e}");
+    }
 }

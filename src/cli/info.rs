@@ -111,12 +111,16 @@ pub fn rules(action: RulesAction) -> i32 {
         Ok(p) => p,
         Err(e) => return error(e),
     };
-    let defs: Vec<_> = profile
+    let defs: Result<Vec<_>, String> = profile
         .rules
         .rules()
         .iter()
-        .filter_map(|r| r.compiled().map(|c| c.0.clone()))
+        .map(|r| r.compiled().map(|c| c.0.clone()).map_err(String::from))
         .collect();
+    let defs = match defs {
+        Ok(d) => d,
+        Err(e) => return error(e),
+    };
     if json {
         match serde_json::to_string_pretty(&defs) {
             Ok(s) => println!("{s}"),

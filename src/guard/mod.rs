@@ -105,6 +105,9 @@ impl GuardSection {
 /// profile loads.
 pub fn check_config(g: &GuardSection) -> Vec<String> {
     let mut errs = Vec::new();
+    if let Some(e) = patterns::builtins_error() {
+        errs.push(e.to_string());
+    }
     let classes: Vec<&str> = g.classes().iter().map(|c| c.name.as_str()).collect();
     for p in &g.pattern {
         let at = format!("[[guard.pattern]] `{}`", p.id);

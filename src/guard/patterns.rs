@@ -231,14 +231,30 @@ pub struct Builtins {
     pub pattern: Vec<PatternDef>,
 }
 
-/// The built-ins, parsed once per process (only when a guard runs).
+/// The built-ins, parsed once per process (only when a guard runs). They
+/// are checked by `build.rs` (a broken built-in fails the build); should
+/// they still not parse, this is empty and [`builtins_error`] says why,
+/// which makes every profile fail to load ([`super::check_config`]).
 pub fn builtins() -> &'static Builtins {
-    static B: OnceLock<Builtins> = OnceLock::new();
-    B.get_or_init(|| {
-        toml::from_str(BUILTIN).unwrap_or(Builtins {
-            class: Vec::new(),
-            pattern: Vec::new(),
-        })
+    &parsed().0
+}
+
+/// Why the built-ins did not parse, if they did not.
+pub fn builtins_error() -> Option<&'static str> {
+    parsed().1.as_deref()
+}
+
+fn parsed() -> &'static (Builtins, Option<String>) {
+    static B: OnceLock<(Builtins, Option<String>)> = OnceLock::new();
+    B.get_or_init(|| match toml::from_str(BUILTIN) {
+        Ok(b) => (b, None),
+        Err(e) => (
+            Builtins {
+                class: Vec::new(),
+                pattern: Vec::new(),
+            },
+            Some(format!("the built-in guard patterns do not parse: {e}")),
+        ),
     })
 }
 

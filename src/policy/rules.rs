@@ -89,7 +89,7 @@ pub struct Rule {
     /// The definition (parsed lazily for built-ins).
     source: RuleSource,
     keywords: Vec<String>,
-    compiled: OnceLock<Option<(RuleDef, Regex)>>,
+    compiled: OnceLock<Result<(RuleDef, Regex), String>>,
 }
 
 #[derive(Debug)]
@@ -110,19 +110,23 @@ impl Rule {
         }
     }
 
-    /// The definition and compiled regex (compiled once). `None` only if a
-    /// built-in rule is broken, which the test suite prevents.
-    pub fn compiled(&self) -> Option<&(RuleDef, Regex)> {
+    /// The definition and compiled regex (compiled once). An error only if
+    /// a built-in rule is broken, which `build.rs` refuses to build; the
+    /// caller fails closed on it (never skips the rule).
+    pub fn compiled(&self) -> Result<&(RuleDef, Regex), &str> {
         self.compiled
             .get_or_init(|| {
                 let def = match &self.source {
-                    RuleSource::Builtin { text, .. } => toml::from_str::<RuleDef>(text).ok()?,
+                    RuleSource::Builtin { id, text } => toml::from_str::<RuleDef>(text)
+                        .map_err(|e| format!("built-in rule `{id}` does not parse: {e}"))?,
                     RuleSource::Custom(d) => (**d).clone(),
                 };
-                let re = Regex::new(&def.pattern).ok()?;
-                Some((def, re))
+                let re = Regex::new(&def.pattern)
+                    .map_err(|e| format!("rule `{}`: the pattern does not compile: {e}", def.id))?;
+                Ok((def, re))
             })
             .as_ref()
+            .map_err(String::as_str)
     }
 
     fn may_match(&self, views: &[String]) -> bool {
@@ -187,8 +191,20 @@ impl RuleSet {
             if !rule.may_match(views) {
                 continue;
             }
-            let Some((def, re)) = rule.compiled() else {
-                continue;
+            let (def, re) = match rule.compiled() {
+                Ok(c) => c,
+                Err(e) => {
+                    // A rule that cannot be evaluated blocks (fail closed).
+                    out.severity = Severity::Critical;
+                    out.matched_rules.push(rule.id().to_string());
+                    out.matches.push((
+                        rule.id().to_string(),
+                        e.to_string(),
+                        Severity::Critical,
+                        views.first().cloned().unwrap_or_default(),
+                    ));
+                    continue;
+                }
             };
             if def.platform == Platform::Windows {
                 continue;
@@ -392,4 +408,40 @@ pub fn mask(raw: &str) -> String {
         }
     }
     masked
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn def(id: &str, pattern: &str) -> RuleDef {
+        RuleDef {
+            id: id.into(),
+            label: "label".into(),
+            description: "description".into(),
+            pattern: pattern.into(),
+            category: "test".into(),
+            severity: Severity::Warning,
+            platform: Platform::All,
+            examples: RuleExamples::default(),
+        }
+    }
+
+    #[test]
+    fn a_rule_that_cannot_compile_blocks_instead_of_vanishing() {
+        let set = RuleSet::new(&[def("broken", "zzzq(("), def("fine", "^zzzq ok")]);
+        let c = set.classify_views(&["zzzq ok".to_string()]);
+        assert_eq!(c.severity, Severity::Critical);
+        assert!(c.matched_rules.contains(&"broken".to_string()), "{c:?}");
+        assert!(c.matched_rules.contains(&"fine".to_string()), "{c:?}");
+        let msg = &c.matches.iter().find(|m| m.0 == "broken").expect("match").1;
+        assert!(msg.contains("does not compile"), "{msg}");
+    }
+
+    #[test]
+    fn every_builtin_rule_compiles() {
+        for r in RuleSet::new(&[]).rules() {
+            assert!(r.compiled().is_ok(), "{}: {:?}", r.id(), r.compiled().err());
+        }
+    }
 }
