@@ -13,11 +13,31 @@ use std::path::{Path, PathBuf};
 #[path = "src/policy/keywords.rs"]
 mod keywords;
 
-// The guard's built-in classes and patterns, deserialised here with the
-// very types (and regexes) the binary uses: a broken one fails the build.
+// The built-in data is deserialised here with the very types the binary
+// uses (registry entries, wrappers, the guard's classes and patterns with
+// their regexes): a broken entry fails the build, naming the file and id.
+// These files are compiled into the build script too, so they may refer
+// to no other part of the crate than `crate::builtin` (stubbed below) and
+// each other as they do now.
+#[path = "src/parse/model.rs"]
+#[allow(dead_code)]
+mod model;
 #[path = "src/guard/patterns.rs"]
 #[allow(dead_code)]
 mod patterns;
+#[path = "src/policy/registry.rs"]
+#[allow(dead_code)]
+mod registry;
+#[path = "src/parse/unwrap.rs"]
+#[allow(dead_code)]
+mod unwrap;
+
+/// Stand-in for the generated tables while they are being generated
+/// (`registry.rs` reads `crate::builtin::REGISTRY` at run time only).
+#[allow(dead_code)]
+mod builtin {
+    pub static REGISTRY: &[(&str, &str, &str)] = &[];
+}
 
 use keywords::keywords;
 
@@ -44,6 +64,15 @@ fn main() {
             for (name, entry) in cmds {
                 let text = toml::to_string(&entry).expect("serialise entry");
                 let source = format!("{}", file.strip_prefix(&root).unwrap_or(&file).display());
+                match toml::from_str::<registry::CommandSpec>(&text) {
+                    Ok(spec) => {
+                        let errs = registry::check_spec(&name, &spec);
+                        if !errs.is_empty() {
+                            panic!("{source}: command `{name}`: {}", errs.join("; "));
+                        }
+                    }
+                    Err(e) => panic!("{source}: command `{name}` does not deserialise: {e}"),
+                }
                 if registry
                     .insert(name.clone(), (text, source.clone()))
                     .is_some()
@@ -76,6 +105,9 @@ fn main() {
         let sorted: BTreeMap<_, _> = ws.iter().collect();
         for (name, entry) in sorted {
             let text = toml::to_string(entry).expect("serialise wrapper");
+            if let Err(e) = toml::from_str::<unwrap::WrapperSpec>(&text) {
+                panic!("profiles/wrappers.toml: wrapper `{name}` does not deserialise: {e}");
+            }
             writeln!(out, "    ({name:?}, {text:?}),").ok();
         }
     }
@@ -144,7 +176,15 @@ fn main() {
     writeln!(out, "];").ok();
 
     // Guard built-ins (src/guard/patterns.rs).
-    println!("cargo:rerun-if-changed=src/guard/patterns.rs");
+    for f in [
+        "src/guard/patterns.rs",
+        "src/policy/registry.rs",
+        "src/parse/model.rs",
+        "src/parse/unwrap.rs",
+        "src/policy/keywords.rs",
+    ] {
+        println!("cargo:rerun-if-changed={f}");
+    }
     if let Err(e) = toml::from_str::<patterns::Builtins>(patterns::BUILTIN) {
         panic!("src/guard/patterns.rs: the built-in guard classes and patterns do not parse: {e}");
     }

@@ -75,7 +75,15 @@ pub fn wrapper_spec(name: &str) -> Option<unwrap::WrapperSpec> {
     let idx = builtin::WRAPPERS
         .binary_search_by(|(n, _)| (*n).cmp(name))
         .ok()?;
-    toml::from_str(builtin::WRAPPERS[idx].1).ok()
+    // build.rs deserialises every built-in wrapper, so this cannot fail; if
+    // it still did, the wrapper is treated as raising privileges (refused
+    // unless the profile allows escalation), never as a plain program.
+    Some(
+        toml::from_str(builtin::WRAPPERS[idx].1).unwrap_or_else(|_| unwrap::WrapperSpec {
+            escalates: true,
+            ..Default::default()
+        }),
+    )
 }
 
 /// Normalises a program word for the registry: `/usr/bin/rm`, `./rm`, `rm`

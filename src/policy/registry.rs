@@ -351,11 +351,30 @@ impl Registry {
         let idx = builtin::REGISTRY
             .binary_search_by(|(n, _, _)| (*n).cmp(name))
             .ok()?;
-        // Built-in entries are verified by the test suite; one that does not
-        // deserialize is treated as absent (unknown command), never as allowed.
-        toml::from_str::<CommandSpec>(builtin::REGISTRY[idx].1)
-            .ok()
-            .map(Arc::new)
+        // build.rs deserialises and checks every built-in entry, so this
+        // cannot fail; if it still did, the command is refused with the
+        // reason (never treated as unknown, never allowed).
+        let spec = toml::from_str::<CommandSpec>(builtin::REGISTRY[idx].1).unwrap_or_else(|e| {
+            CommandSpec {
+                summary: format!("broken built-in registry entry `{name}`"),
+                risk: Risk::Dangerous,
+                maturity: Maturity::Blocked,
+                reason: Some(format!(
+                    "the built-in registry entry for `{name}` does not deserialise ({e}); this is a bug in safe-exec"
+                )),
+                network_touching: false,
+                interpreter: false,
+                option_style: OptionStyle::default(),
+                options: Vec::new(),
+                operands: Vec::new(),
+                operands_with: BTreeMap::new(),
+                subcommands: false,
+                unknown_options: UnknownOptions::Deny,
+                form: None,
+                examples: Examples::default(),
+            }
+        });
+        Some(Arc::new(spec))
     }
 
     /// Names of all entries (built-in and overrides).
