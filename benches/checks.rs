@@ -3,6 +3,9 @@
 //! and classifier; nothing is executed). Run: `cargo bench --bench checks`.
 //! Figures are in docs/performance.md.
 
+// A benchmark harness: a panic is the report.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};

@@ -3,6 +3,9 @@
 //! `cargo run --release --example phase_timing`. Run it in the directory
 //! and with the HOME/TMPDIR you want to model.
 
+// A measuring tool: a panic is the report.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
 use std::time::Instant;
 
 use safe_exec::decide::{CommandInput, Situation, decide};

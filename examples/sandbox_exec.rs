@@ -11,6 +11,9 @@
 //! `sandbox.timeout` is `{"secs": N, "nanos": 0}` or null. The environment is
 //! this process's, scrubbed with the policy. Exit codes follow the contract.
 
+// A test driver: a panic is the report.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;

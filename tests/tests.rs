@@ -13,6 +13,9 @@
 //! and `common::sandbox` (the policy/CLI and sandbox harnesses built on
 //! it), `agents_support` and `layers_support`.
 
+// Tests: a panic is the failure report.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
 mod agents;
 mod agents_support;
 mod cli;

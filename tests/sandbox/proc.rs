@@ -319,6 +319,7 @@ fn signals_are_forwarded_to_the_command() {
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGHUP) };
     wait_file(&got);
+    // SAFETY: kill(2) on the pid of a child this test started; no memory is involved.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let st = child.wait().unwrap();
     assert_eq!(st.code(), Some(7));
