@@ -94,6 +94,29 @@ copies of the built\-in profiles, to read or to start your own from.
 \fBSAFE_EXEC_PROFILE\fR
 profile name or path, as \fB\-\-profile\fR.
 .TP
+\fBSAFE_EXEC_STATE_DIR\fR
+the state directory (audit log, guard sessions): \fI{state}\fR. Default
+\fI$XDG_STATE_HOME/safe\-exec\fR, else \fI~/.local/state/safe\-exec\fR; the system
+file's \fBstate_dir\fR wins over both.
+.TP
+\fBSAFE_EXEC_SYSTEM_CONFIG\fR
+path of the system configuration instead of \fI/etc/safe\-exec/config.toml\fR
+(tests, unprivileged installs); ignored when \fI/etc/safe\-exec/config.toml\fR exists.
+.TP
+\fBSAFE_EXEC_HOOKS_DIR\fR
+directory of hook programs instead of \fI/etc/safe\-exec/hooks.d\fR; ignored when
+\fI/etc/safe\-exec/config.toml\fR exists.
+.TP
+\fBSAFE_EXEC_SESSION\fR
+session id recorded in the audit log and used by the guard, as \fB\-\-session\fR.
+.TP
+\fBSAFE_EXEC_AGENT\fR
+name of the calling agent, as \fB\-\-agent\fR; set, no person is asked to confirm.
+.TP
+\fBSAFE_EXEC_SANDBOX\fR, \fBSAFE_EXEC_NETWORK_DISABLED\fR
+set by safe\-exec in the environment of every sandboxed command (the second when
+the network is off), so tools and test suites can tell.
+.TP
 \fBTMPDIR\fR
 the \fI{tmp}\fR placeholder of profiles (default \fI/tmp\fR).
 .SH "EXAMPLES"

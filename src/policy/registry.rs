@@ -249,23 +249,10 @@ impl OptionEntry {
                 out.value = ValueKind::Required;
                 out.value_type = t.to_string();
             } else if let Some(e) = tok.strip_prefix('!') {
-                out.effects.push(match e {
-                    "write" => Effect::Write,
-                    "dangerous" => Effect::Dangerous,
-                    "exec" => Effect::Exec,
-                    "network" => Effect::Network,
-                    "recursive" => Effect::Recursive,
-                    "delete" => Effect::Delete,
-                    "blocked" => Effect::Blocked,
-                    "ask" => Effect::Ask,
-                    "template" => Effect::Template,
-                    "writes_operands" => Effect::WritesOperands,
-                    "code" => Effect::Code,
-                    "last" => Effect::Last,
-                    "filter" => Effect::Filter,
-                    "reads_tree" => Effect::ReadsTree,
-                    other => return Err(format!("unknown effect `!{other}` in option `{spec}`")),
-                });
+                match EFFECTS.iter().find(|(name, _)| *name == e) {
+                    Some((_, effect)) => out.effects.push(*effect),
+                    None => return Err(format!("unknown effect `!{e}` in option `{spec}`")),
+                }
             } else if tok.starts_with('-') || tok.starts_with('+') {
                 out.names.push(tok.to_string());
             } else {
@@ -287,6 +274,25 @@ impl OptionEntry {
         Ok(out)
     }
 }
+
+/// The option effects (`!NAME` in a compact spec) and what each means: the
+/// one list the parser, the docs test and the registry checks use.
+pub const EFFECTS: &[(&str, Effect)] = &[
+    ("write", Effect::Write),
+    ("dangerous", Effect::Dangerous),
+    ("exec", Effect::Exec),
+    ("network", Effect::Network),
+    ("recursive", Effect::Recursive),
+    ("delete", Effect::Delete),
+    ("blocked", Effect::Blocked),
+    ("ask", Effect::Ask),
+    ("template", Effect::Template),
+    ("writes_operands", Effect::WritesOperands),
+    ("code", Effect::Code),
+    ("last", Effect::Last),
+    ("filter", Effect::Filter),
+    ("reads_tree", Effect::ReadsTree),
+];
 
 /// Types an option value or operand can have.
 pub const VALUE_TYPES: &[&str] = &[

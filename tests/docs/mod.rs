@@ -1,3 +1,4 @@
 //! Documentation that cannot drift from the code.
 
+mod drift;
 mod readme;
