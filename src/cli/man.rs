@@ -133,7 +133,8 @@ sudo chsh \-s /usr/bin/safe\-exec agent
 
 /// The command as documented: the clap subcommands plus run mode.
 pub fn documented_command() -> clap::Command {
-    Cli::command()
+    use clap::Args;
+    super::Common::augment_args(Cli::command())
         .subcommand_required(false)
         .args_conflicts_with_subcommands(true)
         .long_about(DESCRIPTION)
@@ -141,38 +142,6 @@ pub fn documented_command() -> clap::Command {
             "safe-exec [OPTIONS] -- PROGRAM [ARG...]\n       \
              safe-exec [OPTIONS] -c STRING [NAME [ARG...]]\n       \
              safe-exec COMMAND [ARGS]",
-        )
-        .arg(
-            Arg::new("profile")
-                .long("profile")
-                .value_name("NAME|PATH")
-                .value_hint(ValueHint::FilePath)
-                .help("Profile name (see `safe-exec profile list`) or path to a profile file"),
-        )
-        .arg(
-            Arg::new("cwd")
-                .long("cwd")
-                .value_name("DIR")
-                .value_hint(ValueHint::DirPath)
-                .help("Working directory the command runs in"),
-        )
-        .arg(
-            Arg::new("session")
-                .long("session")
-                .value_name("ID")
-                .help("Session id (guard state, audit)"),
-        )
-        .arg(
-            Arg::new("agent")
-                .long("agent")
-                .value_name("NAME")
-                .help("Name of the agent issuing the command"),
-        )
-        .arg(
-            Arg::new("timeout")
-                .long("timeout")
-                .value_name("SECONDS")
-                .help("Wall-clock limit in seconds (can only shorten the profile's)"),
         )
         .arg(
             Arg::new("command_string")

@@ -74,28 +74,32 @@ pub enum Command {
     },
 }
 
-/// Options every deciding subcommand shares.
+/// Options every deciding subcommand shares, and run mode too: the one
+/// definition (clap) that run mode's hand parser
+/// ([`shell_args::common_option`]), `--help`, the man page and the
+/// completions all read.
 #[derive(Debug, Args, Clone, Default)]
 pub struct Common {
-    /// Profile name or path.
-    #[arg(long)]
+    /// Profile name (see `safe-exec profile list`) or path to a profile file.
+    #[arg(long, value_name = "NAME|PATH", value_hint = clap::ValueHint::FilePath)]
     pub profile: Option<String>,
     /// Working directory the command runs in.
-    #[arg(long)]
+    #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
     pub cwd: Option<String>,
     /// Session id (guard state, audit).
-    #[arg(long)]
+    #[arg(long, value_name = "ID")]
     pub session: Option<String>,
     /// Name of the agent issuing the command.
-    #[arg(long)]
+    #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
     /// Wall-clock limit in seconds (can only shorten the profile's).
-    #[arg(long)]
+    #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<u64>,
 }
 
 impl Common {
-    fn to_options(&self) -> shell_args::CommonOptions {
+    /// As the plain options the layers read.
+    pub fn to_options(&self) -> shell_args::CommonOptions {
         shell_args::CommonOptions {
             profile: self.profile.clone(),
             cwd: self.cwd.clone(),

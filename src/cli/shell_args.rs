@@ -76,41 +76,68 @@ pub fn utf8_args(args: &[OsString]) -> Result<Vec<String>, UsageError> {
         .collect()
 }
 
-/// Reads `--profile X`, `--profile=X` and friends; returns how many words
-/// were consumed, or 0 if `a` is not one of them.
+/// The value options run mode shares with `check` and `hook`, exactly as
+/// clap declares them ([`super::Common`]): one definition for the hand
+/// parser here, the subcommands, `--help`, the man page and completions.
+fn common_command() -> clap::Command {
+    use clap::Args;
+    super::Common::augment_args(clap::Command::new("safe-exec")).no_binary_name(true)
+}
+
+/// Reads `--profile X`, `--profile=X` and the other options of
+/// [`super::Common`]; returns how many words were consumed, or 0 if `a` is
+/// not one of them.
 pub fn common_option(
     args: &[String],
     i: usize,
     common: &mut CommonOptions,
 ) -> Result<usize, UsageError> {
+    use clap::FromArgMatches;
     let a = &args[i];
-    let names = ["--profile", "--cwd", "--session", "--agent", "--timeout"];
-    for n in names {
-        let (value, used) = if a == n {
-            match args.get(i + 1) {
-                Some(v) => (v.clone(), 2),
-                None => return Err(UsageError::MissingValue(n.into())),
-            }
-        } else if let Some(v) = a.strip_prefix(n).and_then(|r| r.strip_prefix('=')) {
-            (v.to_string(), 1)
-        } else {
-            continue;
-        };
-        match n {
-            "--profile" => common.profile = Some(value),
-            "--cwd" => common.cwd = Some(value),
-            "--session" => common.session = Some(value),
-            "--agent" => common.agent = Some(value),
-            _ => {
-                let t = value.parse::<u64>().map_err(|_| {
-                    UsageError::BadValue(format!("--timeout takes whole seconds, not `{value}`"))
-                })?;
-                common.timeout = Some(t);
-            }
-        }
-        return Ok(used);
+    if !a.starts_with("--") || a == "--" {
+        return Ok(0);
     }
-    Ok(0)
+    let name = a.split_once('=').map_or(a.as_str(), |(n, _)| n);
+    let cmd = common_command();
+    let known = cmd
+        .get_arguments()
+        .filter_map(|arg| arg.get_long())
+        .any(|long| name.strip_prefix("--") == Some(long));
+    if !known {
+        return Ok(0);
+    }
+    let (words, used) = if a.contains('=') {
+        (vec![a.clone()], 1)
+    } else {
+        match args.get(i + 1) {
+            Some(v) => (vec![a.clone(), v.clone()], 2),
+            None => return Err(UsageError::MissingValue(name.into())),
+        }
+    };
+    let bad = |e: clap::Error| {
+        let text = e.render().to_string();
+        let first = text.lines().next().unwrap_or_default();
+        UsageError::BadValue(first.trim_start_matches("error: ").to_string())
+    };
+    let parsed = cmd
+        .try_get_matches_from(&words)
+        .and_then(|m| super::Common::from_arg_matches(&m))
+        .map_err(bad)?
+        .to_options();
+    // Only the option just read is set in `parsed`.
+    let CommonOptions {
+        profile,
+        cwd,
+        session,
+        agent,
+        timeout,
+    } = parsed;
+    common.profile = profile.or(common.profile.take());
+    common.cwd = cwd.or(common.cwd.take());
+    common.session = session.or(common.session.take());
+    common.agent = agent.or(common.agent.take());
+    common.timeout = timeout.or(common.timeout);
+    Ok(used)
 }
 
 /// Parses run-mode arguments (everything after the program name).

@@ -2,4 +2,5 @@
 
 mod confirm;
 mod exit_codes;
+mod options;
 mod state_dir;
