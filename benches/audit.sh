@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # What the audit log (on in every built-in profile) costs on the smallest
 # command: `safe-exec -- /bin/true` with the audit log on and off, side by
-# side in ONE hyperfine run (interleaved by hyperfine's rounds, so load
-# affects both alike), with /bin/true as the floor.
+# side in ONE hyperfine run, with /bin/true as the floor. hyperfine runs each
+# command's rounds in turn, so under changing load run it twice, the second
+# time with REVERSE=1 (audit on measured first).
 # Usage: benches/audit.sh [hyperfine args]
 #
 # audit on:  --profile on.toml  (extends = "default": JSONL to {state}/audit.jsonl)
@@ -43,10 +44,11 @@ rm -f "$work/state/audit.jsonl"
 [ ! -e "$work/state/audit.jsonl" ] || { echo "audit off wrote a record" >&2; exit 1; }
 
 mkdir -p "$root/target/bench"
+off=(-n audit-off "$bin --profile $work/off.toml -- /bin/true")
+on=(-n audit-on "$bin --profile $work/on.toml -- /bin/true")
+if [ -n "${REVERSE:-}" ]; then pair=("${on[@]}" "${off[@]}"); else pair=("${off[@]}" "${on[@]}"); fi
 hyperfine -N --warmup 20 --min-runs 300 --export-markdown "$root/target/bench/audit.md" \
     --export-json "$root/target/bench/audit.json" \
-    -n true /bin/true \
-    -n audit-off "$bin --profile $work/off.toml -- /bin/true" \
-    -n audit-on "$bin --profile $work/on.toml -- /bin/true" "$@"
+    -n true /bin/true "${pair[@]}" "$@"
 cat "$root/target/bench/audit.md"
 echo "records written: $(wc -l <"$work/state/audit.jsonl") lines in $work/state/audit.jsonl"
