@@ -54,9 +54,56 @@ fn rules() -> Option<&'static Rules> {
     .as_ref()
 }
 
+/// Literals one of which every pattern needs (ASCII case-insensitively):
+/// the secret names (`SECRET_NAME` and the header names all contain one).
+const SECRET_WORDS: &[&str] = &[
+    "passw",
+    "pwd",
+    "secret",
+    "token",
+    "key",
+    "credential",
+    "auth",
+    "session",
+    "cookie",
+];
+
+/// Token shapes (case-sensitive, as in the `tokens` pattern).
+const TOKEN_PREFIXES: &[&str] = &[
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "glpat-",
+    "xox",
+    "AKIA",
+    "sk-",
+    "AIza",
+    "eyJ",
+];
+
+/// Whether any pattern could match `s`: a cheap literal test so that the
+/// patterns are compiled only for text that may hold a secret (compiling
+/// them costs milliseconds, and most commands hold none). Non-ASCII text
+/// always goes through the patterns (their case folding is Unicode's).
+fn may_hold_secret(s: &str) -> bool {
+    if !s.is_ascii() {
+        return true;
+    }
+    let lower = s.to_ascii_lowercase();
+    SECRET_WORDS.iter().any(|w| lower.contains(w))
+        || (s.contains("://") && s.contains('@'))
+        || TOKEN_PREFIXES.iter().any(|p| s.contains(p))
+}
+
 /// Redacts secrets inside one piece of text (a raw command, an argument,
 /// an environment value).
 pub fn text(s: &str) -> String {
+    if !may_hold_secret(s) {
+        return s.to_string();
+    }
     let Some(r) = rules() else {
         return MASK.to_string();
     };
@@ -73,6 +120,9 @@ pub fn text(s: &str) -> String {
 /// Redacts an argument list: each argument as [`text`], and the argument
 /// after a bare `--password`/`--token`/`-p`-style secret option.
 pub fn args(argv: &[String]) -> Vec<String> {
+    if !argv.iter().any(|a| may_hold_secret(a)) {
+        return argv.to_vec();
+    }
     let Some(r) = rules() else {
         return argv.iter().map(|_| MASK.to_string()).collect();
     };
@@ -92,9 +142,10 @@ pub fn args(argv: &[String]) -> Vec<String> {
 
 /// Redacts the value of an environment variable `name`.
 pub fn env_value(name: &str, value: &str) -> String {
-    let secret = Regex::new(&format!("^{SECRET_NAME}$"))
-        .map(|r| r.is_match(name))
-        .unwrap_or(true);
+    let secret = may_hold_secret(name)
+        && Regex::new(&format!("^{SECRET_NAME}$"))
+            .map(|r| r.is_match(name))
+            .unwrap_or(true);
     if secret {
         MASK.to_string()
     } else {
@@ -108,6 +159,44 @@ mod tests {
     #[test]
     fn every_pattern_compiles() {
         assert!(rules().is_some());
+    }
+
+    #[test]
+    fn the_literal_prefilter_never_hides_a_secret() {
+        // Each case would be redacted by a pattern; the prefilter must let
+        // it through to the patterns, in several spellings.
+        for s in [
+            "curl -H 'Authorization: Bearer abc'",
+            "curl -H 'X-Api-Key: abc'",
+            "curl -H 'Cookie: a=b'",
+            "curl -H 'PRIVATE-TOKEN: abc'",
+            "git clone https://bob:hunter2@example.com/x",
+            "mysql --PASSWORD=pw",
+            "mysql --passwd pw",
+            "DB_PWD=x make",
+            "export MY_SECRET=x",
+            "curl 'https://x/?api_key=abc'",
+            "tool --access-key x",
+            "tool --credentials x",
+            "tool --session-id x",
+            "echo ghp_aaaaaaaaaaaaaaaaaaaaaaaa",
+            "echo github_pat_aaaaaaaaaaaaaaaaaaaaaaaa",
+            "echo glpat-aaaaaaaaaaaaaaaaaaaa",
+            "echo xoxb-aaaaaaaaaaaa",
+            "echo AKIAAAAAAAAAAAAAAAAA",
+            "echo sk-aaaaaaaaaaaaaaaaaaaaaaaa",
+            "echo AIzaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+            "echo eyJaaaaaaaaa.eyJaaaaaaaaa.sig",
+            "paſſword=x",
+        ] {
+            assert!(may_hold_secret(s), "{s}");
+            assert_ne!(text(s), s, "{s} was not redacted");
+        }
+        // Negative control: an ordinary command skips the patterns.
+        for s in ["git status", "/bin/true", "cargo test --all-targets"] {
+            assert!(!may_hold_secret(s), "{s}");
+            assert_eq!(text(s), s);
+        }
     }
 
     use super::*;
