@@ -14,6 +14,7 @@ pub mod landlock;
 pub mod limits;
 pub mod pty;
 pub mod seccomp;
+pub mod selftest;
 
 pub use kernel::{KernelSupport, probe_kernel};
 
