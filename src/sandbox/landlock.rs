@@ -340,6 +340,13 @@ pub fn plan(spec: &SandboxSpec) -> Result<LandlockPlan, SandboxError> {
     }
     for root in &spec.write {
         let Some(canon) = canonical(root) else {
+            let tmp = std::env::var_os("TMPDIR")
+                .filter(|t| !t.is_empty())
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("/tmp"));
+            if *root == tmp {
+                return Err(SandboxError::TmpMissing(root.clone()));
+            }
             return Err(SandboxError::WriteRootMissing(root.clone()));
         };
         let c = if canon.starts_with(&dev) {

@@ -149,6 +149,12 @@ pub enum SandboxError {
         .0.display()
     )]
     WriteRootMissing(PathBuf),
+    /// The temporary directory (`{tmp}`: `$TMPDIR`, else `/tmp`) does not exist.
+    #[error(
+        "the temporary directory {} does not exist (it is the writable {{tmp}} root: $TMPDIR, else /tmp): set TMPDIR to an existing directory you can write, e.g. `mkdir -p ~/.cache/tmp && export TMPDIR=~/.cache/tmp`, or create it",
+        .0.display()
+    )]
+    TmpMissing(PathBuf),
     /// `enforcement = "required"` and the kernel lacks a needed feature.
     #[error(
         "the kernel cannot enforce this profile: {}; run on a newer kernel or set [sandbox] enforcement = \"best-effort\"",
