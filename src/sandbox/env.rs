@@ -437,9 +437,11 @@ pub struct SelfProtection {
 pub fn protect_self(kept: &[(OsString, OsString)]) -> SelfProtection {
     use std::ffi::CStr;
     use std::os::unix::ffi::OsStrExt;
-    let mut done = SelfProtection::default();
-    // SAFETY: prctl with constant arguments.
-    done.non_dumpable = unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } == 0;
+    let mut done = SelfProtection {
+        // SAFETY: prctl with constant arguments.
+        non_dumpable: unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } == 0,
+        scrubbed: 0,
+    };
     let mut originals: Vec<(*mut libc::c_char, OsString, OsString)> = Vec::new();
     // SAFETY: environ is a NULL-terminated array of NUL-terminated strings
     // owned by the C library; we only read it here, before any change.
