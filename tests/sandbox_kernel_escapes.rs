@@ -685,3 +685,50 @@ echo done"#,
     assert_eq!(code(&out), 0, "{} {}", stdout(&out), stderr(&out));
     assert!(stdout(&out).contains("hi") && stdout(&out).ends_with("done\n"));
 }
+
+#[test]
+fn doctor_reports_each_mechanism_and_that_this_kernel_enforces_it() {
+    if !require_landlock() {
+        return;
+    }
+    let w = World::new();
+    let out = w.safe_exec().args(["doctor", "--json"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("doctor --json");
+    let mechanisms = v["mechanisms"].as_array().expect("mechanisms").clone();
+    let get = |name: &str| {
+        mechanisms
+            .iter()
+            .find(|m| m["name"] == name)
+            .unwrap_or_else(|| panic!("doctor does not report {name}: {v}"))
+            .clone()
+    };
+    // Tried in a forked child on this kernel: each must hold here.
+    for name in [
+        "seccomp.namespaces",
+        "seccomp.pid_targets",
+        "seccomp.sysv_ipc",
+        "seccomp.fanotify",
+        "seccomp.terminal",
+        "seccomp.machine_settings",
+        "capabilities",
+        "landlock.filesystem",
+        "landlock.devices",
+        "landlock.ioctl_dev",
+        "landlock.scopes",
+        "non_dumpable",
+    ] {
+        assert_eq!(get(name)["enforced"], true, "{name}: {}", get(name));
+    }
+    // Reported honestly: no pty broker in this build, no ABI 9 on this kernel.
+    assert!(get("pty_broker")["detail"].as_str().is_some());
+    assert_eq!(
+        get("landlock.resolve_unix")["enforced"],
+        landlock_abi() >= 9
+    );
+    let text = w.safe_exec().arg("doctor").output().unwrap();
+    assert!(
+        stdout(&text).contains("seccomp.pid_targets"),
+        "{}",
+        stdout(&text)
+    );
+}
