@@ -118,6 +118,32 @@ pub struct CapSets {
     pub ambient: u64,
 }
 
+/// Permitted and inheritable sets of the calling thread (one `capget`).
+fn held() -> (u64, u64) {
+    let mut header = CapHeader {
+        version: CAP_V3,
+        pid: 0,
+    };
+    let mut data = [CapData::default(); 2];
+    // SAFETY: capget writes two CapData into our array.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_capget,
+            &mut header as *mut CapHeader,
+            data.as_mut_ptr(),
+        )
+    };
+    if rc != 0 {
+        // Unknown: assume something is held, so the drop is attempted.
+        return (u64::MAX, 0);
+    }
+    let join = |lo: u32, hi: u32| u64::from(lo) | (u64::from(hi) << 32);
+    (
+        join(data[0].permitted, data[1].permitted),
+        join(data[0].inheritable, data[1].inheritable),
+    )
+}
+
 /// Reads the calling thread's capability sets.
 pub fn current() -> CapSets {
     let mut header = CapHeader {
@@ -203,14 +229,17 @@ impl CapDrop {
             let n = number(name).ok_or_else(|| SandboxError::UnknownCapability(name.clone()))?;
             keep |= 1 << n;
         }
-        let sets = current();
+        // One capget: the ambient set is always a subset of permitted and
+        // inheritable, so these two say whether anything is held.
+        let (permitted, inheritable) = held();
         // SAFETY: getuid/geteuid have no side effects.
         let root = unsafe { libc::getuid() == 0 || libc::geteuid() == 0 };
+        let act = root || permitted != 0 || inheritable != 0;
         Ok(Self {
-            act: root || sets.permitted != 0 || sets.ambient != 0 || sets.inheritable != 0,
+            act,
             root,
             keep,
-            last: last_cap(),
+            last: if act { last_cap() } else { 0 },
         })
     }
 
