@@ -732,3 +732,48 @@ fn doctor_reports_each_mechanism_and_that_this_kernel_enforces_it() {
         stdout(&text)
     );
 }
+
+#[test]
+fn k2_root_cannot_open_another_users_terminal_even_without_the_broker() {
+    if !require_landlock() || !is_root() {
+        return;
+    }
+    use std::io::BufRead;
+    assert!(
+        std::path::Path::new("/usr/bin/python3").exists(),
+        "python3 needed"
+    );
+    // A terminal of another user (nobody), held open by its process.
+    let mut holder = Victim(
+        Command::new("setpriv")
+            .args([&format!("--reuid={USER}"), &format!("--regid={USER}"), "--clear-groups"])
+            .args([
+                "/usr/bin/python3",
+                "-c",
+                "import os,time; m,s=os.openpty(); print(os.ttyname(s), flush=True); time.sleep(60)",
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut line = String::new();
+    std::io::BufReader::new(holder.0.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let tty = line.trim().to_string();
+    assert!(tty.starts_with("/dev/pts/"), "{tty}");
+    // /dev/pts is still granted as a whole here (no broker), but the
+    // command holds no CAP_DAC_OVERRIDE, so the terminal's mode applies.
+    let w = World::new();
+    assert_eq!(
+        w.probe(&["open-tty", &tty]),
+        EACCES,
+        "root without capabilities"
+    );
+    assert_eq!(
+        probe_unsandboxed(&["open-tty", &tty]),
+        0,
+        "control: root outside"
+    );
+}
