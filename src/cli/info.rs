@@ -154,7 +154,26 @@ pub fn doctor(as_json: bool) -> i32 {
             report.missing.is_empty() || spec.enforcement == sandbox::Enforcement::BestEffort;
         profiles.push(json!({"profile": name, "enforcement": spec.enforcement, "would_run": works, "enforced": report}));
     }
-    let value = json!({"version": env!("CARGO_PKG_VERSION"), "kernel": k, "profiles": profiles});
+    // The mechanisms, tried for the default profile as this caller would run it.
+    let (mechanisms, unlisted) = match profile::load("default") {
+        Ok(p) => {
+            let spec = p.sandbox_spec(&sit.places, None);
+            (
+                sandbox::selftest::mechanisms(&spec),
+                sandbox::selftest::unlisted(&spec),
+            )
+        }
+        Err(_) => (Vec::new(), Vec::new()),
+    };
+    let caps_held = sandbox::caps::names(sandbox::caps::current().permitted);
+    let value = json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "kernel": k,
+        "mechanisms": mechanisms,
+        "unlisted_directories": unlisted,
+        "capabilities_held": caps_held,
+        "profiles": profiles,
+    });
     if as_json {
         println!("{value}");
     } else {
@@ -181,6 +200,32 @@ pub fn doctor(as_json: bool) -> i32 {
                 .clone()
                 .unwrap_or_else(|| "none detected".into())
         );
+        println!("mechanisms (tried for the default profile):");
+        for m in &mechanisms {
+            println!(
+                "  {:<26} {:<13} {}",
+                m.name,
+                if m.enforced {
+                    "enforced"
+                } else {
+                    "NOT enforced"
+                },
+                m.detail
+            );
+        }
+        for u in &unlisted {
+            let granted: Vec<String> = u.granted.iter().map(|g| g.display().to_string()).collect();
+            println!(
+                "could not list {} ({}): granted only {} through it; its other entries are not readable in the sandbox",
+                u.path.display(),
+                u.error,
+                if granted.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    granted.join(", ")
+                }
+            );
+        }
         for p in &profiles {
             println!(
                 "profile {}: {}",

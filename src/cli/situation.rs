@@ -25,6 +25,7 @@ pub fn build(
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .filter(|h| h.is_absolute())
+        .or_else(home_from_passwd)
         .unwrap_or_else(|| PathBuf::from("/"));
     let home = std::fs::canonicalize(&home).unwrap_or(home);
     let tmpdir_env = std::env::var("TMPDIR").ok().filter(|t| t.starts_with('/'));
@@ -74,4 +75,19 @@ fn git_root(cwd: &Path) -> Option<PathBuf> {
     cwd.ancestors()
         .find(|d| d.join(".git").exists())
         .map(Path::to_path_buf)
+}
+
+/// The caller's home directory from `/etc/passwd` when `HOME` is unset
+/// (cron, systemd units, `env -i`), so `{home}` secrets stay denied. Read
+/// directly (no NSS: the binary is static). `None` when the file cannot be
+/// read or has no entry for the uid; then `{home}` is `/`.
+fn home_from_passwd() -> Option<PathBuf> {
+    // SAFETY: getuid has no side effects.
+    let uid = unsafe { libc::getuid() }.to_string();
+    let text = std::fs::read_to_string("/etc/passwd").ok()?;
+    text.lines()
+        .map(|l| l.split(':').collect::<Vec<_>>())
+        .find(|f| f.len() >= 7 && f[2] == uid)
+        .map(|f| PathBuf::from(f[5]))
+        .filter(|h| h.is_absolute())
 }

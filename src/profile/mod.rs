@@ -438,6 +438,10 @@ impl Profile {
                 NetworkSetting::Full => NetworkAccess::Full,
             },
             unix_sockets: s.unix_sockets,
+            sysv_ipc: s.sysv_ipc,
+            capabilities: s.capabilities.clone(),
+            devices: ph.expand_all(&s.devices),
+            pty_broker: false,
             limits: Limits {
                 core: s.limits.core,
                 file_size: s.limits.file_size,
@@ -579,6 +583,15 @@ impl Profile {
         }
         if a.sandbox.unix_sockets && !b.sandbox.unix_sockets {
             out.push("[sandbox] unix_sockets".into());
+        }
+        if a.sandbox.sysv_ipc && !b.sandbox.sysv_ipc {
+            out.push("[sandbox] sysv_ipc".into());
+        }
+        if !subset(&a.sandbox.capabilities, &b.sandbox.capabilities) {
+            out.push("[sandbox] capabilities".into());
+        }
+        if !subset(&a.sandbox.devices, &b.sandbox.devices) {
+            out.push("[sandbox] devices".into());
         }
         if a.sandbox.enforcement != b.sandbox.enforcement
             && b.sandbox.enforcement == crate::sandbox::Enforcement::Required

@@ -203,6 +203,16 @@ pub struct SandboxSection {
     pub network: NetworkSetting,
     /// Allow `socket(AF_UNIX)` (connecting to host sockets).
     pub unix_sockets: bool,
+    /// Allow System V IPC (shm, sem, msg) and POSIX message queues, which
+    /// are global objects the filesystem rules cannot confine (PostgreSQL's
+    /// `initdb` needs them).
+    pub sysv_ipc: bool,
+    /// Capabilities a root command keeps (`["CAP_NET_BIND_SERVICE"]`);
+    /// every other capability is dropped. Default: none.
+    pub capabilities: Vec<String>,
+    /// Device nodes granted read, write and ioctl besides the built-in
+    /// ones (`["/dev/kvm"]`).
+    pub devices: Vec<String>,
     /// Wall-clock limit in seconds; 0 means none.
     pub timeout_seconds: u64,
     /// Resource limits.
@@ -215,6 +225,9 @@ impl Default for SandboxSection {
             enforcement: Enforcement::Required,
             network: NetworkSetting::Off,
             unix_sockets: false,
+            sysv_ipc: false,
+            capabilities: Vec::new(),
+            devices: Vec::new(),
             timeout_seconds: 0,
             limits: LimitsSection::default(),
         }

@@ -162,6 +162,9 @@ pub fn execute(plan: ExecPlan) -> Result<Outcome, RunError> {
         return Err(start_error(&shown, err, pipe.collect()));
     }
 
+    // safe-exec stays alive beside the command: it must not hold, readable,
+    // what was scrubbed from the command (K7).
+    sandbox::env::protect_self(&env);
     let set = signals::supervised_set();
     let old_mask = signals::block(&set).map_err(RunError::Supervise)?;
     let result = supervise(

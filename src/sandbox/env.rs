@@ -407,3 +407,75 @@ mod tests {
         assert!(glob_match("BASH_FUNC_*", "BASH_FUNC_ls%%", false));
     }
 }
+
+unsafe extern "C" {
+    /// The C library's environment array (`environ(7)`).
+    static environ: *const *mut libc::c_char;
+}
+
+/// What [`protect_self`] did, for `doctor` and the tests.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct SelfProtection {
+    /// `PR_SET_DUMPABLE` is now 0.
+    pub non_dumpable: bool,
+    /// Variables whose value was overwritten in the original block.
+    pub scrubbed: usize,
+}
+
+/// Keeps safe-exec's own process from handing the command what was removed
+/// from its environment (K7), before a supervised command starts:
+///
+/// - `PR_SET_DUMPABLE 0`: `/proc/<safe-exec>/environ`, `maps`, `mem`, `fd`
+///   become root-owned and need `CAP_SYS_PTRACE` over safe-exec (which a
+///   sandboxed command never has), whatever its uid;
+/// - every variable the command does not get with the same value is moved
+///   to the heap (`setenv`, so hooks that run later still see it) and its
+///   value is overwritten with NUL bytes in the original block at the top of
+///   the stack, the memory `/proc/<pid>/environ` shows.
+///
+/// The command itself starts dumpable again (`execve` resets it).
+pub fn protect_self(kept: &[(OsString, OsString)]) -> SelfProtection {
+    use std::ffi::CStr;
+    use std::os::unix::ffi::OsStrExt;
+    let mut done = SelfProtection {
+        // SAFETY: prctl with constant arguments.
+        non_dumpable: unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } == 0,
+        scrubbed: 0,
+    };
+    let mut originals: Vec<(*mut libc::c_char, OsString, OsString)> = Vec::new();
+    // SAFETY: environ is a NULL-terminated array of NUL-terminated strings
+    // owned by the C library; we only read it here, before any change.
+    unsafe {
+        let mut p = environ;
+        while !p.is_null() && !(*p).is_null() {
+            let entry = CStr::from_ptr(*p).to_bytes();
+            if let Some(eq) = entry.iter().position(|&b| b == b'=') {
+                let name = std::ffi::OsStr::from_bytes(&entry[..eq]).to_os_string();
+                let value = std::ffi::OsStr::from_bytes(&entry[eq + 1..]).to_os_string();
+                let passed = kept.iter().any(|(k, v)| *k == name && *v == value);
+                if !passed && !value.is_empty() {
+                    originals.push((*p, name, value));
+                }
+            }
+            p = p.add(1);
+        }
+    }
+    for (ptr, name, value) in originals {
+        // SAFETY: safe-exec's own threads (hook I/O pumps) never read the
+        // environment; setenv replaces the array slot with a heap copy, so
+        // the original string is no longer referenced afterwards.
+        unsafe { std::env::set_var(&name, &value) };
+        // SAFETY: ptr still points to the original NUL-terminated entry
+        // (stack memory we may write); we overwrite the value in place,
+        // never past its terminating NUL.
+        unsafe {
+            let mut q = ptr.add(name.len() + 1);
+            while *q != 0 {
+                *q = 0;
+                q = q.add(1);
+            }
+        }
+        done.scrubbed += 1;
+    }
+    done
+}

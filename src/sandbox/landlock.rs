@@ -50,6 +50,11 @@ fn dev_rw() -> BitFlags<AccessFs> {
     AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate
 }
 
+/// Rights on devices a profile lists in `[sandbox] devices`.
+fn device_access() -> BitFlags<AccessFs> {
+    AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev | AccessFs::ReadDir
+}
+
 /// Rights on the controlling terminal (`stty`, `script`, line editors).
 fn tty_access() -> BitFlags<AccessFs> {
     AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev | AccessFs::ReadDir
@@ -90,6 +95,8 @@ pub struct LandlockPlan {
     pub scopes: Vec<String>,
     #[serde(skip)]
     pub(crate) scope_flags: BitFlags<Scope>,
+    /// Directories on the way to a denied path that could not be listed.
+    pub unlisted: Vec<Unlisted>,
 }
 
 fn ser_rights<S: serde::Serializer>(r: &BitFlags<AccessFs>, s: S) -> Result<S::Ok, S::Error> {
@@ -142,87 +149,240 @@ fn canonical(p: &Path) -> Option<PathBuf> {
     fs::canonicalize(p).ok()
 }
 
-/// Grants `access` on `root`, carving out every path of `denied` below it.
-fn carve(
-    root: &Path,
-    access: BitFlags<AccessFs>,
-    denied: &[PathBuf],
-    out: &mut Vec<PlannedRule>,
-) -> Result<(), SandboxError> {
-    if denied.iter().any(|d| root.starts_with(d)) {
-        return Ok(()); // the root itself is (inside) a denied path
-    }
-    let inner: Vec<PathBuf> = denied
-        .iter()
-        .filter(|d| d.starts_with(root))
-        .cloned()
-        .collect();
-    if inner.is_empty() {
-        push_rule(out, root, access);
-        return Ok(());
-    }
-    // The ancestor itself: listable only.
-    push_rule(out, root, AccessFs::ReadDir.into());
-    let entries = fs::read_dir(root).map_err(|source| SandboxError::Io {
-        what: "list a directory to carve out a denied path",
-        path: root.to_path_buf(),
-        source,
-    })?;
-    for entry in entries {
-        let entry = entry.map_err(|source| SandboxError::Io {
-            what: "list a directory to carve out a denied path",
-            path: root.to_path_buf(),
-            source,
-        })?;
-        let path = entry.path();
-        if inner.contains(&path) {
-            continue;
-        }
-        let Ok(ft) = entry.file_type() else { continue };
-        if ft.is_symlink() {
-            // A symlink needs no rule to be followed; granting it would
-            // grant its target, which may be a denied path or lie outside
-            // the root. The target is governed by its own rules.
-            continue;
-        }
-        if ft.is_dir() && inner.iter().any(|d| d.starts_with(&path)) {
-            carve(&path, access, &inner, out)?;
-        } else {
-            push_known(out, &path, access, ft.is_dir());
-        }
-    }
-    Ok(())
+/// A directory the carving could not list (issue 16) and what was done
+/// instead; `doctor` and `check --json` show them.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Unlisted {
+    /// The directory.
+    pub path: PathBuf,
+    /// The error from listing it (`Permission denied` for a 711 directory).
+    pub error: String,
+    /// The entries granted through it: only those on the way to a denied
+    /// path's directory, a writable root or HOME. Its other entries are not
+    /// readable in the sandbox (the caller could only reach them by a name
+    /// it already knew).
+    pub granted: Vec<PathBuf>,
 }
+
+/// What carving needs besides the root: the denied paths, where the
+/// command must be able to reach through a directory it cannot list, and
+/// where to record such directories.
+struct Carver<'a> {
+    denied: &'a [PathBuf],
+    targets: &'a [PathBuf],
+    unlisted: Vec<Unlisted>,
+}
+
+impl Carver<'_> {
+    /// Grants `access` on `root`, carving out every path of `denied` below it.
+    fn carve(
+        &mut self,
+        root: &Path,
+        access: BitFlags<AccessFs>,
+        out: &mut Vec<PlannedRule>,
+    ) -> Result<(), SandboxError> {
+        if self.denied.iter().any(|d| root.starts_with(d)) {
+            return Ok(()); // the root itself is (inside) a denied path
+        }
+        let inner: Vec<PathBuf> = self
+            .denied
+            .iter()
+            .filter(|d| d.starts_with(root))
+            .cloned()
+            .collect();
+        if inner.is_empty() {
+            push_rule(out, root, access);
+            return Ok(());
+        }
+        // The ancestor itself: listable only.
+        push_rule(out, root, AccessFs::ReadDir.into());
+        let entries = match fs::read_dir(root).and_then(|d| d.collect::<Result<Vec<_>, _>>()) {
+            Ok(e) => e,
+            Err(e) => return self.through_unlisted(root, access, &inner, e, out),
+        };
+        for entry in entries {
+            let path = entry.path();
+            if inner.contains(&path) {
+                continue;
+            }
+            let Ok(ft) = entry.file_type() else { continue };
+            if ft.is_symlink() {
+                // A symlink needs no rule to be followed; granting it would
+                // grant its target, which may be a denied path or lie outside
+                // the root. The target is governed by its own rules.
+                continue;
+            }
+            if ft.is_dir() && inner.iter().any(|d| d.starts_with(&path)) {
+                self.carve(&path, access, out)?;
+            } else {
+                push_known(out, &path, access, ft.is_dir());
+            }
+        }
+        Ok(())
+    }
+
+    /// `root` cannot be listed (mode 711/751 above HOME): grant only the
+    /// entries on the way to the denied paths' directories, the writable
+    /// roots and HOME, carved in turn, and record what was done. The other
+    /// entries stay unreadable in the sandbox; outside it the caller could
+    /// only reach them by names it already knew.
+    fn through_unlisted(
+        &mut self,
+        root: &Path,
+        access: BitFlags<AccessFs>,
+        inner: &[PathBuf],
+        error: std::io::Error,
+        out: &mut Vec<PlannedRule>,
+    ) -> Result<(), SandboxError> {
+        let mut next: Vec<PathBuf> = Vec::new();
+        let targets = self.targets.to_vec();
+        let ways = inner
+            .iter()
+            .filter_map(|d| d.parent())
+            .chain(targets.iter().map(PathBuf::as_path));
+        for target in ways {
+            let Ok(rest) = target.strip_prefix(root) else {
+                continue;
+            };
+            let Some(first) = rest.components().next() else {
+                continue;
+            };
+            let child = root.join(first);
+            if !next.contains(&child) {
+                next.push(child);
+            }
+        }
+        let mut granted = Vec::new();
+        for child in next {
+            if inner.contains(&child) || fs::symlink_metadata(&child).is_err() {
+                continue;
+            }
+            let before = out.len();
+            self.carve(&child, access, out)?;
+            if out.len() > before {
+                granted.push(child);
+            }
+        }
+        self.unlisted.push(Unlisted {
+            path: root.to_path_buf(),
+            error: error.to_string(),
+            granted,
+        });
+        Ok(())
+    }
+}
+
+/// The terminals the command was given: the character devices behind
+/// descriptors 0, 1 and 2 that are terminals (`/dev/pts/3`, `/dev/tty1`).
+pub fn given_terminals() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for fd in 0..3 {
+        // SAFETY: isatty only inspects the descriptor.
+        if unsafe { libc::isatty(fd) } != 1 {
+            continue;
+        }
+        if let Ok(p) = fs::read_link(format!("/proc/self/fd/{fd}"))
+            && p.starts_with("/dev/")
+            && !out.contains(&p)
+        {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Devices every program may use: read/write, and read-only.
+const DEV_RW: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
+const DEV_RO: &[&str] = &["/dev/random", "/dev/urandom"];
 
 /// Computes the rules for `spec`. Read roots and denied paths that do not
 /// exist are skipped; a writable root that does not exist is an error.
+///
+/// `/dev` is carved out of every root that contains it: only null, zero,
+/// full, random, urandom, tty, ptmx, the terminal the command was given and
+/// `[sandbox] devices` are granted (plus `/dev/pts` as a whole while no pty
+/// broker runs), never other terminals, `/dev/kmsg` or block devices. A
+/// root inside `/dev` that a profile names explicitly is granted as named.
 pub fn plan(spec: &SandboxSpec) -> Result<LandlockPlan, SandboxError> {
     let denied: Vec<PathBuf> = spec.deny_read.iter().filter_map(|p| canonical(p)).collect();
+    let dev = PathBuf::from("/dev");
+    let mut hidden = denied.clone();
+    hidden.push(dev.clone());
+    let mut targets: Vec<PathBuf> = spec.write.iter().filter_map(|p| canonical(p)).collect();
+    if let Some(home) = std::env::var_os("HOME").and_then(|h| canonical(Path::new(&h))) {
+        targets.push(home);
+    }
     let mut rules = Vec::new();
     let mut read = read_access();
     if spec.unix_sockets {
         // ABI 9: connecting to pathname sockets below readable roots.
         read |= AccessFs::ResolveUnix;
     }
+    let mut in_dev = Carver {
+        denied: &denied,
+        targets: &targets,
+        unlisted: Vec::new(),
+    };
+    let mut elsewhere = Carver {
+        denied: &hidden,
+        targets: &targets,
+        unlisted: Vec::new(),
+    };
     for root in &spec.read {
         if let Some(root) = canonical(root) {
-            carve(&root, read, &denied, &mut rules)?;
+            let c = if root.starts_with(&dev) {
+                &mut in_dev
+            } else {
+                &mut elsewhere
+            };
+            c.carve(&root, read, &mut rules)?;
         }
     }
     for root in &spec.write {
         let Some(canon) = canonical(root) else {
+            let tmp = std::env::var_os("TMPDIR")
+                .filter(|t| !t.is_empty())
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("/tmp"));
+            if *root == tmp {
+                return Err(SandboxError::TmpMissing(root.clone()));
+            }
             return Err(SandboxError::WriteRootMissing(root.clone()));
         };
-        carve(&canon, write_access(), &denied, &mut rules)?;
+        let c = if canon.starts_with(&dev) {
+            &mut in_dev
+        } else {
+            &mut elsewhere
+        };
+        c.carve(&canon, write_access(), &mut rules)?;
     }
-    for dev in ["/dev/null", "/dev/zero", "/dev/full"] {
-        push_rule(&mut rules, Path::new(dev), dev_rw());
+    let mut unlisted = in_dev.unlisted;
+    unlisted.extend(elsewhere.unlisted);
+    // `ls /dev`: names only.
+    push_rule(&mut rules, &dev, AccessFs::ReadDir.into());
+    for d in DEV_RW {
+        push_rule(&mut rules, Path::new(d), dev_rw());
     }
-    for dev in ["/dev/random", "/dev/urandom"] {
-        push_rule(&mut rules, Path::new(dev), AccessFs::ReadFile.into());
+    for d in DEV_RO {
+        push_rule(&mut rules, Path::new(d), AccessFs::ReadFile.into());
     }
-    for dev in ["/dev/tty", "/dev/ptmx", "/dev/pts"] {
-        push_rule(&mut rules, Path::new(dev), tty_access());
+    // /dev/tty always means the opener's own controlling terminal; /dev/ptmx
+    // always creates a new pty.
+    for d in ["/dev/tty", "/dev/ptmx"] {
+        push_rule(&mut rules, Path::new(d), tty_access());
+    }
+    if spec.pty_broker {
+        push_rule(&mut rules, Path::new("/dev/pts"), AccessFs::ReadDir.into());
+    } else {
+        push_rule(&mut rules, Path::new("/dev/pts"), tty_access());
+    }
+    for tty in given_terminals() {
+        push_rule(&mut rules, &tty, tty_access());
+    }
+    for d in &spec.devices {
+        if let Some(d) = canonical(d) {
+            push_rule(&mut rules, &d, device_access());
+        }
     }
 
     let mut scope_flags: BitFlags<Scope> = Scope::Signal.into();
@@ -243,6 +403,7 @@ pub fn plan(spec: &SandboxSpec) -> Result<LandlockPlan, SandboxError> {
         connect_ports: connect_ports(spec.network).to_vec(),
         scopes,
         scope_flags,
+        unlisted,
     })
 }
 
@@ -285,6 +446,10 @@ mod tests {
             deny_read: deny,
             network: NetworkAccess::Off,
             unix_sockets: false,
+            sysv_ipc: false,
+            capabilities: vec![],
+            devices: vec![],
+            pty_broker: true,
             limits: Limits::default(),
             enforcement: Enforcement::Required,
             timeout: None,

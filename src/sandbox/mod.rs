@@ -6,12 +6,15 @@
 //! parent (rulesets, BPF programs, rlimit values) so that the child, between
 //! `fork` and `execve`, only applies them without allocating.
 
+pub mod caps;
 pub mod env;
 pub mod fds;
 pub mod kernel;
 pub mod landlock;
 pub mod limits;
+pub mod pty;
 pub mod seccomp;
+pub mod selftest;
 
 pub use kernel::{KernelSupport, probe_kernel};
 
@@ -37,6 +40,26 @@ pub struct SandboxSpec {
     /// Whether `socket(AF_UNIX, ...)` (connecting to host sockets such as
     /// `docker.sock`) is allowed. `socketpair` always works.
     pub unix_sockets: bool,
+    /// System V IPC and POSIX message queues (`[sandbox] sysv_ipc`); denied
+    /// by seccomp unless true.
+    #[serde(default)]
+    pub sysv_ipc: bool,
+    /// Capabilities the command keeps (`[sandbox] capabilities`, e.g.
+    /// `CAP_NET_BIND_SERVICE`); every other one is removed from all five
+    /// sets before exec. Empty (the default): none.
+    #[serde(default)]
+    pub capabilities: Vec<String>,
+    /// Extra device nodes granted read, write and ioctl
+    /// (`[sandbox] devices`, e.g. `/dev/kvm`, `/dev/nvidia0`).
+    #[serde(default)]
+    pub devices: Vec<PathBuf>,
+    /// Set by the supervisor when it opens pty slaves for the command
+    /// (`ioctl(TIOCGPTPEER)` answered outside the Landlock domain, see
+    /// [`pty`]): then no `/dev/pts` entry but the command's own terminal is
+    /// granted. False: `/dev/pts` is granted as a whole (reported as
+    /// degraded), or `openpty` would fail.
+    #[serde(default)]
+    pub pty_broker: bool,
     /// Resource limits applied with `setrlimit` in the child.
     pub limits: Limits,
     /// Refuse to run (`Required`) or warn (`BestEffort`) when the kernel
@@ -109,6 +132,12 @@ pub struct EnforcementReport {
     /// Hardening the kernel lacks that the profile does not depend on
     /// (e.g. signal scoping before Landlock ABI 6); reported, never refused.
     pub degraded: Vec<String>,
+    /// Capabilities the command keeps (names); empty: none. When
+    /// safe-exec itself holds no capabilities there is nothing to drop.
+    pub capabilities: Vec<String>,
+    /// Whether every capability set was cleared in the child (false only
+    /// when the child could not, see `degraded`).
+    pub capabilities_dropped: bool,
 }
 
 /// Why a sandbox could not be prepared. Every message says what to fix.
@@ -120,6 +149,12 @@ pub enum SandboxError {
         .0.display()
     )]
     WriteRootMissing(PathBuf),
+    /// The temporary directory (`{tmp}`: `$TMPDIR`, else `/tmp`) does not exist.
+    #[error(
+        "the temporary directory {} does not exist (it is the writable {{tmp}} root: $TMPDIR, else /tmp): set TMPDIR to an existing directory you can write, e.g. `mkdir -p ~/.cache/tmp && export TMPDIR=~/.cache/tmp`, or create it",
+        .0.display()
+    )]
+    TmpMissing(PathBuf),
     /// `enforcement = "required"` and the kernel lacks a needed feature.
     #[error(
         "the kernel cannot enforce this profile: {}; run on a newer kernel or set [sandbox] enforcement = \"best-effort\"",
@@ -132,6 +167,11 @@ pub enum SandboxError {
     /// The seccomp filter could not be built.
     #[error("could not build the seccomp filter: {0}")]
     Seccomp(String),
+    /// `[sandbox] capabilities` names something that is not a capability.
+    #[error(
+        "[sandbox] capabilities: unknown capability `{0}`; use names like CAP_NET_BIND_SERVICE (see capabilities(7))"
+    )]
+    UnknownCapability(String),
     /// A path needed to build the rules could not be read.
     #[error("could not {what} {}: {source}", path.display())]
     Io {
@@ -192,6 +232,12 @@ pub fn kernel_gaps(spec: &SandboxSpec, abi: u32, seccomp_ok: bool) -> (Vec<Strin
     if !seccomp_ok {
         missing.push("seccomp filter not available on this kernel or architecture".to_string());
     }
+    if abi > 0 && !spec.pty_broker {
+        degraded.push(
+            "no pty broker (the supervisor answers TIOCGPTPEER): /dev/pts is granted as a whole, so other terminals of this user are reachable"
+                .to_string(),
+        );
+    }
     (missing, degraded)
 }
 
@@ -217,6 +263,8 @@ fn report_for(spec: &SandboxSpec, abi: u32, seccomp_ok: bool) -> EnforcementRepo
         no_new_privs: true,
         missing,
         degraded,
+        capabilities: spec.capabilities.clone(),
+        capabilities_dropped: true,
     }
 }
 
@@ -234,6 +282,9 @@ pub fn describe(spec: &SandboxSpec) -> serde_json::Value {
         "deny_read": spec.deny_read,
         "network": spec.network,
         "unix_sockets": spec.unix_sockets,
+        "sysv_ipc": spec.sysv_ipc,
+        "capabilities": spec.capabilities,
+        "devices": spec.devices,
         "limits": spec.limits,
         "enforcement": spec.enforcement,
         "timeout_seconds": spec.timeout.map(|t| t.as_secs_f64()),
@@ -261,6 +312,8 @@ pub enum ApplyStage {
     Seccomp = 6,
     /// Process setup around the sandbox (parent-death signal, terminal).
     Process = 7,
+    /// Dropping capabilities.
+    Capabilities = 8,
 }
 
 impl ApplyStage {
@@ -274,6 +327,7 @@ impl ApplyStage {
             5 => Self::NoNewPrivs,
             6 => Self::Seccomp,
             7 => Self::Process,
+            8 => Self::Capabilities,
             _ => return None,
         })
     }
@@ -290,13 +344,14 @@ impl ApplyStage {
             Self::NoNewPrivs => "setting no_new_privs",
             Self::Seccomp => "installing the seccomp filter",
             Self::Process => "setting up the child process",
+            Self::Capabilities => "dropping capabilities",
         }
     }
 }
 
 /// What the child actually got, packed in one byte so it can be sent over a
 /// pipe without allocating: bits 0-1 Landlock (0 none, 1 partial, 2 full),
-/// bit 2 seccomp, bit 3 no_new_privs.
+/// bit 2 seccomp, bit 3 no_new_privs, bit 4 capabilities not dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Applied(pub u8);
 
@@ -311,6 +366,7 @@ impl Applied {
         .to_string();
         report.seccomp = self.0 & 4 != 0;
         report.no_new_privs = self.0 & 8 != 0;
+        report.capabilities_dropped = self.0 & 16 == 0;
     }
 }
 
@@ -321,6 +377,7 @@ pub struct Prepared {
     ruleset: Option<::landlock::RulesetCreated>,
     filter: Option<seccompiler::BpfProgram>,
     rlimits: Vec<limits::Rlimit>,
+    caps: caps::CapDrop,
     required: bool,
     landlock_expected: bool,
     /// What the kernel is expected to enforce (updated with [`Applied`]).
@@ -346,6 +403,7 @@ pub fn prepare(spec: &SandboxSpec) -> Result<Prepared, SandboxError> {
     if required && !report.missing.is_empty() {
         return Err(SandboxError::Unenforceable(report.missing.clone()));
     }
+    let caps = caps::CapDrop::prepare(&spec.capabilities)?;
     let plan = landlock::plan(spec)?;
     let ruleset = if abi > 0 {
         Some(landlock::build(&plan)?)
@@ -361,6 +419,7 @@ pub fn prepare(spec: &SandboxSpec) -> Result<Prepared, SandboxError> {
         ruleset,
         filter,
         rlimits: limits::prepare(&spec.limits),
+        caps,
         required,
         landlock_expected: abi > 0,
         report,
@@ -378,6 +437,14 @@ impl Prepared {
         let mut applied = 0u8;
         limits::apply(&self.rlimits).map_err(|e| (ApplyStage::Rlimits, e))?;
         fds::cloexec_from(3).map_err(|e| (ApplyStage::Descriptors, e))?;
+        // Capabilities before Landlock and seccomp (dropping the bounding
+        // set needs CAP_SETPCAP, which goes last). Always required: a
+        // root command must never keep capabilities it was not given.
+        match self.caps.apply() {
+            Ok(()) => {}
+            Err(e) if self.required => return Err((ApplyStage::Capabilities, e)),
+            Err(_) => applied |= 16,
+        }
         if let Some(ruleset) = self.ruleset.take() {
             match ruleset.restrict_self() {
                 Ok(status) => match status.ruleset {
@@ -427,6 +494,10 @@ mod tests {
             deny_read: vec![],
             network,
             unix_sockets: false,
+            sysv_ipc: false,
+            capabilities: vec![],
+            devices: vec![],
+            pty_broker: true,
             limits: Limits::default(),
             enforcement: Enforcement::Required,
             timeout: None,

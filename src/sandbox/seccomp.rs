@@ -49,6 +49,23 @@ const SOCK_TYPE_MASK: u64 = 0xf;
 const IPPROTO_ICMPV6: u64 = 58;
 /// `open_tree_attr` (Linux 6.15; same number on every architecture).
 const SYS_OPEN_TREE_ATTR: i64 = 467;
+/// `quotactl_fd` (Linux 5.14; unified numbering).
+const SYS_QUOTACTL_FD: i64 = 443;
+/// `process_mrelease` (Linux 5.15; unified numbering).
+const SYS_PROCESS_MRELEASE: i64 = 448;
+/// `TIOCSCTTY`: make a terminal the controlling terminal; with argument 1
+/// and `CAP_SYS_ADMIN` it steals it from another session.
+pub const TIOCSCTTY: u64 = 0x540E;
+/// `TIOCSETD`: change the line discipline (e.g. `N_NULL` silences a
+/// terminal, others attach kernel protocol drivers to it).
+pub const TIOCSETD: u64 = 0x5423;
+/// `TIOCVHANGUP`: hang up a terminal for every process using it.
+pub const TIOCVHANGUP: u64 = 0x5437;
+/// `TIOCCONS`: redirect the system console's output to a terminal.
+pub const TIOCCONS: u64 = 0x541D;
+/// `TIOCGPTPEER`: open the peer (slave) of a pty master; allowed here, the
+/// supervisor may answer it (see `sandbox::pty`).
+pub const TIOCGPTPEER: u64 = 0x5441;
 
 /// Syscalls denied whatever the profile says, with why.
 fn always_denied() -> Vec<(i64, &'static str)> {
@@ -103,8 +120,128 @@ fn always_denied() -> Vec<(i64, &'static str)> {
             libc::SYS_open_by_handle_at,
             "open files by handle, bypassing paths",
         ),
+        // K4: fanotify watches (and with permission events blocks) every
+        // open of a mount or filesystem, including other processes' opens
+        // and the deny-read files they touch.
+        (
+            libc::SYS_fanotify_init,
+            "watch other processes' file access",
+        ),
+        (
+            libc::SYS_fanotify_mark,
+            "watch other processes' file access",
+        ),
+        // K5: hang up the controlling terminal of every process on it.
+        (libc::SYS_vhangup, "hang up other sessions' terminal"),
+        // K6: machine-wide settings.
+        (libc::SYS_settimeofday, "set the system clock or time zone"),
+        (libc::SYS_clock_settime, "set the system clock"),
+        (libc::SYS_clock_adjtime, "adjust the system clock"),
+        (libc::SYS_adjtimex, "adjust the system clock"),
+        (libc::SYS_sethostname, "rename the machine"),
+        (libc::SYS_setdomainname, "rename the machine's NIS domain"),
+        (libc::SYS_syslog, "read or clear the kernel log"),
+        (libc::SYS_acct, "switch process accounting on or off"),
+        (libc::SYS_chroot, "change the root directory (escape aid)"),
+        (libc::SYS_quotactl, "change disk quotas"),
+        (SYS_QUOTACTL_FD, "change disk quotas"),
+        (
+            libc::SYS_process_madvise,
+            "change other processes' memory management",
+        ),
+        (SYS_PROCESS_MRELEASE, "reap other processes' memory"),
+        #[cfg(target_arch = "x86_64")]
+        (libc::SYS_iopl, "raw I/O port access"),
+        #[cfg(target_arch = "x86_64")]
+        (libc::SYS_ioperm, "raw I/O port access"),
+        #[cfg(target_arch = "x86_64")]
+        (
+            libc::SYS_uselib,
+            "obsolete loader entry point (attack surface)",
+        ),
     ]
 }
+
+/// K3: System V IPC and POSIX message queues. Their objects are named by
+/// small global keys, not paths, so Landlock never sees them: another
+/// process's 0600 segment of the same user (any segment, as root) could be
+/// attached and overwritten. Denied unless `[sandbox] sysv_ipc = true`.
+fn ipc_syscalls() -> Vec<(i64, &'static str)> {
+    let why = "System V IPC / POSIX message queues are global objects outside the filesystem rules";
+    [
+        libc::SYS_shmget,
+        libc::SYS_shmat,
+        libc::SYS_shmdt,
+        libc::SYS_shmctl,
+        libc::SYS_semget,
+        libc::SYS_semop,
+        libc::SYS_semtimedop,
+        libc::SYS_semctl,
+        libc::SYS_msgget,
+        libc::SYS_msgsnd,
+        libc::SYS_msgrcv,
+        libc::SYS_msgctl,
+        libc::SYS_mq_open,
+        libc::SYS_mq_unlink,
+        libc::SYS_mq_timedsend,
+        libc::SYS_mq_timedreceive,
+        libc::SYS_mq_notify,
+        libc::SYS_mq_getsetattr,
+    ]
+    .into_iter()
+    .map(|nr| (nr, why))
+    .collect()
+}
+
+/// K1: calls that act on a process named by its pid. Allowed on the caller
+/// itself (pid 0), refused (`EPERM`) for any other pid: lowering another
+/// process's `RLIMIT_CPU` makes the kernel kill it, and its priority,
+/// CPU/memory placement and scheduling class are the user's, not the
+/// command's. The pid is an `int`, compared on its low 32 bits.
+/// Read-only forms stay allowed (`prlimit64` without a new limit,
+/// `getpriority`, `sched_get*`, `ioprio_get`).
+fn pid_rules(rules: &mut Rules) -> Result<(), SandboxError> {
+    // prlimit64(pid, resource, new, old): a new limit for another process.
+    rules.when(
+        libc::SYS_prlimit64,
+        vec![
+            cond(0, SeccompCmpOp::Ne, 0)?,
+            qcond(2, SeccompCmpOp::Ne, 0)?,
+        ],
+    )?;
+    // setpriority(which, who, prio): only PRIO_PROCESS (0) of the caller
+    // (0); PRIO_PGRP/PRIO_USER reach processes outside the sandbox.
+    rules.when(libc::SYS_setpriority, vec![cond(0, SeccompCmpOp::Ne, 0)?])?;
+    rules.when(libc::SYS_setpriority, vec![cond(1, SeccompCmpOp::Ne, 0)?])?;
+    // ioprio_set(which, who, prio): only IOPRIO_WHO_PROCESS (1) of the caller (0).
+    rules.when(libc::SYS_ioprio_set, vec![cond(0, SeccompCmpOp::Ne, 1)?])?;
+    rules.when(libc::SYS_ioprio_set, vec![cond(1, SeccompCmpOp::Ne, 0)?])?;
+    // First argument is the target pid.
+    for nr in [
+        libc::SYS_sched_setaffinity,
+        libc::SYS_sched_setscheduler,
+        libc::SYS_sched_setparam,
+        libc::SYS_sched_setattr,
+        libc::SYS_migrate_pages,
+        libc::SYS_move_pages,
+    ] {
+        rules.when(nr, vec![cond(0, SeccompCmpOp::Ne, 0)?])?;
+    }
+    Ok(())
+}
+
+/// Syscalls of [`pid_rules`], for the summary and the audit table.
+pub(crate) const PID_SYSCALLS: &[&str] = &[
+    "prlimit64 (with a new limit)",
+    "setpriority",
+    "ioprio_set",
+    "sched_setaffinity",
+    "sched_setscheduler",
+    "sched_setparam",
+    "sched_setattr",
+    "migrate_pages",
+    "move_pages",
+];
 
 /// A syscall's entry: unconditionally matched, or matched when any of the
 /// rules (each an AND of conditions) holds. Kept separate from seccompiler's
@@ -153,6 +290,11 @@ fn cond(arg: u8, op: SeccompCmpOp, value: u64) -> Result<SeccompCondition, Sandb
     SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value).map_err(seccomp_err)
 }
 
+/// A condition on a whole 64-bit argument (pointers).
+fn qcond(arg: u8, op: SeccompCmpOp, value: u64) -> Result<SeccompCondition, SandboxError> {
+    SeccompCondition::new(arg, SeccompCmpArgLen::Qword, op, value).map_err(seccomp_err)
+}
+
 /// Target architecture of this build, or an error naming it.
 pub(crate) fn target_arch() -> Result<TargetArch, SandboxError> {
     match std::env::consts::ARCH {
@@ -191,8 +333,30 @@ pub(crate) fn build(spec: &SandboxSpec, landlock_abi: u32) -> Result<BpfProgram,
     }
     // Terminal injection; the command number is compared on its low 32 bits
     // (Dword), which is what the tty layer uses (CVE-2019-10063).
-    for cmd in [TIOCSTI, TIOCLINUX] {
+    // K5: TIOCSETD (line discipline), TIOCVHANGUP (hang up), TIOCCONS
+    // (console redirection) on any terminal.
+    for cmd in [TIOCSTI, TIOCLINUX, TIOCSETD, TIOCVHANGUP, TIOCCONS] {
         rules.when(libc::SYS_ioctl, vec![cond(1, SeccompCmpOp::Eq, cmd)?])?;
+    }
+    // TIOCSCTTY with a non-zero argument steals a terminal from another
+    // session, which needs CAP_SYS_ADMIN: without it (the default, see
+    // `caps`) the kernel refuses; with it kept, the filter refuses.
+    // `TIOCSCTTY, 0` on a terminal that is nobody's (`setsid` + `login_tty`
+    // in script, python's pty.fork) keeps working.
+    if super::caps::keeps(spec, "CAP_SYS_ADMIN") {
+        rules.when(
+            libc::SYS_ioctl,
+            vec![
+                cond(1, SeccompCmpOp::Eq, TIOCSCTTY)?,
+                cond(2, SeccompCmpOp::Ne, 0)?,
+            ],
+        )?;
+    }
+    pid_rules(&mut rules)?;
+    if !spec.sysv_ipc {
+        for (nr, _why) in ipc_syscalls() {
+            rules.always(nr);
+        }
     }
     network_rules(&mut rules, spec, landlock_abi)?;
 
@@ -340,7 +504,23 @@ pub(crate) fn summary(spec: &SandboxSpec, landlock_abi: u32) -> Vec<String> {
         .collect();
     out.push("clone with CLONE_NEW* flags: EPERM".into());
     out.push("clone3: ENOSYS (libc falls back to clone)".into());
-    out.push("ioctl TIOCSTI/TIOCLINUX: EPERM".into());
+    out.push("ioctl TIOCSTI/TIOCLINUX/TIOCSETD/TIOCVHANGUP/TIOCCONS: EPERM".into());
+    if super::caps::keeps(spec, "CAP_SYS_ADMIN") {
+        out.push("ioctl TIOCSCTTY with a non-zero argument (steal): EPERM".into());
+    }
+    out.push(format!(
+        "{} on any pid but the caller's own (0): EPERM",
+        PID_SYSCALLS.join(", ")
+    ));
+    if spec.sysv_ipc {
+        out.push("System V IPC and POSIX message queues: allowed (sysv_ipc = true)".into());
+    } else {
+        out.extend(
+            ipc_syscalls()
+                .into_iter()
+                .map(|(nr, why)| format!("{} ({why}): EPERM", syscall_name(nr))),
+        );
+    }
     out.push("x32 syscall numbers: EPERM; foreign architectures: killed (SIGSYS)".into());
     out.push("socketpair other than AF_UNIX: EPERM".into());
     let unix = if unix_socket_allowed(spec, landlock_abi) {
@@ -396,6 +576,46 @@ fn syscall_name(nr: i64) -> String {
         (libc::SYS_io_uring_enter, "io_uring_enter"),
         (libc::SYS_io_uring_register, "io_uring_register"),
         (libc::SYS_open_by_handle_at, "open_by_handle_at"),
+        (libc::SYS_fanotify_init, "fanotify_init"),
+        (libc::SYS_fanotify_mark, "fanotify_mark"),
+        (libc::SYS_vhangup, "vhangup"),
+        (libc::SYS_settimeofday, "settimeofday"),
+        (libc::SYS_clock_settime, "clock_settime"),
+        (libc::SYS_clock_adjtime, "clock_adjtime"),
+        (libc::SYS_adjtimex, "adjtimex"),
+        (libc::SYS_sethostname, "sethostname"),
+        (libc::SYS_setdomainname, "setdomainname"),
+        (libc::SYS_syslog, "syslog"),
+        (libc::SYS_acct, "acct"),
+        (libc::SYS_chroot, "chroot"),
+        (libc::SYS_quotactl, "quotactl"),
+        (SYS_QUOTACTL_FD, "quotactl_fd"),
+        (libc::SYS_process_madvise, "process_madvise"),
+        (SYS_PROCESS_MRELEASE, "process_mrelease"),
+        #[cfg(target_arch = "x86_64")]
+        (libc::SYS_iopl, "iopl"),
+        #[cfg(target_arch = "x86_64")]
+        (libc::SYS_ioperm, "ioperm"),
+        #[cfg(target_arch = "x86_64")]
+        (libc::SYS_uselib, "uselib"),
+        (libc::SYS_shmget, "shmget"),
+        (libc::SYS_shmat, "shmat"),
+        (libc::SYS_shmdt, "shmdt"),
+        (libc::SYS_shmctl, "shmctl"),
+        (libc::SYS_semget, "semget"),
+        (libc::SYS_semop, "semop"),
+        (libc::SYS_semtimedop, "semtimedop"),
+        (libc::SYS_semctl, "semctl"),
+        (libc::SYS_msgget, "msgget"),
+        (libc::SYS_msgsnd, "msgsnd"),
+        (libc::SYS_msgrcv, "msgrcv"),
+        (libc::SYS_msgctl, "msgctl"),
+        (libc::SYS_mq_open, "mq_open"),
+        (libc::SYS_mq_unlink, "mq_unlink"),
+        (libc::SYS_mq_timedsend, "mq_timedsend"),
+        (libc::SYS_mq_timedreceive, "mq_timedreceive"),
+        (libc::SYS_mq_notify, "mq_notify"),
+        (libc::SYS_mq_getsetattr, "mq_getsetattr"),
     ];
     known
         .iter()
@@ -427,6 +647,10 @@ mod tests {
             deny_read: vec![],
             network,
             unix_sockets: unix,
+            sysv_ipc: false,
+            capabilities: vec![],
+            devices: vec![],
+            pty_broker: false,
             limits: Limits::default(),
             enforcement: Enforcement::Required,
             timeout: None,

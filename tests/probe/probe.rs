@@ -36,6 +36,8 @@ extern "C" {
     fn _exit(code: c_int) -> !;
 }
 
+mod kernel_ops;
+
 #[cfg(target_arch = "x86_64")]
 mod nr {
     pub const CLONE: i64 = 56;
@@ -445,6 +447,9 @@ fn main() {
                 done(execv(p.as_ptr(), argv.as_ptr()) as i64)
             }
             _ => {
+                if let Some(rc) = kernel_ops::run(&op, &args[1..]) {
+                    std::process::exit(rc)
+                }
                 let _ = close(-1);
                 usage(&format!("unknown operation {op}"))
             }

@@ -1,0 +1,353 @@
+//! Capabilities: a command started by root (or by a process holding
+//! capabilities) gets none unless the profile lists them
+//! (`[sandbox] capabilities = ["CAP_NET_BIND_SERVICE"]`).
+//!
+//! Between fork and exec the child sets `SECBIT_NOROOT` (locked, so uid 0
+//! gains nothing from executing a program), drops every capability not kept
+//! from the bounding set, sets the effective, permitted and inheritable sets
+//! to the kept ones and makes the ambient set exactly the kept ones (so they
+//! survive `execve` under `SECBIT_NOROOT` and `no_new_privs`). Without
+//! capabilities, root is an ordinary user with uid 0: file permissions
+//! (owner checks) still apply, but it cannot read other users' 0600 files,
+//! `ptrace` or read `/proc/<pid>/environ` of processes outside the sandbox
+//! (`CAP_SYS_PTRACE`), steal terminals (`CAP_SYS_ADMIN`), set the clock, load
+//! modules, bind low ports or use raw sockets.
+//!
+//! An unprivileged caller holds no capabilities; then nothing is done (its
+//! bounding set cannot be changed without `CAP_SETPCAP`, and `no_new_privs`
+//! already keeps file capabilities and setuid bits from adding any).
+
+use super::{SandboxError, SandboxSpec};
+
+/// Capability names, indexed by number (capabilities(7), Linux 6.x).
+pub const NAMES: &[&str] = &[
+    "CAP_CHOWN",
+    "CAP_DAC_OVERRIDE",
+    "CAP_DAC_READ_SEARCH",
+    "CAP_FOWNER",
+    "CAP_FSETID",
+    "CAP_KILL",
+    "CAP_SETGID",
+    "CAP_SETUID",
+    "CAP_SETPCAP",
+    "CAP_LINUX_IMMUTABLE",
+    "CAP_NET_BIND_SERVICE",
+    "CAP_NET_BROADCAST",
+    "CAP_NET_ADMIN",
+    "CAP_NET_RAW",
+    "CAP_IPC_LOCK",
+    "CAP_IPC_OWNER",
+    "CAP_SYS_MODULE",
+    "CAP_SYS_RAWIO",
+    "CAP_SYS_CHROOT",
+    "CAP_SYS_PTRACE",
+    "CAP_SYS_PACCT",
+    "CAP_SYS_ADMIN",
+    "CAP_SYS_BOOT",
+    "CAP_SYS_NICE",
+    "CAP_SYS_RESOURCE",
+    "CAP_SYS_TIME",
+    "CAP_SYS_TTY_CONFIG",
+    "CAP_MKNOD",
+    "CAP_LEASE",
+    "CAP_AUDIT_WRITE",
+    "CAP_AUDIT_CONTROL",
+    "CAP_SETFCAP",
+    "CAP_MAC_OVERRIDE",
+    "CAP_MAC_ADMIN",
+    "CAP_SYSLOG",
+    "CAP_WAKE_ALARM",
+    "CAP_BLOCK_SUSPEND",
+    "CAP_AUDIT_READ",
+    "CAP_PERFMON",
+    "CAP_BPF",
+    "CAP_CHECKPOINT_RESTORE",
+];
+
+/// `_LINUX_CAPABILITY_VERSION_3`.
+const CAP_V3: u32 = 0x2008_0522;
+/// `SECBIT_NOROOT | SECBIT_NOROOT_LOCKED`.
+const SECBITS_NOROOT_LOCKED: libc::c_ulong = 0x3;
+
+/// Number of a capability given as `CAP_NET_RAW`, `cap_net_raw` or `net_raw`.
+pub fn number(name: &str) -> Option<u32> {
+    let upper = name.trim().to_ascii_uppercase();
+    let full = if upper.starts_with("CAP_") {
+        upper
+    } else {
+        format!("CAP_{upper}")
+    };
+    NAMES
+        .iter()
+        .position(|n| *n == full)
+        .and_then(|i| u32::try_from(i).ok())
+}
+
+/// Whether the spec keeps capability `name`.
+pub fn keeps(spec: &SandboxSpec, name: &str) -> bool {
+    let Some(n) = number(name) else { return false };
+    spec.capabilities.iter().any(|c| number(c) == Some(n))
+}
+
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: libc::c_int,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+/// The five sets of the calling thread (bounding and ambient as masks).
+#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+pub struct CapSets {
+    /// Effective set.
+    pub effective: u64,
+    /// Permitted set.
+    pub permitted: u64,
+    /// Inheritable set.
+    pub inheritable: u64,
+    /// Bounding set.
+    pub bounding: u64,
+    /// Ambient set.
+    pub ambient: u64,
+}
+
+/// Permitted and inheritable sets of the calling thread (one `capget`).
+fn held() -> (u64, u64) {
+    let mut header = CapHeader {
+        version: CAP_V3,
+        pid: 0,
+    };
+    let mut data = [CapData::default(); 2];
+    // SAFETY: capget writes two CapData into our array.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_capget,
+            &mut header as *mut CapHeader,
+            data.as_mut_ptr(),
+        )
+    };
+    if rc != 0 {
+        // Unknown: assume something is held, so the drop is attempted.
+        return (u64::MAX, 0);
+    }
+    let join = |lo: u32, hi: u32| u64::from(lo) | (u64::from(hi) << 32);
+    (
+        join(data[0].permitted, data[1].permitted),
+        join(data[0].inheritable, data[1].inheritable),
+    )
+}
+
+/// Reads the calling thread's capability sets.
+pub fn current() -> CapSets {
+    let mut header = CapHeader {
+        version: CAP_V3,
+        pid: 0,
+    };
+    let mut data = [CapData::default(); 2];
+    // SAFETY: capget writes two CapData into our array.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_capget,
+            &mut header as *mut CapHeader,
+            data.as_mut_ptr(),
+        )
+    };
+    let join = |lo: u32, hi: u32| u64::from(lo) | (u64::from(hi) << 32);
+    let mut sets = CapSets::default();
+    if rc == 0 {
+        sets.effective = join(data[0].effective, data[1].effective);
+        sets.permitted = join(data[0].permitted, data[1].permitted);
+        sets.inheritable = join(data[0].inheritable, data[1].inheritable);
+    }
+    for cap in 0..=last_cap() {
+        // SAFETY: prctl reads with constant arguments.
+        if unsafe { libc::prctl(libc::PR_CAPBSET_READ, libc::c_ulong::from(cap), 0, 0, 0) } == 1 {
+            sets.bounding |= 1 << cap;
+        }
+        // SAFETY: as above.
+        if unsafe {
+            libc::prctl(
+                libc::PR_CAP_AMBIENT,
+                libc::PR_CAP_AMBIENT_IS_SET as libc::c_ulong,
+                libc::c_ulong::from(cap),
+                0,
+                0,
+            )
+        } == 1
+        {
+            sets.ambient |= 1 << cap;
+        }
+    }
+    sets
+}
+
+/// Names of the capabilities in `mask`.
+pub fn names(mask: u64) -> Vec<String> {
+    (0..64u32)
+        .filter(|c| mask & (1 << c) != 0)
+        .map(|c| {
+            NAMES
+                .get(c as usize)
+                .map(|s| (*s).to_string())
+                .unwrap_or_else(|| format!("cap_{c}"))
+        })
+        .collect()
+}
+
+/// Highest capability number the kernel knows.
+pub fn last_cap() -> u32 {
+    std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .filter(|n: &u32| *n < 64)
+        .unwrap_or(40)
+}
+
+/// A prepared capability drop (computed in the parent).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CapDrop {
+    /// Whether there is anything to drop (root, or capabilities held).
+    act: bool,
+    /// Whether the caller is (e)uid 0: then `SECBIT_NOROOT` is set too.
+    root: bool,
+    keep: u64,
+    last: u32,
+}
+
+impl CapDrop {
+    /// Parses the kept names; unknown names are an error.
+    pub(crate) fn prepare(kept: &[String]) -> Result<Self, SandboxError> {
+        let mut keep = 0u64;
+        for name in kept {
+            let n = number(name).ok_or_else(|| SandboxError::UnknownCapability(name.clone()))?;
+            keep |= 1 << n;
+        }
+        // One capget: the ambient set is always a subset of permitted and
+        // inheritable, so these two say whether anything is held.
+        let (permitted, inheritable) = held();
+        // SAFETY: getuid/geteuid have no side effects.
+        let root = unsafe { libc::getuid() == 0 || libc::geteuid() == 0 };
+        let act = root || permitted != 0 || inheritable != 0;
+        Ok(Self {
+            act,
+            root,
+            keep,
+            last: if act { last_cap() } else { 0 },
+        })
+    }
+
+    /// Applies the drop to the calling thread. Runs between fork and exec:
+    /// syscalls only. Returns the errno of the first failing step.
+    pub(crate) fn apply(&self) -> Result<(), i32> {
+        if !self.act {
+            return Ok(());
+        }
+        if self.root {
+            // SAFETY: prctl with constant arguments.
+            if unsafe { libc::prctl(libc::PR_SET_SECUREBITS, SECBITS_NOROOT_LOCKED, 0, 0, 0) } != 0
+            {
+                return Err(super::errno());
+            }
+        }
+        for cap in 0..=self.last {
+            if self.keep & (1 << cap) != 0 {
+                continue;
+            }
+            let cap = libc::c_ulong::from(cap);
+            // SAFETY: prctl with constant arguments.
+            if unsafe { libc::prctl(libc::PR_CAPBSET_READ, cap, 0, 0, 0) } == 1
+                // SAFETY: as above.
+                && unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) } != 0
+            {
+                return Err(super::errno());
+            }
+        }
+        // SAFETY: prctl with constant arguments.
+        if unsafe {
+            libc::prctl(
+                libc::PR_CAP_AMBIENT,
+                libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
+                0,
+                0,
+                0,
+            )
+        } != 0
+        {
+            return Err(super::errno());
+        }
+        let lo = (self.keep & 0xffff_ffff) as u32;
+        let hi = (self.keep >> 32) as u32;
+        let mut header = CapHeader {
+            version: CAP_V3,
+            pid: 0,
+        };
+        let data = [
+            CapData {
+                effective: lo,
+                permitted: lo,
+                inheritable: lo,
+            },
+            CapData {
+                effective: hi,
+                permitted: hi,
+                inheritable: hi,
+            },
+        ];
+        // SAFETY: capset reads the header and two CapData we own.
+        if unsafe {
+            libc::syscall(
+                libc::SYS_capset,
+                &mut header as *mut CapHeader,
+                data.as_ptr(),
+            )
+        } != 0
+        {
+            return Err(super::errno());
+        }
+        for cap in 0..=self.last {
+            if self.keep & (1 << cap) == 0 {
+                continue;
+            }
+            // SAFETY: prctl with constant arguments.
+            if unsafe {
+                libc::prctl(
+                    libc::PR_CAP_AMBIENT,
+                    libc::PR_CAP_AMBIENT_RAISE as libc::c_ulong,
+                    libc::c_ulong::from(cap),
+                    0,
+                    0,
+                )
+            } != 0
+            {
+                return Err(super::errno());
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_parse_in_every_spelling() {
+        assert_eq!(number("CAP_NET_BIND_SERVICE"), Some(10));
+        assert_eq!(number("cap_net_bind_service"), Some(10));
+        assert_eq!(number("net_bind_service"), Some(10));
+        assert_eq!(number("CAP_CHECKPOINT_RESTORE"), Some(40));
+        assert_eq!(number("CAP_WHATEVER"), None);
+        assert!(matches!(
+            CapDrop::prepare(&["CAP_NOPE".into()]),
+            Err(SandboxError::UnknownCapability(_))
+        ));
+        assert_eq!(names(1 << 21 | 1), vec!["CAP_CHOWN", "CAP_SYS_ADMIN"]);
+    }
+}

@@ -1,0 +1,237 @@
+//! `safe-exec doctor`: each mechanism of the sandbox and whether this
+//! kernel really enforces it, found by trying.
+//!
+//! A forked child installs the same seccomp filter and capability drop a
+//! command would get and then attempts one harmless representative call
+//! per group (a no-op `prlimit64` on safe-exec's own limits, a SysV segment
+//! it would remove at once, a read-only `syslog` size query, ...). Nothing is
+//! changed when the mechanism holds, and nothing lasting when it does not.
+
+use serde::Serialize;
+
+use super::{SandboxSpec, caps, kernel, landlock, seccomp};
+
+/// One mechanism and whether it holds here.
+#[derive(Debug, Clone, Serialize)]
+pub struct Mechanism {
+    /// Short name (`seccomp.pid_targets`, `landlock.devices`, ...).
+    pub name: &'static str,
+    /// Whether this kernel enforces it (tried, or read from the ABI).
+    pub enforced: bool,
+    /// What it guarantees, or why it does not hold.
+    pub detail: String,
+}
+
+// Bits the child reports: one per tried call that was refused with EPERM.
+const K1: u32 = 1;
+const K3: u32 = 2;
+const K4: u32 = 4;
+const K5: u32 = 8;
+const K6: u32 = 16;
+const CAPS: u32 = 32;
+const NS: u32 = 64;
+const FILTER_FAILED: u32 = 1 << 31;
+
+/// Forks a child that installs `spec`'s filter and capability drop and
+/// tries one call per group; returns the bits of the groups that held.
+fn try_in_child(spec: &SandboxSpec) -> Option<u32> {
+    let abi = kernel::landlock_abi();
+    let filter = seccomp::build(spec, abi).ok()?;
+    let drop = caps::CapDrop::prepare(&spec.capabilities).ok()?;
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two descriptors.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return None;
+    }
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into our struct.
+    unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) };
+    // SAFETY: getpid has no side effects.
+    let parent = unsafe { libc::getpid() };
+    // SAFETY: fork; the child only makes syscalls and _exits.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return None;
+    }
+    if pid == 0 {
+        let mut bits = 0u32;
+        let eperm = |rc: libc::c_long| rc < 0 && super::errno() == libc::EPERM;
+        // SAFETY: syscalls on constant or owned arguments, then _exit.
+        unsafe {
+            let caps_ok = drop.apply().is_ok();
+            libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+            if seccomp::install(&filter).is_err() {
+                bits |= FILTER_FAILED;
+            }
+            // K1: the parent's own limit, unchanged: a no-op if allowed.
+            if eperm(libc::syscall(
+                libc::SYS_prlimit64,
+                parent,
+                libc::RLIMIT_NOFILE,
+                &limit as *const libc::rlimit,
+                std::ptr::null_mut::<libc::rlimit>(),
+            )) {
+                bits |= K1;
+            }
+            // K3: a private segment, removed at once if it was created.
+            let id = libc::syscall(libc::SYS_shmget, libc::IPC_PRIVATE, 4096, 0o600);
+            if id >= 0 {
+                libc::syscall(libc::SYS_shmctl, id, libc::IPC_RMID, 0);
+            } else if eperm(id) {
+                bits |= K3;
+            }
+            // K4: a notification group (closed at exit if created).
+            if eperm(libc::syscall(libc::SYS_fanotify_init, 0, 0)) {
+                bits |= K4;
+            }
+            // K5: on an invalid descriptor: EBADF if not filtered.
+            if eperm(libc::syscall(libc::SYS_ioctl, -1, seccomp::TIOCSETD, 0)) {
+                bits |= K5;
+            }
+            // K6: SYSLOG_ACTION_SIZE_BUFFER (10), a read-only query.
+            if eperm(libc::syscall(libc::SYS_syslog, 10, 0, 0)) {
+                bits |= K6;
+            }
+            if eperm(libc::syscall(libc::SYS_unshare, 0x1000_0000)) {
+                bits |= NS;
+            }
+            let c = caps::current();
+            if caps_ok && c.effective == 0 && c.permitted == 0 && c.ambient == 0 {
+                bits |= CAPS;
+            }
+            libc::write(fds[1], (&bits as *const u32).cast(), 4);
+            libc::_exit(0);
+        }
+    }
+    // SAFETY: closing our write end, reading 4 bytes, reaping the child.
+    unsafe {
+        libc::close(fds[1]);
+        let mut bits = 0u32;
+        let n = libc::read(fds[0], (&mut bits as *mut u32).cast(), 4);
+        libc::close(fds[0]);
+        let mut st = 0;
+        libc::waitpid(pid, &mut st, 0);
+        (n == 4).then_some(bits)
+    }
+}
+
+/// Every mechanism for `spec` and whether it holds on this kernel.
+pub fn mechanisms(spec: &SandboxSpec) -> Vec<Mechanism> {
+    let abi = kernel::landlock_abi();
+    let mut out = Vec::new();
+    let m = |name, enforced, detail: &str| Mechanism {
+        name,
+        enforced,
+        detail: detail.to_string(),
+    };
+    out.push(m(
+        "landlock.filesystem",
+        abi >= 3,
+        "reads, writes and execution confined to the profile's roots; secrets carved out",
+    ));
+    out.push(m(
+        "landlock.tcp",
+        abi >= 4,
+        "TCP bind/connect closed except the network mode's ports",
+    ));
+    out.push(m(
+        "landlock.devices",
+        abi >= 1,
+        "/dev carved out: only null, zero, full, random, urandom, tty, ptmx, the given terminal and [sandbox] devices",
+    ));
+    out.push(m(
+        "landlock.ioctl_dev",
+        abi >= 5,
+        "ioctls only on the granted terminals and devices",
+    ));
+    out.push(m(
+        "landlock.scopes",
+        abi >= 6,
+        "no signals to, and no abstract sockets of, processes outside the sandbox",
+    ));
+    out.push(m(
+        "landlock.ptrace_scope",
+        abi >= 1,
+        "no ptrace-mode access (/proc/<pid>/environ, maps, mem, fd links) to processes outside the sandbox, for a caller without CAP_SYS_PTRACE",
+    ));
+    out.push(m(
+        "landlock.resolve_unix",
+        abi >= 9,
+        "pathname Unix sockets only below the roots (below ABI 9: socket(AF_UNIX) is refused by seccomp instead)",
+    ));
+    out.push(m(
+        "pty_broker",
+        spec.pty_broker,
+        if spec.pty_broker {
+            "new ptys are opened by the supervisor; other terminals unreachable"
+        } else {
+            "no supervisor answers TIOCGPTPEER here: /dev/pts is granted as a whole, other terminals of the user are reachable"
+        },
+    ));
+    let bits = try_in_child(spec);
+    let held = |b: u32| bits.is_some_and(|x| x & FILTER_FAILED == 0 && x & b != 0);
+    let k3_detail = if spec.sysv_ipc {
+        "allowed by the profile (sysv_ipc = true)"
+    } else {
+        "System V shm/sem/msg and POSIX message queues refused"
+    };
+    out.push(m(
+        "seccomp.namespaces",
+        held(NS),
+        "unshare/setns/clone with CLONE_NEW* refused",
+    ));
+    out.push(m(
+        "seccomp.pid_targets",
+        held(K1),
+        "prlimit64/setpriority/ioprio_set/sched_set*/migrate_pages/move_pages only on the caller itself",
+    ));
+    out.push(m("seccomp.sysv_ipc", held(K3) || spec.sysv_ipc, k3_detail));
+    out.push(m(
+        "seccomp.fanotify",
+        held(K4),
+        "fanotify_init/fanotify_mark refused",
+    ));
+    out.push(m(
+        "seccomp.terminal",
+        held(K5),
+        "TIOCSTI, TIOCLINUX, TIOCSETD, TIOCVHANGUP, TIOCCONS and vhangup refused",
+    ));
+    out.push(m(
+        "seccomp.machine_settings",
+        held(K6),
+        "clock, hostname, kernel log, accounting, chroot, quotas, I/O ports refused",
+    ));
+    let sets = caps::current();
+    let cap_detail = if sets.permitted == 0 && sets.ambient == 0 {
+        "safe-exec holds no capabilities: nothing to drop".to_string()
+    } else if spec.capabilities.is_empty() {
+        format!(
+            "all {} capabilities safe-exec holds are removed from every set of the command",
+            caps::names(sets.permitted).len()
+        )
+    } else {
+        format!(
+            "all capabilities but {} are removed from every set of the command",
+            spec.capabilities.join(", ")
+        )
+    };
+    out.push(Mechanism {
+        name: "capabilities",
+        enforced: held(CAPS),
+        detail: cap_detail,
+    });
+    out.push(m(
+        "non_dumpable",
+        true,
+        "a supervising safe-exec is non-dumpable and overwrites the scrubbed variables in its own environment block",
+    ));
+    out
+}
+
+/// Directories the carving could not list for `spec`, with what it did.
+pub fn unlisted(spec: &SandboxSpec) -> Vec<landlock::Unlisted> {
+    landlock::plan(spec).map(|p| p.unlisted).unwrap_or_default()
+}
