@@ -81,12 +81,20 @@ fn main() -> ExitCode {
         Err(e) => return fail(125, format!("current directory: {e}")),
     };
     let env = scrub(std::env::vars_os(), &spec.env).kept;
+    // The supervisor with metadata checks and (network "loopback") address
+    // checks; no protected files and no exec-time rules in this driver.
+    let supervisor = safe_exec::supervisor::SupervisorSpec {
+        write_roots: spec.sandbox.write.clone(),
+        loopback: spec.sandbox.network == safe_exec::sandbox::NetworkAccess::Loopback,
+        ..Default::default()
+    };
     let plan = ExecPlan {
         argv,
         env,
         cwd,
         sandbox: spec.sandbox,
         supervise,
+        supervisor: Some(supervisor),
     };
     match execute(plan) {
         Ok(outcome) => {

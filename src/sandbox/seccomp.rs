@@ -231,7 +231,12 @@ fn network_rules(
             return Ok(());
         }
         NetworkAccess::Off => {}
-        NetworkAccess::Ping | NetworkAccess::Dns | NetworkAccess::Http => {
+        // Loopback: TCP/UDP sockets; the supervisor's filter checks every
+        // address they connect or send to.
+        NetworkAccess::Ping
+        | NetworkAccess::Dns
+        | NetworkAccess::Http
+        | NetworkAccess::Loopback => {
             families.extend([inet, inet6]);
         }
     }
@@ -355,6 +360,9 @@ pub(crate) fn summary(spec: &SandboxSpec, landlock_abi: u32) -> Vec<String> {
         NetworkAccess::Dns | NetworkAccess::Http => {
             format!("socket: only TCP/UDP on AF_INET/AF_INET6, {unix}")
         }
+        NetworkAccess::Loopback => format!(
+            "socket: only TCP/UDP on AF_INET/AF_INET6 (addresses checked by the supervisor: loopback only), {unix}"
+        ),
     });
     out
 }
@@ -454,6 +462,7 @@ mod tests {
             NetworkAccess::Ping,
             NetworkAccess::Dns,
             NetworkAccess::Http,
+            NetworkAccess::Loopback,
         ] {
             for unix in [false, true] {
                 for abi in [0, 7, 9] {
