@@ -43,6 +43,8 @@ pub struct Snapshot {
     entries: BTreeMap<PathBuf, (PathBuf, State)>,
     /// Bounds that were hit (reported; those parts are not protected).
     pub notes: Vec<String>,
+    /// venvs that existed before the run.
+    venvs: BTreeSet<PathBuf>,
 }
 
 /// Whether `rel` (relative to a root) matches `pattern`.
@@ -115,8 +117,16 @@ fn ancestors_real(root: &Path, rel: &Path) -> bool {
 const SKIP: [&str; 3] = ["node_modules", ".git", "target"];
 
 /// Expands one pattern under `root` to the relative paths that exist now
-/// (plus the literal path for a pattern without globs).
-fn expand(root: &Path, pattern: &str, notes: &mut Vec<String>) -> Vec<PathBuf> {
+/// (plus the literal path for a pattern without globs). `venvs`: when
+/// given, only these venvs (absolute paths) are looked into, so a venv the
+/// command itself creates (`python -m venv .venv`) is its own.
+fn expand(
+    root: &Path,
+    pattern: &str,
+    notes: &mut Vec<String>,
+    venvs: &mut BTreeSet<PathBuf>,
+    only_known: bool,
+) -> Vec<PathBuf> {
     let parts: Vec<&str> = pattern
         .trim_end_matches('/')
         .split('/')
@@ -153,8 +163,16 @@ fn expand(root: &Path, pattern: &str, notes: &mut Vec<String>) -> Vec<PathBuf> {
             if !root.join(&b).join("pyvenv.cfg").is_file() {
                 continue;
             }
+            let abs = root.join(&b);
+            if only_known && !venvs.contains(&abs) {
+                continue;
+            }
+            venvs.insert(abs);
             for lib in ["lib", "lib64"] {
                 let libdir = root.join(&b).join(lib);
+                if !is_real_dir(&libdir) {
+                    continue; // lib64 -> lib
+                }
                 let Ok(rd) = fs::read_dir(&libdir) else {
                     continue;
                 };
@@ -297,10 +315,16 @@ fn state_of(root: &Path, rel: &Path, budget: &mut u64) -> State {
 
 /// Every relative path the patterns cover under `root` now, with the
 /// entries below protected directories.
-fn covered(root: &Path, patterns: &[String], notes: &mut Vec<String>) -> BTreeSet<PathBuf> {
+fn covered(
+    root: &Path,
+    patterns: &[String],
+    notes: &mut Vec<String>,
+    venvs: &mut BTreeSet<PathBuf>,
+    only_known: bool,
+) -> BTreeSet<PathBuf> {
     let mut set = BTreeSet::new();
     for pat in patterns {
-        for rel in expand(root, pat, notes) {
+        for rel in expand(root, pat, notes, venvs, only_known) {
             if pat.ends_with('/') && is_real_dir(&root.join(&rel)) && ancestors_real(root, &rel) {
                 let mut n = 0usize;
                 tree(root, &rel, &mut set, &mut n);
@@ -341,7 +365,7 @@ impl Snapshot {
         let mut s = Snapshot::default();
         let mut budget = MAX_BYTES;
         for root in roots {
-            for rel in covered(root, patterns, &mut s.notes) {
+            for rel in covered(root, patterns, &mut s.notes, &mut s.venvs, false) {
                 let st = state_of(root, &rel, &mut budget);
                 s.entries.insert(root.join(&rel), (rel, st));
             }
@@ -353,9 +377,10 @@ impl Snapshot {
     /// restored path.
     pub fn restore(&self, roots: &[PathBuf], patterns: &[String]) -> Vec<String> {
         let mut notes = Vec::new();
+        let mut venvs = self.venvs.clone();
         let mut now: BTreeMap<PathBuf, (PathBuf, PathBuf)> = BTreeMap::new();
         for root in roots {
-            for rel in covered(root, patterns, &mut notes) {
+            for rel in covered(root, patterns, &mut notes, &mut venvs, true) {
                 now.insert(root.join(&rel), (root.clone(), rel));
             }
         }

@@ -171,7 +171,9 @@ impl World {
             },
             "shell": {"substitutions": true},
             "paths": {},
-            "sandbox": {},
+            // The default profile's network is "loopback"; these tests
+            // start from "off" and set what they test.
+            "sandbox": {"network": "off"},
             "env": {},
         });
         World {
