@@ -115,6 +115,21 @@ fn run_as(w: &World, who: Who, args: &[&str]) -> Output {
     cmd.output().expect("run safe-exec")
 }
 
+/// Runs `body` as a bash script file under safe-exec: the policy layer
+/// cannot see inside, so what a test observes is the kernel layer's answer.
+fn run_script(w: &World, who: Who, body: &str) -> Output {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let s = w.script(
+        &format!("escape-{}.sh", N.fetch_add(1, Ordering::Relaxed)),
+        body,
+    );
+    prep(w, who);
+    let out = run_as(w, who, &["--", &s]);
+    let _ = std::fs::remove_file(w.work.join(s.trim_start_matches("./")));
+    out
+}
+
 /// The same program WITHOUT safe-exec, as `who` (positive controls).
 fn plain_as(w: &World, who: Who, argv: &[&str]) -> Output {
     let mut c = match who {
@@ -230,7 +245,12 @@ fn metadata_outside_the_roots_is_refused() {
         let out = run_as(
             &w,
             who,
-            &["--", "python3", py.to_str().unwrap(), canary.to_str().unwrap()],
+            &[
+                "--",
+                "python3",
+                py.to_str().unwrap(),
+                canary.to_str().unwrap(),
+            ],
         );
         assert_eq!(code(&out), 0, "{who:?}: {}", stderr(&out));
         let res = meta_results(&out);
@@ -240,7 +260,8 @@ fn metadata_outside_the_roots_is_refused() {
         }
         assert_eq!(snapshot(&canary), before, "{who:?}: canary untouched");
         assert!(
-            stderr(&out).contains("safe-exec: denied: chmod") && stderr(&out).contains("outside the writable roots"),
+            stderr(&out).contains("safe-exec: denied: chmod")
+                && stderr(&out).contains("outside the writable roots"),
             "{}",
             stderr(&out)
         );
@@ -249,7 +270,12 @@ fn metadata_outside_the_roots_is_refused() {
         let out = run_as(
             &w,
             who,
-            &["--", "python3", py.to_str().unwrap(), inside.to_str().unwrap()],
+            &[
+                "--",
+                "python3",
+                py.to_str().unwrap(),
+                inside.to_str().unwrap(),
+            ],
         );
         let res = meta_results(&out);
         assert_eq!(res.len(), 11, "{who:?}: {}", stdout(&out));
@@ -260,11 +286,19 @@ fn metadata_outside_the_roots_is_refused() {
             }
             assert_eq!(*errno, 0, "{who:?}: {name} inside the root: {res:?}");
         }
-        assert_eq!(snapshot(&inside).0 & 0o777, 0o606, "{who:?}: last chmod applied");
+        assert_eq!(
+            snapshot(&inside).0 & 0o777,
+            0o606,
+            "{who:?}: last chmod applied"
+        );
 
         // Positive control 2: the same calls on the canary without safe-exec.
         reset_canary(&canary, who);
-        let out = plain_as(&w, who, &["python3", py.to_str().unwrap(), canary.to_str().unwrap()]);
+        let out = plain_as(
+            &w,
+            who,
+            &["python3", py.to_str().unwrap(), canary.to_str().unwrap()],
+        );
         let res = meta_results(&out);
         assert_eq!(res.len(), 11, "{who:?}: control: {}", stderr(&out));
         for (name, errno) in &res {
@@ -273,7 +307,11 @@ fn metadata_outside_the_roots_is_refused() {
             }
             assert_eq!(*errno, 0, "{who:?}: control {name}: {res:?}");
         }
-        assert_ne!(snapshot(&canary), before, "{who:?}: control changed the canary");
+        assert_ne!(
+            snapshot(&canary),
+            before,
+            "{who:?}: control changed the canary"
+        );
     }
 }
 
@@ -316,7 +354,14 @@ fn metadata_through_tools_and_symlinks_is_refused() {
         // Positive controls: chmod +x and touch -d on project files.
         std::fs::write(w.work.join("script.sh"), "echo hi\n").unwrap();
         prep(&w, who);
-        let out = run_as(&w, who, &["-c", "chmod +x script.sh && touch -d 2001-01-01 script.sh && ./script.sh"]);
+        let out = run_as(
+            &w,
+            who,
+            &[
+                "-c",
+                "chmod +x script.sh && touch -d 2001-01-01 script.sh && ./script.sh",
+            ],
+        );
         assert_eq!(code(&out), 0, "{who:?}: {}", stderr(&out));
         assert_eq!(stdout(&out), "hi\n");
         let m = std::fs::metadata(w.work.join("script.sh")).unwrap();
@@ -389,8 +434,22 @@ fn no_process_of_the_tree_outlives_safe_exec() {
         assert!(left.is_empty(), "{who:?}: survivors after timeout {left:?}");
 
         // Positive control: the same daemon started without safe-exec lives on.
-        let out = plain_as(&w, who, &["setsid", "-f", "sleep", &format!("{marker}7")]);
-        assert_eq!(code(&out), 0);
+        let mut ctl = match who {
+            Who::Caller => Command::new("setsid"),
+            Who::Nobody => {
+                let mut c = Command::new("setpriv");
+                c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "setsid"]);
+                c
+            }
+        };
+        let st = ctl
+            .args(["-f", "sleep", &format!("{marker}7")])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(st.success());
         std::thread::sleep(Duration::from_millis(200));
         let left = find_marker(&format!("{marker}7"));
         kill_all(&left);
@@ -453,26 +512,38 @@ fn git_config_and_hooks_changes_do_not_survive() {
             ),
             (
                 "replace by rename",
-                format!("cp .git/config x && echo '[core]\n\thooksPath = /tmp' >> x && mv x .git/config"),
+                format!(
+                    "cp .git/config x && echo '[core]\n\thooksPath = /tmp' >> x && mv x .git/config"
+                ),
             ),
             (
                 "hook",
-                format!("printf '#!/bin/sh\\n{payload}\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit || true; printf '#!/bin/sh\\n{payload}\\n' > .git/hooks/post-checkout"),
+                format!(
+                    "printf '#!/bin/sh\\n{payload}\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit || true; printf '#!/bin/sh\\n{payload}\\n' > .git/hooks/post-checkout"
+                ),
             ),
             (
                 "symlinked .git/hooks dir",
-                format!("mkdir -p evil && printf '#!/bin/sh\\n{payload}\\n' > evil/pre-commit && rm -rf .git/hooks && ln -s ../evil .git/hooks"),
+                format!(
+                    "mkdir -p evil && printf '#!/bin/sh\\n{payload}\\n' > evil/pre-commit && rm -rf .git/hooks && ln -s ../evil .git/hooks"
+                ),
             ),
         ] {
-            let out = run_as(&w, who, &["-c", &script]);
+            let out = run_script(&w, who, &script);
             assert_restored(&out, who, what);
             assert_eq!(
                 std::fs::read(w.work.join(".git/config")).unwrap(),
                 config,
                 "{who:?}: {what}"
             );
-            assert!(!w.work.join(".git/hooks/pre-commit").exists(), "{who:?}: {what}");
-            assert!(!w.work.join(".git/hooks/post-checkout").exists(), "{who:?}: {what}");
+            assert!(
+                !w.work.join(".git/hooks/pre-commit").exists(),
+                "{who:?}: {what}"
+            );
+            assert!(
+                !w.work.join(".git/hooks/post-checkout").exists(),
+                "{who:?}: {what}"
+            );
             assert!(
                 std::fs::symlink_metadata(w.work.join(".git/hooks")).map_or(true, |m| m.is_dir()),
                 "{who:?}: {what}"
@@ -484,7 +555,10 @@ fn git_config_and_hooks_changes_do_not_survive() {
         let out = run_as(
             &w,
             who,
-            &["-c", "git checkout -q -b feature && echo b >> a.txt && git commit -qam two && git log --oneline"],
+            &[
+                "-c",
+                "git checkout -q -b feature && echo b >> a.txt && git commit -qam two && git log --oneline",
+            ],
         );
         assert_eq!(code(&out), 0, "{who:?}: {}", stderr(&out));
         assert!(stdout(&out).contains("two"), "{}", stdout(&out));
@@ -531,30 +605,55 @@ fn agent_and_tool_configs_do_not_survive() {
             ));
         }
         script.push_str("echo ordinary > notes.txt\n");
-        let out = run_as(&w, who, &["-c", &script]);
+        let out = run_script(&w, who, &script);
         assert_restored(&out, who, "configs");
         assert_eq!(
             std::fs::read_to_string(w.work.join(".claude/settings.json")).unwrap(),
             "{\"hooks\":{}}\n"
         );
-        assert_eq!(std::fs::read_to_string(w.work.join(".npmrc")).unwrap(), "fund=false\n");
-        assert_eq!(std::fs::read_to_string(sp.join("keep.pth")).unwrap(), "/opt/x\n");
+        assert_eq!(
+            std::fs::read_to_string(w.work.join(".npmrc")).unwrap(),
+            "fund=false\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(sp.join("keep.pth")).unwrap(),
+            "/opt/x\n"
+        );
         for f in files {
             let p = w.work.join(f);
-            if !["settings.json", ".npmrc", "keep.pth"].iter().any(|k| f.ends_with(k)) {
+            if !["settings.json", ".npmrc", "keep.pth"]
+                .iter()
+                .any(|k| f.ends_with(k))
+            {
                 assert!(!p.exists(), "{who:?}: {f} survived");
             }
         }
-        for d in [".codex", ".cursor", ".vscode", ".cargo"] {
+        // Directory trees are protected as a whole; `.cargo/` itself is not
+        // (only its config files), so an empty `.cargo` may stay.
+        for d in [".codex", ".cursor", ".vscode"] {
             assert!(!w.work.join(d).exists(), "{who:?}: {d} survived");
         }
         // Positive control: the ordinary file the same command wrote stays.
-        assert_eq!(std::fs::read_to_string(w.work.join("notes.txt")).unwrap(), "ordinary\n");
+        assert_eq!(
+            std::fs::read_to_string(w.work.join("notes.txt")).unwrap(),
+            "ordinary\n"
+        );
         // Positive control: a venv the command creates itself keeps its .pth.
         prep(&w, who);
-        let out = run_as(&w, who, &["-c", "mkdir -p new/lib/python3.11/site-packages && touch new/pyvenv.cfg && echo x > new/lib/python3.11/site-packages/own.pth"]);
+        let out = run_as(
+            &w,
+            who,
+            &[
+                "-c",
+                "mkdir -p new/lib/python3.11/site-packages && touch new/pyvenv.cfg && echo x > new/lib/python3.11/site-packages/own.pth",
+            ],
+        );
         assert_eq!(code(&out), 0, "{who:?}: {}", stderr(&out));
-        assert!(w.work.join("new/lib/python3.11/site-packages/own.pth").exists());
+        assert!(
+            w.work
+                .join("new/lib/python3.11/site-packages/own.pth")
+                .exists()
+        );
     }
 }
 
@@ -625,7 +724,13 @@ fn loopback_reaches_the_test_server_and_nothing_else() {
         let out = run_as(
             &w,
             who,
-            &["--", "python3", py.to_str().unwrap(), &port.to_string(), &uport.to_string()],
+            &[
+                "--",
+                "python3",
+                py.to_str().unwrap(),
+                &port.to_string(),
+                &uport.to_string(),
+            ],
         );
         let text = stdout(&out);
         let get = |k: &str| -> String {
@@ -634,7 +739,12 @@ fn loopback_reaches_the_test_server_and_nothing_else() {
                 .unwrap_or("missing")
                 .to_string()
         };
-        assert_eq!(get("http-127"), "0 'hello'", "{who:?}: {text} {}", stderr(&out));
+        assert_eq!(
+            get("http-127"),
+            "0 'hello'",
+            "{who:?}: {text} {}",
+            stderr(&out)
+        );
         assert_eq!(get("http-localhost"), "0 'hello'", "{who:?}: {text}");
         for k in [
             "tcp-external",
@@ -649,7 +759,11 @@ fn loopback_reaches_the_test_server_and_nothing_else() {
         assert!(get("udp-loopback").starts_with("0 5"), "{who:?}: {text}");
         let mut buf = [0u8; 16];
         let n = rx.recv(&mut buf).unwrap();
-        assert_eq!(&buf[..n], b"exfil", "positive control: loopback datagram arrived");
+        assert_eq!(
+            &buf[..n],
+            b"exfil",
+            "positive control: loopback datagram arrived"
+        );
         assert!(stderr(&out).contains("loopback-only"), "{}", stderr(&out));
         drop(server);
     }
@@ -692,18 +806,28 @@ fn exec_time_checks_refuse_critical_argv() {
         prep(&w, who);
         for (what, args) in [
             ("make", vec!["--", "make", "wipe"]),
-            ("find -exec", vec!["-c", "find . -maxdepth 0 -exec rm -rf \"$HOME\" \\;"]),
+            ("find -exec", vec![]),
             ("script", vec!["--", "bash", "later.sh"]),
         ] {
-            let out = run_as(&w, who, &args);
-            assert_ne!(code(&out), 0, "{who:?}: {what}");
+            let out = if args.is_empty() {
+                run_script(&w, who, "find . -maxdepth 0 -exec rm -rf \"$HOME\" \\;")
+            } else {
+                run_as(&w, who, &args)
+            };
+            // (find reports the failed -exec on stderr and may still exit 0.)
+            if what != "find -exec" {
+                assert_ne!(code(&out), 0, "{who:?}: {what}");
+            }
             assert!(
                 stderr(&out).contains("safe-exec: denied: exec inside the command refused")
                     && stderr(&out).contains("fs-rm-home"),
                 "{who:?}: {what}: {}",
                 stderr(&out)
             );
-            assert!(w.home.join("keep/canary").exists(), "{who:?}: {what}: home wiped");
+            assert!(
+                w.home.join("keep/canary").exists(),
+                "{who:?}: {what}: home wiped"
+            );
         }
         // Positive control: an ordinary recipe runs its rm.
         let out = run_as(&w, who, &["--", "make", "clean"]);
@@ -721,9 +845,15 @@ fn everyday_work_still_runs() {
     let w = World::new();
     repo(&w);
     for (what, script) in [
-        ("git", "git checkout -q -b topic && echo c > c.txt && git add c.txt && git commit -qm c"),
+        (
+            "git",
+            "git checkout -q -b topic && echo c > c.txt && git add c.txt && git commit -qm c",
+        ),
         ("script", "script -q -c true /dev/null"),
-        ("venv", "python3 -m venv .venv && .venv/bin/python -c 'import sys; print(sys.prefix)'"),
+        (
+            "venv",
+            "python3 -m venv .venv && .venv/bin/python -c 'import sys; print(sys.prefix)'",
+        ),
     ] {
         let out = run_as(&w, Who::Caller, &["-c", script]);
         assert_eq!(code(&out), 0, "{what}: {}", stderr(&out));
@@ -738,7 +868,11 @@ fn everyday_work_still_runs() {
         assert_eq!(code(&out), 0, "npm: {}", stderr(&out));
         assert!(stdout(&out).contains("42"));
     } else {
-        assert_ne!(std::env::var("CI").as_deref(), Ok("true"), "npm missing in CI");
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "npm missing in CI"
+        );
         skip("npm missing");
     }
     if have("cargo") {
@@ -751,9 +885,15 @@ fn everyday_work_still_runs() {
         .unwrap();
         std::fs::write(c.join("src/main.rs"), "fn main() { println!(\"tiny\"); }\n").unwrap();
         let mut cmd = w.safe_exec();
-        cmd.arg("--profile")
-            .arg(w.profile_file())
-            .args(["--cwd", c.to_str().unwrap(), "--", "cargo", "build", "--offline", "-q"]);
+        cmd.arg("--profile").arg(w.profile_file()).args([
+            "--cwd",
+            c.to_str().unwrap(),
+            "--",
+            "cargo",
+            "build",
+            "--offline",
+            "-q",
+        ]);
         if let Ok(h) = std::env::var("CARGO_HOME") {
             cmd.env("CARGO_HOME", h);
         } else if let Some(h) = std::env::var_os("HOME") {
