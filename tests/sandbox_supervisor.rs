@@ -512,9 +512,8 @@ fn git_config_and_hooks_changes_do_not_survive() {
             ),
             (
                 "replace by rename",
-                format!(
-                    "cp .git/config x && echo '[core]\n\thooksPath = /tmp' >> x && mv x .git/config"
-                ),
+                "cp .git/config x && echo '[core]\n\thooksPath = /tmp' >> x && mv x .git/config"
+                    .to_string(),
             ),
             (
                 "hook",
