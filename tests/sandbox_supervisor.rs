@@ -166,6 +166,7 @@ def tryit(name, f):
         print(f"{name}={e.errno}")
 uid, gid = os.geteuid(), os.getegid()
 tryit("chmod", lambda: os.chmod(t, 0o600))
+tryit("chmod-nofollow", lambda: os.chmod(t, 0o600, follow_symlinks=False))
 tryit("chmod-nofollow-at", lambda: os.chmod(os.path.basename(t), 0o640, dir_fd=os.open(os.path.dirname(t), os.O_RDONLY)))
 tryit("chown", lambda: os.chown(t, uid, gid))
 tryit("lchown", lambda: os.lchown(t, uid, gid))
@@ -254,7 +255,7 @@ fn metadata_outside_the_roots_is_refused() {
         );
         assert_eq!(code(&out), 0, "{who:?}: {}", stderr(&out));
         let res = meta_results(&out);
-        assert_eq!(res.len(), 11, "{who:?}: {}", stdout(&out));
+        assert_eq!(res.len(), 12, "{who:?}: {}", stdout(&out));
         for (name, errno) in &res {
             assert_eq!(*errno, EPERM, "{who:?}: {name} outside the roots: {res:?}");
         }
@@ -278,7 +279,7 @@ fn metadata_outside_the_roots_is_refused() {
             ],
         );
         let res = meta_results(&out);
-        assert_eq!(res.len(), 11, "{who:?}: {}", stdout(&out));
+        assert_eq!(res.len(), 12, "{who:?}: {}", stdout(&out));
         for (name, errno) in &res {
             // user.* xattrs need filesystem support; the rest must work.
             if name.contains("xattr") && *errno == libc::EOPNOTSUPP {
@@ -300,7 +301,7 @@ fn metadata_outside_the_roots_is_refused() {
             &["python3", py.to_str().unwrap(), canary.to_str().unwrap()],
         );
         let res = meta_results(&out);
-        assert_eq!(res.len(), 11, "{who:?}: control: {}", stderr(&out));
+        assert_eq!(res.len(), 12, "{who:?}: control: {}", stderr(&out));
         for (name, errno) in &res {
             if name.contains("xattr") && *errno == libc::EOPNOTSUPP {
                 continue;

@@ -109,8 +109,15 @@ pub fn notified(n: Notify) -> Vec<(i64, Match, &'static str)> {
             (libc::SYS_sendmmsg, Match::Always, why),
         ]);
     }
-    if n.exec {
-        let why = "exec-time check: the real argv of every program started inside the tree is matched against the critical safety rules (a first net)";
+    // execve is always notified: the child's first execve waits there until
+    // the supervisor holds a duplicate of the listener (the listener is
+    // close-on-exec in the child); with `exec` the argv is also checked.
+    {
+        let why = if n.exec {
+            "exec-time check: the real argv of every program started inside the tree is matched against the critical safety rules (a first net)"
+        } else {
+            "the first execve waits until the supervisor holds the listener"
+        };
         v.extend([
             (libc::SYS_execve, Match::Always, why),
             (libc::SYS_execveat, Match::Always, why),
@@ -214,9 +221,13 @@ mod tests {
             network: false,
             exec: false,
         });
-        assert!(
-            none.iter()
-                .all(|s| s.code != BPF_RET_K || s.k == libc::SECCOMP_RET_ALLOW)
+        let notifying = none
+            .iter()
+            .filter(|s| s.code == BPF_RET_K && s.k == libc::SECCOMP_RET_USER_NOTIF)
+            .count();
+        assert_eq!(
+            notifying, 2,
+            "only execve/execveat (to hold the first exec)"
         );
     }
 }

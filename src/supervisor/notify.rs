@@ -177,7 +177,14 @@ impl Loop<'_> {
         }
         let creds = mem::creds_of(pid)?;
         let _as_child = AsChild::enter(creds)?;
-        let target = resolve(pid, call.dirfd, path.as_deref(), call.follow, call.empty_ok)?;
+        // glibc emulates fchmodat(AT_SYMLINK_NOFOLLOW) as an O_PATH open
+        // plus chmod("/proc/self/fd/N"): a magic link the supervisor must
+        // not follow in its own /proc/self; it names the child's fd N.
+        let (dirfd, path, empty_ok) = match path.as_deref().and_then(|p| own_fd_path(p, pid)) {
+            Some(fd) => (fd, Some(Vec::new()), true),
+            None => (call.dirfd, path, call.empty_ok),
+        };
+        let target = resolve(pid, dirfd, path.as_deref(), call.follow, empty_ok)?;
         let real = fd_path(target.as_raw_fd())?;
         if let Err(why) = self.spec.metadata_allowed(&real) {
             self.events
@@ -1010,6 +1017,25 @@ fn resolve(
     Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
 }
 
+/// `N` when `p` is `/proc/self/fd/N`, `/proc/thread-self/fd/N`,
+/// `/dev/fd/N` or `/proc/<pid>/fd/N` for the calling task.
+pub fn own_fd_path(p: &[u8], pid: i32) -> Option<i32> {
+    let s = std::str::from_utf8(p).ok()?;
+    let own = format!("/proc/{pid}/fd/");
+    let rest = [
+        "/proc/self/fd/",
+        "/proc/thread-self/fd/",
+        "/dev/fd/",
+        own.as_str(),
+    ]
+    .iter()
+    .find_map(|pre| s.strip_prefix(pre))?;
+    if rest.is_empty() || !rest.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    rest.parse().ok()
+}
+
 /// The path the kernel reports for our descriptor.
 fn fd_path(fd: i32) -> io::Result<PathBuf> {
     let p = std::fs::read_link(format!("/proc/self/fd/{fd}"))?;
@@ -1140,6 +1166,16 @@ mod tests {
         assert!(loopback_ok(&v6(ext, 80)).is_err());
         assert!(loopback_ok(&v6("2001:db8::1".parse().expect("ip"), 80)).is_err());
         assert!(loopback_ok(&v4([127, 0, 0, 1], 80)[..4]).is_err());
+    }
+
+    #[test]
+    fn own_fd_paths() {
+        assert_eq!(own_fd_path(b"/proc/self/fd/3", 7), Some(3));
+        assert_eq!(own_fd_path(b"/proc/7/fd/12", 7), Some(12));
+        assert_eq!(own_fd_path(b"/dev/fd/0", 7), Some(0));
+        assert_eq!(own_fd_path(b"/proc/8/fd/3", 7), None);
+        assert_eq!(own_fd_path(b"/proc/self/fd/3/x", 7), None);
+        assert_eq!(own_fd_path(b"/proc/self/fd/", 7), None);
     }
 
     #[test]
