@@ -680,6 +680,7 @@ pub fn exec_views(argv: &[String], home: Option<&Path>) -> Vec<String> {
     if words.first().is_some_and(|p| shells.contains(&p.as_str()))
         && let Some(script) = script
     {
+        views.push(script.trim().to_string());
         for part in script.split(['\n', ';', '&', '|']) {
             let part = part.trim();
             if !part.is_empty() {
