@@ -2,7 +2,7 @@
 //! tests (and anyone debugging a profile) run commands through it.
 //!
 //! ```text
-//! sandbox_exec --spec SPEC.json [--supervise] [--cwd DIR] [--report FILE] -- PROGRAM [ARG...]
+//! sandbox_exec --spec SPEC.json [--supervise] [--no-supervisor] [--cwd DIR] [--report FILE] -- PROGRAM [ARG...]
 //! sandbox_exec --doctor
 //! sandbox_exec --spec SPEC.json --describe
 //! ```
@@ -10,6 +10,8 @@
 //! SPEC.json: `{"sandbox": <SandboxSpec>, "env": <EnvPolicy, optional>}`;
 //! `sandbox.timeout` is `{"secs": N, "nanos": 0}` or null. The environment is
 //! this process's, scrubbed with the policy. Exit codes follow the contract.
+//! `--no-supervisor` runs without the seccomp-notification supervisor (to
+//! measure its cost, docs/performance.md; the CLI has no such switch).
 
 // A test driver: a panic is the report.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
@@ -42,11 +44,13 @@ fn main() -> ExitCode {
     let mut cwd = None;
     let mut report = None;
     let mut describe_only = false;
+    let mut no_supervisor = false;
     let mut argv: Vec<OsString> = Vec::new();
     while let Some(a) = args.next() {
         match a.to_str() {
             Some("--spec") => spec_path = args.next().map(PathBuf::from),
             Some("--supervise") => supervise = true,
+            Some("--no-supervisor") => no_supervisor = true,
             Some("--cwd") => cwd = args.next().map(PathBuf::from),
             Some("--report") => report = args.next().map(PathBuf::from),
             Some("--describe") => describe_only = true,
@@ -84,12 +88,20 @@ fn main() -> ExitCode {
         Err(e) => return fail(125, format!("current directory: {e}")),
     };
     let env = scrub(std::env::vars_os(), &spec.env).kept;
+    // The supervisor with metadata checks and (network "loopback") address
+    // checks; no protected files and no exec-time rules in this driver.
+    let supervisor = safe_exec::supervisor::SupervisorSpec {
+        write_roots: spec.sandbox.write.clone(),
+        loopback: spec.sandbox.network == safe_exec::sandbox::NetworkAccess::Loopback,
+        ..Default::default()
+    };
     let plan = ExecPlan {
         argv,
         env,
         cwd,
         sandbox: spec.sandbox,
         supervise,
+        supervisor: (!no_supervisor).then_some(supervisor),
     };
     match execute(plan) {
         Ok(outcome) => {

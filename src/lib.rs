@@ -18,4 +18,5 @@ pub mod policy;
 pub mod profile;
 pub mod run;
 pub mod sandbox;
+pub mod supervisor;
 pub mod validator;

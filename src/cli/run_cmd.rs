@@ -226,11 +226,24 @@ pub fn exec_plan(
         }
     };
     let scrubbed = env::scrub(std::env::vars_os(), &profile.doc.env);
+    let sandbox = profile.sandbox_spec(&sit.places, timeout);
+    let supervisor = crate::supervisor::SupervisorSpec {
+        write_roots: sandbox
+            .write
+            .iter()
+            .map(|r| std::fs::canonicalize(r).unwrap_or_else(|_| r.clone()))
+            .collect(),
+        protected: profile.doc.paths.protected.clone(),
+        exec_rules: Some(profile.doc.rule.clone()),
+        home: Some(sit.places.home.clone()),
+        loopback: sandbox.network == crate::sandbox::NetworkAccess::Loopback,
+    };
     ExecPlan {
         argv,
         env: scrubbed.kept,
         cwd: sit.places.cwd.clone(),
-        sandbox: profile.sandbox_spec(&sit.places, timeout),
+        sandbox,
+        supervisor: Some(supervisor),
         // Background jobs (`cmd &`) must not outlive safe-exec: supervise so
         // the whole process group is reaped when the command ends.
         supervise: model.constructs.background,
@@ -241,7 +254,10 @@ pub fn exec_plan(
 /// it needs, and only when the profile's network is otherwise off.
 pub fn open_form_network(plan: &mut ExecPlan, verdict: &crate::policy::Verdict) {
     if let Some(need) = verdict.network
-        && plan.sandbox.network == crate::sandbox::NetworkAccess::Off
+        && matches!(
+            plan.sandbox.network,
+            crate::sandbox::NetworkAccess::Off | crate::sandbox::NetworkAccess::Loopback
+        )
         && verdict.decision != Decision::Deny
     {
         plan.sandbox.network = need;

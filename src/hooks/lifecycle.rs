@@ -311,6 +311,23 @@ impl<'a> Lifecycle<'a> {
             "duration_ms": run_duration,
             "error": error,
         });
+        // What the supervisor refused, killed and restored (docs/sandbox.md);
+        // audit only.
+        let supervisor = match result {
+            Ok(o) => {
+                let mut v = serde_json::to_value(&o.supervisor).unwrap_or(Value::Null);
+                // Refused execs carry their argv: redact it like a command.
+                if let Some(lines) = v.get_mut("denied").and_then(Value::as_array_mut) {
+                    for l in lines.iter_mut() {
+                        if let Some(t) = l.as_str() {
+                            *l = Value::String(redact::text(t));
+                        }
+                    }
+                }
+                v
+            }
+            Err(_) => Value::Null,
+        };
         let v = &self.profile.doc.validator;
         if v.enabled() && v.on_execution {
             let mut ctx = if self.layered.context.is_null() {
@@ -335,6 +352,7 @@ impl<'a> Lifecycle<'a> {
             result_json,
             json!({
                 "enforcement": enforcement,
+                "supervisor": supervisor,
                 "error": error.map(|e| redact::text(&e)),
                 "notices": notices,
             }),

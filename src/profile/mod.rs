@@ -433,8 +433,13 @@ impl Profile {
             write: self.writable_roots(ph),
             deny_read: ph.expand_all(&p.deny_read),
             network: match s.network {
-                // Until the supervisor enforces addresses, loopback is off.
-                NetworkSetting::Off | NetworkSetting::Loopback => NetworkAccess::Off,
+                NetworkSetting::Off => NetworkAccess::Off,
+                // Loopback only where the supervisor enforces addresses;
+                // otherwise the network stays off.
+                NetworkSetting::Loopback if crate::sandbox::loopback_enforced() => {
+                    NetworkAccess::Loopback
+                }
+                NetworkSetting::Loopback => NetworkAccess::Off,
                 NetworkSetting::Full => NetworkAccess::Full,
             },
             unix_sockets: s.unix_sockets,

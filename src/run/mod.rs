@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crate::sandbox::{self, EnforcementReport, NetworkAccess, SandboxError, SandboxSpec};
+use crate::supervisor::{self as sup, SupervisorSpec};
 
 /// Everything needed to start the command; built after the decision is allow.
 #[derive(Debug, Clone)]
@@ -28,6 +29,26 @@ pub struct ExecPlan {
     /// `false`: nothing needs the result, so `execve` in place (no extra
     /// process). `true`: fork, wait, forward signals, report an [`Outcome`].
     pub supervise: bool,
+    /// The supervisor (seccomp user notification, subreaper, protected
+    /// files); `None` runs without one. Used only when
+    /// [`crate::supervisor::available`]; it implies `supervise`.
+    pub supervisor: Option<SupervisorSpec>,
+}
+
+/// What the supervisor saw and did during one run.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct SupervisorReport {
+    /// Notifications answered.
+    pub notifications: u64,
+    /// Refused calls (metadata outside the roots, external addresses,
+    /// exec-time rule matches).
+    pub denied: Vec<String>,
+    /// Processes of the tree still alive when the command ended, killed.
+    pub killed: usize,
+    /// Protected paths the command changed, restored.
+    pub protected_restored: Vec<String>,
+    /// Limits hit while taking the protected snapshot.
+    pub notes: Vec<String>,
 }
 
 /// How a supervised command ended.
@@ -43,6 +64,8 @@ pub struct Outcome {
     pub duration: Duration,
     /// What the kernel enforced.
     pub enforcement: EnforcementReport,
+    /// What the supervisor did (`None`: no supervisor ran).
+    pub supervisor: Option<SupervisorReport>,
 }
 
 /// Why a command could not be run. [`RunError::exit_code`] maps each to the
@@ -153,13 +176,31 @@ pub fn execute(plan: ExecPlan) -> Result<Outcome, RunError> {
     }
     let pipe = spawn::StatusPipe::new().map_err(RunError::Supervise)?;
     let shown = spawn::shown(&resolved);
+    let supervisor = plan.supervisor.as_ref().filter(|_| sup::available());
+    if plan.supervisor.is_some() && supervisor.is_none() {
+        if plan.sandbox.network == NetworkAccess::Loopback
+            && plan.sandbox.enforcement == sandbox::Enforcement::Required
+        {
+            return Err(RunError::Sandbox(SandboxError::Unenforceable(vec![
+                "seccomp user notification (loopback-only network) not available: needs Linux 5.9+"
+                    .into(),
+            ])));
+        }
+        report
+            .degraded
+            .push("supervisor (seccomp user notification) not available on this kernel".into());
+    }
 
-    if !plan.supervise && plan.sandbox.timeout.is_none() {
+    if !plan.supervise && plan.sandbox.timeout.is_none() && supervisor.is_none() {
         let mut cmd = spawn::command(
-            &resolved, &plan.argv, &env, &plan.cwd, prepared, &pipe, None,
+            &resolved, &plan.argv, &env, &plan.cwd, prepared, &pipe, None, None,
         );
         let err = cmd.exec();
-        return Err(start_error(&shown, err, pipe.collect()));
+        return Err(start_error(
+            &shown,
+            err,
+            pipe.collect().map(|o| o.map(|s| s.applied)),
+        ));
     }
 
     // safe-exec stays alive beside the command: it must not hold, readable,
@@ -167,6 +208,7 @@ pub fn execute(plan: ExecPlan) -> Result<Outcome, RunError> {
     sandbox::env::protect_self(&env);
     let set = signals::supervised_set();
     let old_mask = signals::block(&set).map_err(RunError::Supervise)?;
+    let mut sup_report = supervisor.map(|_| SupervisorReport::default());
     let result = supervise(
         &plan,
         &resolved,
@@ -177,14 +219,30 @@ pub fn execute(plan: ExecPlan) -> Result<Outcome, RunError> {
         old_mask,
         start,
         &mut report,
+        supervisor,
+        sup_report.as_mut(),
     );
     signals::set_mask(&old_mask);
-    result.map(|(exit_code, signal, timed_out)| Outcome {
-        exit_code,
-        signal,
-        timed_out,
-        duration: start.elapsed(),
-        enforcement: report,
+    result.map(|(mut exit_code, signal, timed_out)| {
+        if let Some(r) = &sup_report
+            && !r.protected_restored.is_empty()
+        {
+            eprintln!(
+                "safe-exec: denied: the command changed protected files inside the writable roots; they were put back: {}",
+                r.protected_restored.join(", ")
+            );
+            if exit_code == 0 {
+                exit_code = 126;
+            }
+        }
+        Outcome {
+            exit_code,
+            signal,
+            timed_out,
+            duration: start.elapsed(),
+            enforcement: report,
+            supervisor: sup_report,
+        }
     })
 }
 
@@ -234,12 +292,142 @@ fn supervise(
     old_mask: libc::sigset_t,
     start: Instant,
     report: &mut EnforcementReport,
+    supervisor: Option<&SupervisorSpec>,
+    sup_report: Option<&mut SupervisorReport>,
+) -> Result<(i32, Option<i32>, bool), RunError> {
+    let Some(spec) = supervisor else {
+        return supervise_inner(
+            plan, resolved, env, prepared, pipe, set, old_mask, start, report, None,
+        );
+    };
+    let roots = spec.write_roots.clone();
+    let snapshot = sup::protect::Snapshot::take(&roots, &spec.protected);
+    sup::reap::become_subreaper().map_err(RunError::Supervise)?;
+    let stop = StopPipe::new().map_err(RunError::Supervise)?;
+    let read_end = pipe.read_end();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let notify = sup::filter::build(sup::filter::Notify {
+        metadata: true,
+        network: plan.sandbox.network == NetworkAccess::Loopback,
+        exec: spec.exec_rules.is_some(),
+    });
+    let result = std::thread::scope(|scope| {
+        let stop_read = stop.read;
+        let handle = scope.spawn(move || {
+            let status = spawn::read_status(read_end);
+            let listener = match &status {
+                Ok(Some(spawn::Started {
+                    listener: Some(l), ..
+                })) => match sup::take_listener(*l) {
+                    Ok(fd) => Some((fd, l.pid)),
+                    Err(e) => {
+                        // The child waits in execve for an answer that
+                        // would never come: end it.
+                        // SAFETY: kill our own child.
+                        unsafe { libc::kill(l.pid, libc::SIGKILL) };
+                        let _ = tx.send(Err(e));
+                        return sup::Events::default();
+                    }
+                },
+                _ => None,
+            };
+            let _ = tx.send(Ok(status));
+            match listener {
+                Some((fd, pid)) => sup::serve(fd, spec, pid, stop_read),
+                None => sup::Events::default(),
+            }
+        });
+        let r = supervise_inner(
+            plan,
+            resolved,
+            env,
+            prepared,
+            pipe,
+            set,
+            old_mask,
+            start,
+            report,
+            Some((&rx, notify)),
+        );
+        // No process of the tree outlives the command.
+        let killed = sup::reap::kill_tree();
+        stop.signal();
+        let events = handle.join().unwrap_or_default();
+        (r, killed, events)
+    });
+    let (r, killed, events) = result;
+    let restored = snapshot.restore(&roots, &spec.protected);
+    if let Some(rep) = sup_report {
+        rep.notifications = events.notifications;
+        rep.denied = events.denied;
+        rep.killed = killed;
+        rep.protected_restored = restored;
+        rep.notes = snapshot.notes.clone();
+    }
+    r
+}
+
+/// A pipe whose readability tells the supervisor thread to stop.
+struct StopPipe {
+    read: libc::c_int,
+    write: libc::c_int,
+}
+
+impl StopPipe {
+    fn new() -> io::Result<Self> {
+        let mut fds = [0; 2];
+        // SAFETY: pipe2 writes two descriptors into the array.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Self {
+            read: fds[0],
+            write: fds[1],
+        })
+    }
+
+    fn signal(&self) {
+        // SAFETY: write one byte to our pipe.
+        unsafe { libc::write(self.write, [1u8].as_ptr().cast(), 1) };
+    }
+}
+
+impl Drop for StopPipe {
+    fn drop(&mut self) {
+        // SAFETY: closing our descriptors.
+        unsafe {
+            libc::close(self.read);
+            libc::close(self.write);
+        }
+    }
+}
+
+type StatusRx = std::sync::mpsc::Receiver<
+    io::Result<Result<Option<spawn::Started>, (sandbox::ApplyStage, i32)>>,
+>;
+
+#[allow(clippy::too_many_arguments)]
+fn supervise_inner(
+    plan: &ExecPlan,
+    resolved: &std::path::Path,
+    env: &[(OsString, OsString)],
+    prepared: sandbox::Prepared,
+    mut pipe: spawn::StatusPipe,
+    set: &libc::sigset_t,
+    old_mask: libc::sigset_t,
+    start: Instant,
+    report: &mut EnforcementReport,
+    supervisor: Option<(&StatusRx, Vec<libc::sock_filter>)>,
 ) -> Result<(i32, Option<i32>, bool), RunError> {
     let sigfd = signals::SignalFd::new(set).map_err(RunError::Supervise)?;
     let tty = signals::foreground_tty();
     // SAFETY: getpid/getpgrp have no side effects.
     let (me, my_pgrp) = unsafe { (libc::getpid(), libc::getpgrp()) };
     let shown = spawn::shown(resolved);
+    let (rx, notify) = match supervisor {
+        Some((rx, n)) => (Some(rx), Some(n)),
+        None => (None, None),
+    };
     let mut cmd = spawn::command(
         resolved,
         &plan.argv,
@@ -252,17 +440,37 @@ fn supervise(
             tty,
             mask: old_mask,
         }),
+        notify,
     );
-    let child = match cmd.spawn() {
+    let spawned = cmd.spawn();
+    pipe.close_write();
+    let status = match rx {
+        // The supervisor thread read the status (it had to answer the
+        // child's execve before spawn could return).
+        Some(rx) => match rx.recv() {
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) => {
+                if let Ok(mut c) = spawned {
+                    let _ = c.wait();
+                }
+                return Err(RunError::Supervise(e));
+            }
+            Err(_) => Ok(None),
+        },
+        None => pipe.collect(),
+    };
+    let child = match spawned {
         Ok(c) => c,
-        Err(e) => return Err(start_error(&shown, e, pipe.collect())),
+        Err(e) => {
+            return Err(start_error(&shown, e, status.map(|o| o.map(|s| s.applied))));
+        }
     };
     let pid = child.id() as libc::pid_t;
     if let Some(t) = tty {
         signals::give_terminal(t, pid); // also done in the child; whoever is first wins the race
     }
-    match pipe.collect() {
-        Ok(Some(applied)) => applied.update(report),
+    match status {
+        Ok(Some(started)) => started.applied.update(report),
         Ok(None) => {}
         Err((stage, errno)) => {
             return Err(RunError::Apply {
@@ -272,6 +480,7 @@ fn supervise(
             });
         }
     }
+    let subreaper = rx.is_some();
     let deadline = plan.sandbox.timeout.map(|t| start + t);
     let mut timed_out = false;
     let status = loop {
@@ -295,6 +504,11 @@ fn supervise(
             }
             return Err(RunError::Supervise(e));
         }
+        if subreaper {
+            // Orphans of the tree are reparented to us: reap them as they
+            // exit (not the command itself, which is waited for above).
+            reap_orphans(pid);
+        }
         let timeout_ms = match deadline {
             None => -1,
             Some(d) => {
@@ -302,6 +516,9 @@ fn supervise(
                 if now >= d {
                     timed_out = true;
                     signals::signal_group(pid, pid, libc::SIGKILL);
+                    if subreaper {
+                        sup::reap::kill_tree();
+                    }
                     let mut st = 0;
                     // SAFETY: blocking waitpid on our own child.
                     while unsafe { libc::waitpid(pid, &mut st, 0) } < 0
@@ -341,6 +558,37 @@ fn supervise(
         (libc::WEXITSTATUS(status), None)
     };
     Ok((code, signal, timed_out))
+}
+
+/// Reaps exited children other than `main` (orphans reparented to the
+/// subreaper), without touching `main`'s status.
+fn reap_orphans(main: libc::pid_t) {
+    if let Ok(dir) = std::fs::read_dir("/proc") {
+        // SAFETY: getpid has no side effects.
+        let me = unsafe { libc::getpid() };
+        for e in dir.flatten() {
+            let Some(p) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+                continue;
+            };
+            if p == main {
+                continue;
+            }
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+                continue;
+            };
+            let Some(rest) = stat.rfind(')').map(|i| &stat[i + 2..]) else {
+                continue;
+            };
+            let mut it = rest.split_whitespace();
+            let state = it.next();
+            let ppid = it.next().and_then(|s| s.parse::<i32>().ok());
+            if state == Some("Z") && ppid == Some(me) {
+                let mut st = 0;
+                // SAFETY: reap one exited child of ours.
+                unsafe { libc::waitpid(p, &mut st, libc::WNOHANG) };
+            }
+        }
+    }
 }
 
 /// The command stopped (Ctrl-Z): take the terminal back, stop safe-exec so

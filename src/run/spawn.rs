@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::sandbox::{Applied, ApplyStage, Prepared};
+use crate::supervisor::Listener;
 
 /// The pipe the child reports its sandbox status on.
 pub struct StatusPipe {
@@ -36,38 +37,21 @@ impl StatusPipe {
     }
 
     /// Closes the parent's write end and reads what the child sent.
-    /// `Ok(Some(applied))`: the sandbox was applied; `Err((stage, errno))`:
+    /// `Ok(Some(started))`: the sandbox was applied; `Err((stage, errno))`:
     /// the child failed at `stage`; `Ok(None)`: the child sent nothing.
-    pub fn collect(mut self) -> Result<Option<Applied>, (ApplyStage, i32)> {
+    pub fn collect(mut self) -> Result<Option<Started>, (ApplyStage, i32)> {
         self.close_write();
-        let mut buf = [0u8; 8];
-        let mut len = 0;
-        while len < buf.len() {
-            // SAFETY: read into the unused tail of our buffer.
-            let n =
-                unsafe { libc::read(self.read, buf[len..].as_mut_ptr().cast(), buf.len() - len) };
-            if n > 0 {
-                len += n as usize;
-            } else if n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
-                continue;
-            } else {
-                break;
-            }
-        }
-        match (len, buf[0]) {
-            (2.., 0) => Ok(Some(Applied(buf[1]))),
-            (5.., stage) => {
-                let errno = i32::from_le_bytes([buf[1], buf[2], buf[3], buf[4]]);
-                Err((
-                    ApplyStage::from_u8(stage).unwrap_or(ApplyStage::Process),
-                    errno,
-                ))
-            }
-            _ => Ok(None),
-        }
+        read_status(self.read)
     }
 
-    fn close_write(&mut self) {
+    /// The read end, for a supervisor thread that must read the status
+    /// while the main thread is still in `spawn` (see [`read_status`]).
+    pub fn read_end(&self) -> libc::c_int {
+        self.read
+    }
+
+    /// Closes the parent's write end (after the fork).
+    pub fn close_write(&mut self) {
         if self.write >= 0 {
             // SAFETY: closing our own descriptor once.
             unsafe { libc::close(self.write) };
@@ -81,6 +65,52 @@ impl Drop for StatusPipe {
         self.close_write();
         // SAFETY: closing our own descriptor.
         unsafe { libc::close(self.read) };
+    }
+}
+
+/// What the child reported on success.
+#[derive(Debug, Clone, Copy)]
+pub struct Started {
+    /// What the kernel enforced.
+    pub applied: Applied,
+    /// The supervisor's listener in the child, when one was installed.
+    pub listener: Option<Listener>,
+}
+
+/// Length of the success message: `[0, applied, has_listener, fd (4), pid (4)]`.
+const STARTED_LEN: usize = 11;
+
+/// Reads the child's status from `fd`: stops after a whole success message
+/// (the child is then about to `execve`, which the supervisor must answer)
+/// or at end of file.
+pub fn read_status(fd: libc::c_int) -> Result<Option<Started>, (ApplyStage, i32)> {
+    let mut buf = [0u8; 16];
+    let mut len = 0;
+    while len < STARTED_LEN {
+        // SAFETY: read into the unused tail of our buffer.
+        let n = unsafe { libc::read(fd, buf[len..].as_mut_ptr().cast(), STARTED_LEN - len) };
+        if n > 0 {
+            len += n as usize;
+        } else if n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+            continue;
+        } else {
+            break;
+        }
+    }
+    let word = |o: usize| i32::from_le_bytes([buf[o], buf[o + 1], buf[o + 2], buf[o + 3]]);
+    match (len, buf[0]) {
+        (STARTED_LEN, 0) => Ok(Some(Started {
+            applied: Applied(buf[1]),
+            listener: (buf[2] == 1).then(|| Listener {
+                fd: word(3),
+                pid: word(7),
+            }),
+        })),
+        (5.., stage) if stage != 0 => Err((
+            ApplyStage::from_u8(stage).unwrap_or(ApplyStage::Process),
+            word(1),
+        )),
+        _ => Ok(None),
     }
 }
 
@@ -101,6 +131,7 @@ pub struct ChildProcess {
     pub mask: libc::sigset_t,
 }
 
+#[allow(clippy::too_many_arguments)]
 /// Builds the command with the sandbox applied in `pre_exec`.
 /// `child` is `Some` when supervising (own process group, parent-death
 /// signal, terminal handover), `None` for exec in place.
@@ -112,6 +143,7 @@ pub fn command(
     mut prepared: Prepared,
     pipe: &StatusPipe,
     child: Option<ChildProcess>,
+    notify: Option<Vec<libc::sock_filter>>,
 ) -> Command {
     let mut cmd = Command::new(program);
     if let Some(arg0) = argv.first() {
@@ -143,7 +175,34 @@ pub fn command(
         }
         match prepared.apply() {
             Ok(applied) => {
-                send(status_fd, &[0, applied.0]);
+                let mut msg = [0u8; STARTED_LEN];
+                msg[1] = applied.0;
+                if let Some(prog) = &notify {
+                    // The supervisor (our parent) takes a duplicate of the
+                    // listener with pidfd_getfd, which needs this process
+                    // to be dumpable; execve resets it for the program.
+                    // SAFETY: prctl/getpid with constant arguments.
+                    let pid = unsafe {
+                        libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0);
+                        libc::getpid()
+                    };
+                    match crate::supervisor::filter::install(prog) {
+                        Ok(fd) => {
+                            msg[2] = 1;
+                            msg[3..7].copy_from_slice(&fd.to_le_bytes());
+                            msg[7..11].copy_from_slice(&pid.to_le_bytes());
+                        }
+                        Err(errno) => {
+                            let e = errno.to_le_bytes();
+                            send(
+                                status_fd,
+                                &[ApplyStage::Seccomp as u8, e[0], e[1], e[2], e[3]],
+                            );
+                            return Err(io::Error::from_raw_os_error(errno));
+                        }
+                    }
+                }
+                send(status_fd, &msg);
                 Ok(())
             }
             Err((stage, errno)) => {

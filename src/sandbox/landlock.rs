@@ -65,7 +65,10 @@ pub(crate) fn connect_ports(network: NetworkAccess) -> &'static [u16] {
     match network {
         NetworkAccess::Dns => &[53],
         NetworkAccess::Http => &[53, 80, 443],
-        NetworkAccess::Off | NetworkAccess::Full | NetworkAccess::Ping => &[],
+        NetworkAccess::Off
+        | NetworkAccess::Full
+        | NetworkAccess::Ping
+        | NetworkAccess::Loopback => &[],
     }
 }
 
@@ -399,7 +402,9 @@ pub fn plan(spec: &SandboxSpec) -> Result<LandlockPlan, SandboxError> {
         .collect();
     Ok(LandlockPlan {
         rules,
-        handle_net: spec.network != NetworkAccess::Full,
+        // Loopback: the supervisor checks connect addresses (Landlock only
+        // knows ports), and servers the command starts must bind.
+        handle_net: !matches!(spec.network, NetworkAccess::Full | NetworkAccess::Loopback),
         connect_ports: connect_ports(spec.network).to_vec(),
         scopes,
         scope_flags,

@@ -83,6 +83,9 @@ pub enum NetworkAccess {
     Dns,
     /// TCP connect to ports 80 and 443 plus DNS (`curl -I URL`).
     Http,
+    /// TCP and UDP to loopback addresses only (127.0.0.0/8, ::1), any
+    /// port: the supervisor checks every address (see `crate::supervisor`).
+    Loopback,
 }
 
 /// Resource limits; `None` leaves the inherited limit in place.
@@ -239,6 +242,14 @@ pub fn kernel_gaps(spec: &SandboxSpec, abi: u32, seccomp_ok: bool) -> (Vec<Strin
         );
     }
     (missing, degraded)
+}
+
+/// Whether this kernel and build enforce loopback-only connects
+/// (`network = "loopback"`): the supervisor answers connect/sendto/sendmsg
+/// with seccomp user notification. The policy allows loopback requests
+/// (`curl localhost:8000`) only when this is true.
+pub fn loopback_enforced() -> bool {
+    crate::supervisor::loopback_enforced()
 }
 
 /// What the run would be enforced with, predicted from the kernel, before

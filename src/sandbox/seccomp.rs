@@ -395,7 +395,12 @@ fn network_rules(
             return Ok(());
         }
         NetworkAccess::Off => {}
-        NetworkAccess::Ping | NetworkAccess::Dns | NetworkAccess::Http => {
+        // Loopback: TCP/UDP sockets; the supervisor's filter checks every
+        // address they connect or send to.
+        NetworkAccess::Ping
+        | NetworkAccess::Dns
+        | NetworkAccess::Http
+        | NetworkAccess::Loopback => {
             families.extend([inet, inet6]);
         }
     }
@@ -535,6 +540,9 @@ pub(crate) fn summary(spec: &SandboxSpec, landlock_abi: u32) -> Vec<String> {
         NetworkAccess::Dns | NetworkAccess::Http => {
             format!("socket: only TCP/UDP on AF_INET/AF_INET6, {unix}")
         }
+        NetworkAccess::Loopback => format!(
+            "socket: only TCP/UDP on AF_INET/AF_INET6 (addresses checked by the supervisor: loopback only), {unix}"
+        ),
     });
     out
 }
@@ -678,6 +686,7 @@ mod tests {
             NetworkAccess::Ping,
             NetworkAccess::Dns,
             NetworkAccess::Http,
+            NetworkAccess::Loopback,
         ] {
             for unix in [false, true] {
                 for abi in [0, 7, 9] {

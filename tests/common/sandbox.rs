@@ -178,7 +178,9 @@ impl World {
             },
             "shell": {"substitutions": true},
             "paths": {},
-            "sandbox": {},
+            // The default profile's network is "loopback"; these tests
+            // start from "off" and set what they test.
+            "sandbox": {"network": "off"},
             "env": {},
         });
         let dirs = Dirs {

@@ -1,0 +1,911 @@
+//! The supervisor (issue 11 item 4): rows M (metadata), L (lifetime), X1-X3
+//! (protected files), loopback-only network and exec-time checks. Every
+//! escape runs for real with a harmless payload (a canary file the test
+//! made, a `sleep` the test can find), next to a positive control, as root
+//! and as an unprivileged user (uid 65534 through `setpriv`).
+#[path = "common/sandbox.rs"]
+mod common;
+use common::*;
+use serde_json::json;
+use std::net::{TcpListener, UdpSocket};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+const EPERM: i32 = 1;
+const EACCES: i32 = 13;
+const NOBODY: u32 = 65534;
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no side effects.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Who runs safe-exec.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Who {
+    Caller,
+    Nobody,
+}
+
+/// The identities to test: the caller, and as root also uid 65534.
+fn who() -> Vec<Who> {
+    if is_root() {
+        assert!(
+            have("setpriv") || std::env::var("CI").as_deref() != Ok("true"),
+            "setpriv is needed to test as an unprivileged user"
+        );
+        if have("setpriv") {
+            return vec![Who::Caller, Who::Nobody];
+        }
+        skip("setpriv missing: unprivileged half not run");
+    }
+    vec![Who::Caller]
+}
+
+/// Makes the world usable by uid 65534: every directory of it writable,
+/// the binary copied inside it.
+fn open_world(w: &World) -> PathBuf {
+    fn chmod_r(p: &Path) {
+        if let Ok(m) = std::fs::symlink_metadata(p) {
+            if m.file_type().is_symlink() {
+                return;
+            }
+            let _ = std::os::unix::fs::lchown(p, Some(NOBODY), Some(NOBODY));
+            if m.is_dir() {
+                let _ = std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o777));
+                if let Ok(rd) = std::fs::read_dir(p) {
+                    for e in rd.flatten() {
+                        chmod_r(&e.path());
+                    }
+                }
+            }
+        }
+    }
+    let copy = w.base.join("safe-exec-bin");
+    if !copy.exists() {
+        std::fs::copy(bin(), &copy).unwrap();
+    }
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for d in [&w.work, &w.tmp, &w.home, &w.state, &w.outside] {
+        chmod_r(d);
+    }
+    std::fs::set_permissions(&w.base, std::fs::Permissions::from_mode(0o755)).unwrap();
+    copy
+}
+
+/// Prepares the world for `who` (opens it up for uid 65534).
+fn prep(w: &World, who: Who) {
+    if who == Who::Nobody {
+        open_world(w);
+    }
+}
+
+/// `safe-exec --profile P ARGS...` as `who`, in the world.
+fn run_as(w: &World, who: Who, args: &[&str]) -> Output {
+    let profile = w.profile_file();
+    std::fs::set_permissions(&profile, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let mut cmd = match who {
+        Who::Caller => {
+            let mut c = w.safe_exec();
+            c.arg("--profile").arg(&profile).args(args);
+            c
+        }
+        Who::Nobody => {
+            let b = open_world(w);
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+                .arg(&b)
+                .arg("--profile")
+                .arg(&profile)
+                .args(args)
+                .current_dir(&w.work)
+                .env_clear()
+                .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+                .env("HOME", &w.home)
+                .env("TMPDIR", &w.tmp)
+                .env("SAFE_EXEC_STATE_DIR", &w.state)
+                .env("SAFE_EXEC_SYSTEM_CONFIG", w.base.join("none.toml"))
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .stdin(Stdio::null());
+            c
+        }
+    };
+    cmd.output().expect("run safe-exec")
+}
+
+/// Runs `body` as a bash script file under safe-exec: the policy layer
+/// cannot see inside, so what a test observes is the kernel layer's answer.
+fn run_script(w: &World, who: Who, body: &str) -> Output {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let s = w.script(
+        &format!("escape-{}.sh", N.fetch_add(1, Ordering::Relaxed)),
+        body,
+    );
+    prep(w, who);
+    let out = run_as(w, who, &["--", &s]);
+    let _ = std::fs::remove_file(w.work.join(s.trim_start_matches("./")));
+    out
+}
+
+/// The same program WITHOUT safe-exec, as `who` (positive controls).
+fn plain_as(w: &World, who: Who, argv: &[&str]) -> Output {
+    let mut c = match who {
+        Who::Caller => {
+            let mut c = Command::new(argv[0]);
+            c.args(&argv[1..]);
+            c
+        }
+        Who::Nobody => {
+            open_world(w);
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+                .args(argv)
+                .env("PATH", "/usr/local/bin:/usr/bin:/bin");
+            c
+        }
+    };
+    c.current_dir(&w.work)
+        .env("HOME", &w.home)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run control")
+}
+
+/// A python script that tries every metadata call on its argument and
+/// prints one `name=errno` line each (0 = it worked).
+const META_PY: &str = r#"
+import os, sys, errno
+t = sys.argv[1]
+def tryit(name, f):
+    try:
+        f(); print(f"{name}=0")
+    except OSError as e:
+        print(f"{name}={e.errno}")
+uid, gid = os.geteuid(), os.getegid()
+tryit("chmod", lambda: os.chmod(t, 0o600))
+tryit("chmod-nofollow", lambda: os.chmod(t, 0o600, follow_symlinks=False))
+tryit("chmod-nofollow-at", lambda: os.chmod(os.path.basename(t), 0o640, dir_fd=os.open(os.path.dirname(t), os.O_RDONLY)))
+tryit("chown", lambda: os.chown(t, uid, gid))
+tryit("lchown", lambda: os.lchown(t, uid, gid))
+tryit("utime", lambda: os.utime(t, (1000000000, 1000000000)))
+tryit("utime-now", lambda: os.utime(t))
+tryit("setxattr", lambda: os.setxattr(t, "user.safeexec", b"x"))
+tryit("removexattr", lambda: os.removexattr(t, "user.safeexec"))
+def fd_ops():
+    fd = os.open(t, os.O_RDONLY)
+    try:
+        os.fchmod(fd, 0o604)
+    finally:
+        os.close(fd)
+tryit("fchmod-readonly-fd", fd_ops)
+def fd_chown():
+    fd = os.open(t, os.O_RDONLY)
+    try:
+        os.fchown(fd, uid, gid)
+    finally:
+        os.close(fd)
+tryit("fchown-readonly-fd", fd_chown)
+def opath():
+    fd = os.open(t, os.O_PATH)
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        r = libc.syscall(452, fd, b"", 0o606, 0x1000)  # fchmodat2(fd, "", AT_EMPTY_PATH)
+        if r != 0:
+            raise OSError(ctypes.get_errno(), "fchmodat2")
+    finally:
+        os.close(fd)
+tryit("fchmodat2-opath", opath)
+"#;
+
+fn meta_results(out: &Output) -> Vec<(String, i32)> {
+    stdout(out)
+        .lines()
+        .filter_map(|l| {
+            let (k, v) = l.split_once('=')?;
+            Some((k.to_string(), v.parse().ok()?))
+        })
+        .collect()
+}
+
+fn reset_canary(p: &Path, who: Who) {
+    std::fs::write(p, "canary\n").unwrap();
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o644)).unwrap();
+    if who == Who::Nobody {
+        std::os::unix::fs::lchown(p, Some(NOBODY), Some(NOBODY)).unwrap();
+    }
+}
+
+fn snapshot(p: &Path) -> (u32, u32, i64) {
+    let m = std::fs::metadata(p).unwrap();
+    (m.mode(), m.uid(), m.mtime())
+}
+
+/// Row M: chmod/chown/utime/xattr on a file outside the writable roots are
+/// refused (EPERM), on every path; the same calls inside the root, and
+/// outside safe-exec, work.
+#[test]
+fn metadata_outside_the_roots_is_refused() {
+    if !require_landlock() {
+        return;
+    }
+    for who in who() {
+        let w = World::new();
+        let py = w.base.join("meta.py");
+        std::fs::write(&py, META_PY).unwrap();
+        std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let canary = w.outside.join("canary");
+        let inside = w.work.join("inside");
+        reset_canary(&canary, who);
+        reset_canary(&inside, who);
+        let before = snapshot(&canary);
+
+        let out = run_as(
+            &w,
+            who,
+            &[
+                "--",
+                "python3",
+                py.to_str().unwrap(),
+                canary.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(code(&out), 0, "{who:?}: {}", stderr(&out));
+        let res = meta_results(&out);
+        assert_eq!(res.len(), 12, "{who:?}: {}", stdout(&out));
+        for (name, errno) in &res {
+            assert_eq!(*errno, EPERM, "{who:?}: {name} outside the roots: {res:?}");
+        }
+        assert_eq!(snapshot(&canary), before, "{who:?}: canary untouched");
+        assert!(
+            stderr(&out).contains("safe-exec: denied: chmod")
+                && stderr(&out).contains("outside the writable roots"),
+            "{}",
+            stderr(&out)
+        );
+
+        // Positive control 1: the same calls on a file inside the root.
+        let out = run_as(
+            &w,
+            who,
+            &[
+                "--",
+                "python3",
+                py.to_str().unwrap(),
+                inside.to_str().unwrap(),
+            ],
+        );
+        let res = meta_results(&out);
+        assert_eq!(res.len(), 12, "{who:?}: {}", stdout(&out));
+        for (name, errno) in &res {
+            // user.* xattrs need filesystem support; the rest must work.
+            if name.contains("xattr") && *errno == libc::EOPNOTSUPP {
+                continue;
+            }
+            assert_eq!(*errno, 0, "{who:?}: {name} inside the root: {res:?}");
+        }
+        assert_eq!(
+            snapshot(&inside).0 & 0o777,
+            0o606,
+            "{who:?}: last chmod applied"
+        );
+
+        // Positive control 2: the same calls on the canary without safe-exec.
+        reset_canary(&canary, who);
+        let out = plain_as(
+            &w,
+            who,
+            &["python3", py.to_str().unwrap(), canary.to_str().unwrap()],
+        );
+        let res = meta_results(&out);
+        assert_eq!(res.len(), 12, "{who:?}: control: {}", stderr(&out));
+        for (name, errno) in &res {
+            if name.contains("xattr") && *errno == libc::EOPNOTSUPP {
+                continue;
+            }
+            assert_eq!(*errno, 0, "{who:?}: control {name}: {res:?}");
+        }
+        assert_ne!(
+            snapshot(&canary),
+            before,
+            "{who:?}: control changed the canary"
+        );
+    }
+}
+
+/// Row M, other spellings: coreutils chmod/touch/chown and a symlink inside
+/// the root that points outside.
+#[test]
+fn metadata_through_tools_and_symlinks_is_refused() {
+    if !require_landlock() {
+        return;
+    }
+    for who in who() {
+        let w = World::new();
+        let canary = w.outside.join("canary");
+        reset_canary(&canary, who);
+        std::os::unix::fs::symlink(&canary, w.work.join("link")).unwrap();
+        let before = snapshot(&canary);
+        for script in [
+            format!("chmod 600 {}", canary.display()),
+            "chmod 600 link".to_string(),
+            format!("touch -d 2001-01-01 {}", canary.display()),
+            "touch -d 2001-01-01 link".to_string(),
+            format!("chown --reference={0} {0}", canary.display()),
+        ] {
+            // A script file: the policy cannot see the path, the kernel
+            // layer must answer.
+            let s = w.script("meta.sh", &script);
+            prep(&w, who);
+            let out = run_as(&w, who, &["--", &s]);
+            assert_ne!(code(&out), 0, "{who:?}: {script}: {}", stderr(&out));
+            // EPERM from the supervisor, or EACCES from Landlock when the
+            // tool opens the file for writing first (touch).
+            assert!(
+                stderr(&out).contains("Operation not permitted")
+                    || stderr(&out).contains("Permission denied"),
+                "{who:?}: {script}: {}",
+                stderr(&out)
+            );
+            assert_eq!(snapshot(&canary), before, "{who:?}: {script}");
+        }
+        // Positive controls: chmod +x and touch -d on project files.
+        std::fs::write(w.work.join("script.sh"), "echo hi\n").unwrap();
+        prep(&w, who);
+        let out = run_as(
+            &w,
+            who,
+            &[
+                "-c",
+                "chmod +x script.sh && touch -d 2001-01-01 script.sh && ./script.sh",
+            ],
+        );
+        assert_eq!(code(&out), 0, "{who:?}: {}", stderr(&out));
+        assert_eq!(stdout(&out), "hi\n");
+        let m = std::fs::metadata(w.work.join("script.sh")).unwrap();
+        assert!(m.mode() & 0o111 != 0);
+        assert_eq!(m.mtime(), 978307200);
+    }
+}
+
+fn find_marker(marker: &str) -> Vec<i32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        if let Ok(c) = std::fs::read(format!("/proc/{pid}/cmdline")) {
+            let c = String::from_utf8_lossy(&c).replace('\0', " ");
+            if c.contains(marker) && alive(pid) {
+                out.push(pid);
+            }
+        }
+    }
+    out
+}
+
+fn kill_all(pids: &[i32]) {
+    for p in pids {
+        // SAFETY: killing processes this test started.
+        unsafe { libc::kill(*p, libc::SIGKILL) };
+    }
+}
+
+/// Row L: daemons (`setsid -f`, double fork, nohup in the background) do
+/// not outlive safe-exec, nor its time limit.
+#[test]
+fn no_process_of_the_tree_outlives_safe_exec() {
+    if !require_landlock() {
+        return;
+    }
+    for who in who() {
+        let mut w = World::new();
+        let marker = format!("{}.{}", 900 + std::process::id() % 97, who as u32 + 1);
+        let script = w.script(
+            "daemons.sh",
+            &format!(
+                "setsid -f sleep {m}1\n( ( sleep {m}2 & ) & )\nnohup sleep {m}3 >/dev/null 2>&1 &\nsetsid sh -c 'sleep {m}4' &\necho started",
+                m = marker
+            ),
+        );
+        prep(&w, who);
+        let out = run_as(&w, who, &["--", &script]);
+        assert_eq!(code(&out), 0, "{who:?}: {}", stderr(&out));
+        assert_eq!(stdout(&out), "started\n");
+        std::thread::sleep(Duration::from_millis(200));
+        let left = find_marker(&marker);
+        kill_all(&left);
+        assert!(left.is_empty(), "{who:?}: survivors {left:?}");
+
+        // Time limit: the command itself hangs; everything goes, exit 124.
+        w.timeout(2);
+        let script = w.script(
+            "hang.sh",
+            &format!("setsid -f sleep {marker}5\nsleep {marker}6"),
+        );
+        prep(&w, who);
+        let out = run_as(&w, who, &["--", &script]);
+        assert_eq!(code(&out), 124, "{who:?}: {}", stderr(&out));
+        std::thread::sleep(Duration::from_millis(200));
+        let left = find_marker(&marker);
+        kill_all(&left);
+        assert!(left.is_empty(), "{who:?}: survivors after timeout {left:?}");
+
+        // Positive control: the same daemon started without safe-exec lives on.
+        let mut ctl = match who {
+            Who::Caller => Command::new("setsid"),
+            Who::Nobody => {
+                let mut c = Command::new("setpriv");
+                c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "setsid"]);
+                c
+            }
+        };
+        let st = ctl
+            .args(["-f", "sleep", &format!("{marker}7")])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(st.success());
+        std::thread::sleep(Duration::from_millis(200));
+        let left = find_marker(&format!("{marker}7"));
+        kill_all(&left);
+        assert_eq!(left.len(), 1, "{who:?}: control daemon survived its parent");
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let st = Command::new("git")
+        .args(["-c", "safe.directory=*"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(st.success(), "git {args:?}");
+}
+
+fn repo(w: &World) {
+    git(&w.work, &["init", "-q", "-b", "main"]);
+    git(&w.work, &["config", "user.email", "t@example.org"]);
+    git(&w.work, &["config", "user.name", "t"]);
+    std::fs::write(w.work.join("a.txt"), "a\n").unwrap();
+    git(&w.work, &["add", "a.txt"]);
+    git(&w.work, &["commit", "-qm", "init"]);
+}
+
+fn assert_restored(out: &Output, who: Who, what: &str) {
+    assert_eq!(code(out), 126, "{who:?}: {what}: {}", stderr(out));
+    assert!(
+        stderr(out).contains("safe-exec: denied: the command changed protected files"),
+        "{who:?}: {what}: {}",
+        stderr(out)
+    );
+}
+
+/// Row X1: `.git/config` and `.git/hooks/` changes are undone (exit 126)
+/// while ordinary git work (commit, checkout -b) goes through.
+#[test]
+fn git_config_and_hooks_changes_do_not_survive() {
+    if !require_landlock() {
+        return;
+    }
+    for who in who() {
+        let w = World::new();
+        repo(&w);
+        prep(&w, who);
+        let config = std::fs::read(w.work.join(".git/config")).unwrap();
+        let payload = format!("touch {}", w.base.join("pwned").display());
+        for (what, script) in [
+            (
+                "append fsmonitor",
+                format!("printf '[core]\\n\\tfsmonitor = {payload}\\n' >> .git/config"),
+            ),
+            (
+                "git config core.pager",
+                format!("git config core.pager '{payload}'"),
+            ),
+            (
+                "replace by rename",
+                "cp .git/config x && echo '[core]\n\thooksPath = /tmp' >> x && mv x .git/config"
+                    .to_string(),
+            ),
+            (
+                "hook",
+                format!(
+                    "printf '#!/bin/sh\\n{payload}\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit || true; printf '#!/bin/sh\\n{payload}\\n' > .git/hooks/post-checkout"
+                ),
+            ),
+            (
+                "symlinked .git/hooks dir",
+                format!(
+                    "mkdir -p evil && printf '#!/bin/sh\\n{payload}\\n' > evil/pre-commit && rm -rf .git/hooks && ln -s ../evil .git/hooks"
+                ),
+            ),
+        ] {
+            let out = run_script(&w, who, &script);
+            assert_restored(&out, who, what);
+            assert_eq!(
+                std::fs::read(w.work.join(".git/config")).unwrap(),
+                config,
+                "{who:?}: {what}"
+            );
+            assert!(
+                !w.work.join(".git/hooks/pre-commit").exists(),
+                "{who:?}: {what}"
+            );
+            assert!(
+                !w.work.join(".git/hooks/post-checkout").exists(),
+                "{who:?}: {what}"
+            );
+            assert!(
+                std::fs::symlink_metadata(w.work.join(".git/hooks")).map_or(true, |m| m.is_dir()),
+                "{who:?}: {what}"
+            );
+        }
+        // The user's next plain git commands do not run the payload.
+        git(&w.work, &["status", "--short"]);
+        prep(&w, who);
+        let out = run_as(
+            &w,
+            who,
+            &[
+                "-c",
+                "git checkout -q -b feature && echo b >> a.txt && git commit -qam two && git log --oneline",
+            ],
+        );
+        assert_eq!(code(&out), 0, "{who:?}: {}", stderr(&out));
+        assert!(stdout(&out).contains("two"), "{}", stdout(&out));
+        assert!(!w.base.join("pwned").exists(), "{who:?}: payload ran");
+    }
+}
+
+/// Rows X2 and X3: agent and tool configuration inside the project.
+#[test]
+fn agent_and_tool_configs_do_not_survive() {
+    if !require_landlock() {
+        return;
+    }
+    for who in who() {
+        let w = World::new();
+        std::fs::create_dir_all(w.work.join(".claude")).unwrap();
+        std::fs::write(w.work.join(".claude/settings.json"), "{\"hooks\":{}}\n").unwrap();
+        std::fs::write(w.work.join(".npmrc"), "fund=false\n").unwrap();
+        // A venv that existed before the run.
+        let sp = w.work.join(".venv/lib/python3.11/site-packages");
+        std::fs::create_dir_all(&sp).unwrap();
+        std::fs::write(w.work.join(".venv/pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+        std::fs::write(sp.join("keep.pth"), "/opt/x\n").unwrap();
+        prep(&w, who);
+        let files = [
+            ".claude/settings.local.json",
+            ".claude/settings.json",
+            ".codex/hooks.json",
+            ".mcp.json",
+            ".cursor/mcp.json",
+            ".vscode/tasks.json",
+            ".cargo/config.toml",
+            ".cargo/config",
+            ".npmrc",
+            ".envrc",
+            ".mise.toml",
+            ".venv/lib/python3.11/site-packages/keep.pth",
+            ".venv/lib/python3.11/site-packages/evil.pth",
+        ];
+        let mut script = String::new();
+        for f in files {
+            script.push_str(&format!(
+                "mkdir -p \"$(dirname {f})\" && echo 'import os; os.system(\"touch pwned\")' >> {f}\n"
+            ));
+        }
+        script.push_str("echo ordinary > notes.txt\n");
+        let out = run_script(&w, who, &script);
+        assert_restored(&out, who, "configs");
+        assert_eq!(
+            std::fs::read_to_string(w.work.join(".claude/settings.json")).unwrap(),
+            "{\"hooks\":{}}\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(w.work.join(".npmrc")).unwrap(),
+            "fund=false\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(sp.join("keep.pth")).unwrap(),
+            "/opt/x\n"
+        );
+        for f in files {
+            let p = w.work.join(f);
+            if !["settings.json", ".npmrc", "keep.pth"]
+                .iter()
+                .any(|k| f.ends_with(k))
+            {
+                assert!(!p.exists(), "{who:?}: {f} survived");
+            }
+        }
+        // Directory trees are protected as a whole; `.cargo/` itself is not
+        // (only its config files), so an empty `.cargo` may stay.
+        for d in [".codex", ".cursor", ".vscode"] {
+            assert!(!w.work.join(d).exists(), "{who:?}: {d} survived");
+        }
+        // Positive control: the ordinary file the same command wrote stays.
+        assert_eq!(
+            std::fs::read_to_string(w.work.join("notes.txt")).unwrap(),
+            "ordinary\n"
+        );
+        // Positive control: a venv the command creates itself keeps its .pth.
+        prep(&w, who);
+        let out = run_as(
+            &w,
+            who,
+            &[
+                "-c",
+                "mkdir -p new/lib/python3.11/site-packages && touch new/pyvenv.cfg && echo x > new/lib/python3.11/site-packages/own.pth",
+            ],
+        );
+        assert_eq!(code(&out), 0, "{who:?}: {}", stderr(&out));
+        assert!(
+            w.work
+                .join("new/lib/python3.11/site-packages/own.pth")
+                .exists()
+        );
+    }
+}
+
+/// A loopback HTTP server the test runs (one canned response per request).
+fn http_server() -> (u16, std::thread::JoinHandle<()>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let h = std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        l.set_nonblocking(false).unwrap();
+        for s in l.incoming().take(4) {
+            let Ok(mut s) = s else { continue };
+            let mut buf = [0u8; 1024];
+            let _ = s.read(&mut buf);
+            let _ = s.write_all(b"HTTP/1.0 200 OK\r\nContent-Length: 6\r\n\r\nhello\n");
+        }
+    });
+    (port, h)
+}
+
+const NET_PY: &str = r#"
+import socket, sys, urllib.request
+port = int(sys.argv[1])
+def tryit(name, f):
+    try:
+        r = f(); print(f"{name}=0 {r!r}")
+    except OSError as e:
+        print(f"{name}={e.errno}")
+tryit("http-127", lambda: urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5).read().decode().strip())
+tryit("http-localhost", lambda: urllib.request.urlopen(f"http://localhost:{port}/", timeout=5).read().decode().strip())
+tryit("tcp-external", lambda: socket.create_connection(("192.0.2.1", 80), timeout=3) and "connected")
+tryit("tcp6-external", lambda: socket.create_connection(("2001:db8::1", 80), timeout=3) and "connected")
+tryit("tcp-mapped-external", lambda: socket.socket(socket.AF_INET6).connect(("::ffff:192.0.2.1", 80)))
+def udp(addr):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    return s.sendto(b"exfil", addr)
+tryit("udp-external", lambda: udp(("192.0.2.1", 9)))
+def udpmsg(addr):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    return s.sendmsg([b"exfil"], [], 0, addr)
+tryit("udp-sendmsg-external", lambda: udpmsg(("192.0.2.1", 9)))
+tryit("udp-dns-stub", lambda: udp(("127.0.0.53", 53)))
+tryit("udp-loopback", lambda: udp(("127.0.0.1", int(sys.argv[2]))))
+"#;
+
+/// Loopback-only network (default profile): a server the test started is
+/// reachable; external addresses (v4, v6, v4-mapped, UDP, sendmsg) and a
+/// local DNS stub are refused with EACCES.
+#[test]
+fn loopback_reaches_the_test_server_and_nothing_else() {
+    if !require_landlock() {
+        return;
+    }
+    assert!(
+        safe_exec::sandbox::loopback_enforced(),
+        "the supervisor must enforce loopback on this kernel"
+    );
+    for who in who() {
+        let mut w = World::new();
+        w.set("network", json!("loopback"));
+        let (port, server) = http_server();
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        rx.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        let uport = rx.local_addr().unwrap().port();
+        let py = w.base.join("net.py");
+        std::fs::write(&py, NET_PY).unwrap();
+        std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let out = run_as(
+            &w,
+            who,
+            &[
+                "--",
+                "python3",
+                py.to_str().unwrap(),
+                &port.to_string(),
+                &uport.to_string(),
+            ],
+        );
+        let text = stdout(&out);
+        let get = |k: &str| -> String {
+            text.lines()
+                .find_map(|l| l.strip_prefix(&format!("{k}=")))
+                .unwrap_or("missing")
+                .to_string()
+        };
+        assert_eq!(
+            get("http-127"),
+            "0 'hello'",
+            "{who:?}: {text} {}",
+            stderr(&out)
+        );
+        assert_eq!(get("http-localhost"), "0 'hello'", "{who:?}: {text}");
+        for k in [
+            "tcp-external",
+            "tcp6-external",
+            "tcp-mapped-external",
+            "udp-external",
+            "udp-sendmsg-external",
+            "udp-dns-stub",
+        ] {
+            assert_eq!(get(k), EACCES.to_string(), "{who:?}: {k}: {text}");
+        }
+        assert!(get("udp-loopback").starts_with("0 5"), "{who:?}: {text}");
+        let mut buf = [0u8; 16];
+        let n = rx.recv(&mut buf).unwrap();
+        assert_eq!(
+            &buf[..n],
+            b"exfil",
+            "positive control: loopback datagram arrived"
+        );
+        assert!(stderr(&out).contains("loopback-only"), "{}", stderr(&out));
+        drop(server);
+    }
+}
+
+/// The default profile (no network setting) is loopback where enforced.
+#[test]
+fn default_profile_network_is_loopback() {
+    let w = World::new();
+    let out = w
+        .safe_exec()
+        .args(["check", "--json", "--", "true"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["sandbox"]["network"], "loopback", "{v}");
+}
+
+/// Exec-time checks: a program the command starts (make recipe, find
+/// -exec, a script written earlier) is matched with its real argv; a
+/// critical match fails with EACCES and a line on stderr; ordinary
+/// recipes still run.
+#[test]
+fn exec_time_checks_refuse_critical_argv() {
+    if !require_landlock() {
+        return;
+    }
+    for who in who() {
+        let w = World::new();
+        // The "home" is the world's, inside nothing the test cares about;
+        // a canary in it shows whether rm ran.
+        std::fs::create_dir_all(w.home.join("keep")).unwrap();
+        std::fs::write(w.home.join("keep/canary"), "x").unwrap();
+        std::fs::write(
+            w.work.join("Makefile"),
+            "wipe:\n\trm -rf $(HOME)\nclean:\n\tmkdir -p build && rm -rf build\n",
+        )
+        .unwrap();
+        std::fs::write(w.work.join("later.sh"), "rm -rf \"$HOME\"\n").unwrap();
+        prep(&w, who);
+        for (what, args) in [
+            ("make", vec!["--", "make", "wipe"]),
+            ("find -exec", vec![]),
+            ("script", vec!["--", "bash", "later.sh"]),
+        ] {
+            let out = if args.is_empty() {
+                run_script(&w, who, "find . -maxdepth 0 -exec rm -rf \"$HOME\" \\;")
+            } else {
+                run_as(&w, who, &args)
+            };
+            // (find reports the failed -exec on stderr and may still exit 0.)
+            if what != "find -exec" {
+                assert_ne!(code(&out), 0, "{who:?}: {what}");
+            }
+            assert!(
+                stderr(&out).contains("safe-exec: denied: exec inside the command refused")
+                    && stderr(&out).contains("fs-rm-home"),
+                "{who:?}: {what}: {}",
+                stderr(&out)
+            );
+            assert!(
+                w.home.join("keep/canary").exists(),
+                "{who:?}: {what}: home wiped"
+            );
+        }
+        // Positive control: an ordinary recipe runs its rm.
+        let out = run_as(&w, who, &["--", "make", "clean"]);
+        assert_eq!(code(&out), 0, "{who:?}: {}", stderr(&out));
+        assert!(!w.work.join("build").exists());
+    }
+}
+
+/// Everyday work still runs confined under the supervisor.
+#[test]
+fn everyday_work_still_runs() {
+    if !require_landlock() {
+        return;
+    }
+    let w = World::new();
+    repo(&w);
+    for (what, script) in [
+        (
+            "git",
+            "git checkout -q -b topic && echo c > c.txt && git add c.txt && git commit -qm c",
+        ),
+        ("script", "script -q -c true /dev/null"),
+        (
+            "venv",
+            "python3 -m venv .venv && .venv/bin/python -c 'import sys; print(sys.prefix)'",
+        ),
+    ] {
+        let out = run_as(&w, Who::Caller, &["-c", script]);
+        assert_eq!(code(&out), 0, "{what}: {}", stderr(&out));
+    }
+    if have("npm") {
+        std::fs::write(
+            w.work.join("package.json"),
+            r#"{"name":"x","version":"1.0.0","scripts":{"test":"node -e \"console.log(42)\""}}"#,
+        )
+        .unwrap();
+        let out = run_as(&w, Who::Caller, &["--", "npm", "test"]);
+        assert_eq!(code(&out), 0, "npm: {}", stderr(&out));
+        assert!(stdout(&out).contains("42"));
+    } else {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "npm missing in CI"
+        );
+        skip("npm missing");
+    }
+    if have("cargo") {
+        let c = w.work.join("tiny");
+        std::fs::create_dir_all(c.join("src")).unwrap();
+        std::fs::write(
+            c.join("Cargo.toml"),
+            "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+        )
+        .unwrap();
+        std::fs::write(c.join("src/main.rs"), "fn main() { println!(\"tiny\"); }\n").unwrap();
+        let mut cmd = w.safe_exec();
+        cmd.arg("--profile").arg(w.profile_file()).args([
+            "--cwd",
+            c.to_str().unwrap(),
+            "--",
+            "cargo",
+            "build",
+            "--offline",
+            "-q",
+        ]);
+        if let Ok(h) = std::env::var("CARGO_HOME") {
+            cmd.env("CARGO_HOME", h);
+        } else if let Some(h) = std::env::var_os("HOME") {
+            cmd.env("CARGO_HOME", PathBuf::from(h).join(".cargo"));
+        }
+        if let Ok(r) = std::env::var("RUSTUP_HOME") {
+            cmd.env("RUSTUP_HOME", r);
+        } else if let Some(h) = std::env::var_os("HOME") {
+            cmd.env("RUSTUP_HOME", PathBuf::from(h).join(".rustup"));
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(code(&out), 0, "cargo build: {}", stderr(&out));
+        assert!(c.join("target/debug/tiny").is_file());
+    }
+}
