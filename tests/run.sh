@@ -15,6 +15,11 @@ command -v dig >/dev/null 2>&1 || need+=(dnsutils)
 command -v curl >/dev/null 2>&1 || need+=(curl)
 command -v zip >/dev/null 2>&1 || need+=(zip)
 command -v unzip >/dev/null 2>&1 || need+=(unzip)
+# The real-agent tests (tests/agents_real.rs) drive Claude Code and Codex from
+# npm (Codex's launcher is a node script) with a python3 fake model server.
+command -v node >/dev/null 2>&1 || need+=(nodejs)
+command -v npm >/dev/null 2>&1 || need+=(npm)
+command -v python3 >/dev/null 2>&1 || need+=(python3)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "tests/run.sh: installing ${need[*]}" >&2
@@ -24,6 +29,12 @@ if [ ${#need[@]} -gt 0 ]; then
   fi
 fi
 
+# The pinned agent CLIs (tests/agents_real_support/versions.env), installed
+# into target/agents-cli (or $SAFE_EXEC_AGENTS_CLI), never globally.
+if command -v npm >/dev/null 2>&1; then
+  SAFE_EXEC_AGENTS_CLI="$(bash tests/agents_real_support/install.sh)"
+  export SAFE_EXEC_AGENTS_CLI
+fi
 cargo build --quiet --bins
 cargo test --all-targets --quiet
 if [ -d tests/bats ] && command -v bats >/dev/null 2>&1; then
