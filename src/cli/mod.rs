@@ -1,7 +1,9 @@
 //! The command line: run mode (`--` and `-c`, bash-compatible), and the
 //! subcommands `check`, `classify`, `profile`, `rules`, `doctor`.
 
+pub mod approval;
 mod check;
+pub mod entry;
 pub mod hook;
 pub mod info;
 mod log;
@@ -102,6 +104,8 @@ impl Common {
             session: self.session.clone(),
             agent: self.agent.clone(),
             timeout: self.timeout,
+            approval: None,
+            cwd_out: None,
         }
     }
 }
@@ -236,6 +240,9 @@ pub fn main() -> i32 {
     let args: Vec<OsString> = std::env::args_os().collect();
     let rest = &args[1..];
     let first = rest.first().and_then(|a| a.to_str());
+    if entry::started_as_bash() {
+        return as_bash(rest);
+    }
     if rest.len() == 1 && matches!(first, Some("--version" | "-V")) {
         print!("{}", version_long());
         return 0;
@@ -282,6 +289,31 @@ pub fn main() -> i32 {
         };
     }
     run_cmd::run(rest)
+}
+
+/// safe-exec under the file name `bash`: exactly the configured-shell mode
+/// (`-c STRING`, `-lc`, a script on stdin). `bash FILE ARGS` runs the real
+/// bash on the script as an argv, judged like `safe-exec -- /bin/bash FILE`;
+/// `bash --version` is answered by the real bash.
+fn as_bash(rest: &[OsString]) -> i32 {
+    let first = rest.first().and_then(|a| a.to_str());
+    let real = ["/bin/bash", "/usr/bin/bash"]
+        .into_iter()
+        .find(|b| entry::real_shell_ok(b).is_ok() && std::path::Path::new(b).exists())
+        .unwrap_or("/bin/bash");
+    match first {
+        Some("--version") | Some("--help") => {
+            use std::os::unix::process::CommandExt;
+            let err = std::process::Command::new(real).args(rest).exec();
+            error(format!("cannot run {real}: {err}"))
+        }
+        Some(f) if !f.starts_with('-') && !f.starts_with('+') => {
+            let mut v: Vec<OsString> = vec!["--".into(), real.into()];
+            v.extend(rest.iter().cloned());
+            run_cmd::run(&v)
+        }
+        _ => run_cmd::run(rest),
+    }
 }
 
 /// The Rust runtime ignores SIGPIPE, so printing into a closed pipe
