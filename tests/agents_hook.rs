@@ -204,7 +204,10 @@ fn internal_errors_block() {
         let o = hook_raw(&w, &a, input);
         assert_eq!(code(&o), 2, "{a:?} {input}: {}", stderr(&o));
         assert!(o.stdout.is_empty(), "{a:?} {input}: stdout {}", stdout(&o));
-        assert!(stderr(&o).contains("safe-exec: error:"), "{a:?} {input}: says why");
+        assert!(
+            stderr(&o).contains("safe-exec: error:"),
+            "{a:?} {input}: says why"
+        );
         if a.contains(&"--rewrite") {
             continue; // with --json added it is a valid call
         }

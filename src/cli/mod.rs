@@ -9,6 +9,7 @@ pub mod info;
 mod log;
 pub mod man;
 mod run_cmd;
+pub mod setup;
 pub mod shell_args;
 mod situation;
 
@@ -67,6 +68,9 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Write the safe-exec hook into an agent's user settings (Claude Code,
+    /// Codex with its trust entry), check it and say what was done.
+    Setup(setup::SetupArgs),
     /// Print the man page safe-exec(1) (roff) to stdout.
     Man,
     /// Print a shell completion script to stdout.
@@ -228,6 +232,7 @@ const SUBCOMMANDS: &[&str] = &[
     "man",
     "completions",
     "log",
+    "setup",
     "help",
     "--help",
     "-h",
@@ -286,6 +291,7 @@ pub fn main() -> i32 {
             Command::Man => man::man(),
             Command::Completions { shell } => man::completions(shell),
             Command::Log(a) => log::run(a),
+            Command::Setup(a) => setup::run(a),
         };
     }
     run_cmd::run(rest)
