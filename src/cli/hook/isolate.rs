@@ -1,5 +1,6 @@
 //! Never fail open: the hook decides in a forked child with a memory limit
-//! (`RLIMIT_DATA`) and a timer, and the parent answers. If the child
+//! (`RLIMIT_AS`, soft limit only; programs the decision starts, validators
+//! and hooks, get the original limit back before they run) and a timer, and the parent answers. If the child
 //! crashes, runs out of memory, panics, is killed or does not answer in
 //! time, the parent blocks (exit 2, or `deny` under `--json`).
 //!
@@ -13,7 +14,41 @@ use std::io::{Read, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use super::Rendered;
+
+/// The address-space soft limit before the child lowered it (`u64::MAX`:
+/// not lowered).
+static SAVED_AS: AtomicU64 = AtomicU64::new(u64::MAX);
+
+/// Gives a program started while deciding (a validator, a hook) the
+/// address-space limit safe-exec had before it lowered its own. Called in
+/// `pre_exec`: one async-signal-safe system call.
+pub fn restore_limits() {
+    let saved = SAVED_AS.load(Ordering::Relaxed);
+    if saved == u64::MAX {
+        return;
+    }
+    let l = libc::rlimit {
+        rlim_cur: saved as libc::rlim_t,
+        rlim_max: libc::RLIM_INFINITY,
+    };
+    let mut cur = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: plain getrlimit/setrlimit on stack values.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_AS, &mut cur) == 0 {
+            let l = libc::rlimit {
+                rlim_cur: l.rlim_cur.min(cur.rlim_max),
+                rlim_max: cur.rlim_max,
+            };
+            libc::setrlimit(libc::RLIMIT_AS, &l);
+        }
+    }
+}
 
 /// Default memory limit for deciding (MiB).
 pub const DEFAULT_MEMORY_MB: u64 = 1024;
@@ -84,25 +119,19 @@ fn run_child(
 
 fn child(decide: impl FnOnce() -> Rendered, wr: OwnedFd, memory_mb: u64, timeout: Duration) -> ! {
     let bytes = memory_mb.saturating_mul(1024 * 1024);
-    let lim = libc::rlimit {
-        rlim_cur: bytes,
-        rlim_max: libc::RLIM_INFINITY,
-    };
-    // Only the soft limit: programs the decision starts (validators, hooks)
-    // inherit it. SAFETY: plain setrlimit/alarm calls with valid arguments.
+    // SAFETY: plain getrlimit/setrlimit/alarm calls with valid arguments.
     unsafe {
         let mut old = libc::rlimit {
             rlim_cur: 0,
             rlim_max: 0,
         };
-        if libc::getrlimit(libc::RLIMIT_DATA, &mut old) == 0 {
+        if libc::getrlimit(libc::RLIMIT_AS, &mut old) == 0 {
+            SAVED_AS.store(old.rlim_cur as u64, Ordering::Relaxed);
             let l = libc::rlimit {
-                rlim_cur: bytes.min(old.rlim_max),
+                rlim_cur: (bytes as libc::rlim_t).min(old.rlim_max).min(old.rlim_cur),
                 rlim_max: old.rlim_max,
             };
-            libc::setrlimit(libc::RLIMIT_DATA, &l);
-        } else {
-            libc::setrlimit(libc::RLIMIT_DATA, &lim);
+            libc::setrlimit(libc::RLIMIT_AS, &l);
         }
         let secs = u32::try_from(timeout.as_secs().max(1)).unwrap_or(u32::MAX);
         libc::alarm(secs);
