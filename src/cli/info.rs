@@ -150,7 +150,8 @@ pub fn doctor(as_json: bool) -> i32 {
             report.missing.is_empty() || spec.enforcement == sandbox::Enforcement::BestEffort;
         profiles.push(json!({"profile": name, "enforcement": spec.enforcement, "would_run": works, "enforced": report}));
     }
-    let value = json!({"version": env!("CARGO_PKG_VERSION"), "kernel": k, "profiles": profiles});
+    let agents = super::setup::status();
+    let value = json!({"version": env!("CARGO_PKG_VERSION"), "kernel": k, "profiles": profiles, "agents": agents});
     if as_json {
         println!("{value}");
     } else {
@@ -177,6 +178,12 @@ pub fn doctor(as_json: bool) -> i32 {
                 .clone()
                 .unwrap_or_else(|| "none detected".into())
         );
+        for name in ["claude-code", "codex"] {
+            println!(
+                "agent {name}: {}",
+                agents[name]["summary"].as_str().unwrap_or("")
+            );
+        }
         for p in &profiles {
             println!(
                 "profile {}: {}",

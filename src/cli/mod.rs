@@ -1,12 +1,15 @@
 //! The command line: run mode (`--` and `-c`, bash-compatible), and the
 //! subcommands `check`, `classify`, `profile`, `rules`, `doctor`.
 
+pub mod approval;
 mod check;
+pub mod entry;
 pub mod hook;
 pub mod info;
 mod log;
 pub mod man;
 mod run_cmd;
+pub mod setup;
 pub mod shell_args;
 mod situation;
 
@@ -65,6 +68,9 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Write the safe-exec hook into an agent's user settings (Claude Code,
+    /// Codex with its trust entry), check it and say what was done.
+    Setup(setup::SetupArgs),
     /// Print the man page safe-exec(1) (roff) to stdout.
     Man,
     /// Print a shell completion script to stdout.
@@ -102,6 +108,8 @@ impl Common {
             session: self.session.clone(),
             agent: self.agent.clone(),
             timeout: self.timeout,
+            approval: None,
+            cwd_out: None,
         }
     }
 }
@@ -224,6 +232,7 @@ const SUBCOMMANDS: &[&str] = &[
     "man",
     "completions",
     "log",
+    "setup",
     "help",
     "--help",
     "-h",
@@ -236,6 +245,9 @@ pub fn main() -> i32 {
     let args: Vec<OsString> = std::env::args_os().collect();
     let rest = &args[1..];
     let first = rest.first().and_then(|a| a.to_str());
+    if entry::started_as_bash() {
+        return as_bash(rest);
+    }
     if rest.len() == 1 && matches!(first, Some("--version" | "-V")) {
         print!("{}", version_long());
         return 0;
@@ -279,9 +291,35 @@ pub fn main() -> i32 {
             Command::Man => man::man(),
             Command::Completions { shell } => man::completions(shell),
             Command::Log(a) => log::run(a),
+            Command::Setup(a) => setup::run(a),
         };
     }
     run_cmd::run(rest)
+}
+
+/// safe-exec under the file name `bash`: exactly the configured-shell mode
+/// (`-c STRING`, `-lc`, a script on stdin). `bash FILE ARGS` runs the real
+/// bash on the script as an argv, judged like `safe-exec -- /bin/bash FILE`;
+/// `bash --version` is answered by the real bash.
+fn as_bash(rest: &[OsString]) -> i32 {
+    let first = rest.first().and_then(|a| a.to_str());
+    let real = ["/bin/bash", "/usr/bin/bash"]
+        .into_iter()
+        .find(|b| entry::real_shell_ok(b).is_ok() && std::path::Path::new(b).exists())
+        .unwrap_or("/bin/bash");
+    match first {
+        Some("--version") | Some("--help") => {
+            use std::os::unix::process::CommandExt;
+            let err = std::process::Command::new(real).args(rest).exec();
+            error(format!("cannot run {real}: {err}"))
+        }
+        Some(f) if !f.starts_with('-') && !f.starts_with('+') => {
+            let mut v: Vec<OsString> = vec!["--".into(), real.into()];
+            v.extend(rest.iter().cloned());
+            run_cmd::run(&v)
+        }
+        _ => run_cmd::run(rest),
+    }
 }
 
 /// The Rust runtime ignores SIGPIPE, so printing into a closed pipe

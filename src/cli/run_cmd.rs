@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::shell_args::{self, RunCommand};
 use super::situation;
 use super::{EXIT_DENIED, error};
+use super::{approval, entry};
 use crate::confirm::{self, Answer};
 use crate::decide::{self, CommandInput, Situation};
 use crate::hooks::lifecycle::Lifecycle;
@@ -40,6 +41,9 @@ pub fn run(args: &[OsString]) -> i32 {
     };
     situation::apply_system_state(&mut sit, &selection.system);
     let profile = selection.profile;
+    if let Err(e) = entry::real_shell_ok(&profile.doc.shell.interpreter) {
+        return error(e);
+    }
     let input = match parsed.command {
         RunCommand::List(argv) => {
             if argv.is_empty() {
@@ -66,6 +70,12 @@ pub fn run(args: &[OsString]) -> i32 {
             }
         }
     };
+    // safe-exec's own deciding subcommands, run through the prefix or the
+    // configured shell (an agent running its hook command through its
+    // shell): run them directly, they start no command of the agent's.
+    if let Some(argv) = entry::own_subcommand(&input, &profile, &sit) {
+        return entry::exec_self(&argv);
+    }
     let layer_opts = decide::LayerOptions {
         session: parsed.common.session.clone(),
         agent: parsed.common.agent.clone(),
@@ -101,19 +111,48 @@ pub fn run(args: &[OsString]) -> i32 {
                 .map(|s| s.program.clone())
                 .unwrap_or_default();
             let timeout = Duration::from_secs(profile.doc.confirmation.timeout_seconds);
-            let answer = if sit.interactive || std::io::stdin().is_terminal() {
+            let agent = entry::under_agent(&parsed.common);
+            let mut token_problem = None;
+            let answer = if let Some(token) = parsed.common.approval.as_deref() {
+                // Approved by the agent's user through `hook --rewrite`.
+                match approval::redeem(
+                    &sit.places.state,
+                    token,
+                    &input.raw(),
+                    &sit.places.cwd,
+                    &layer_opts.session_id(),
+                ) {
+                    Ok(()) => Answer::Yes,
+                    Err(e) => {
+                        token_problem = Some(e);
+                        Answer::No
+                    }
+                }
+            } else if agent.is_some() {
+                // The agent must not answer its own confirmation: under an
+                // agent the command's terminal is the agent's.
+                Answer::NoTerminal
+            } else if sit.interactive || std::io::stdin().is_terminal() {
                 confirm::ask(&verdict, &input.raw(), &program, timeout)
             } else {
                 Answer::NoTerminal
             };
             life.confirmed(answer == Answer::Yes);
             if answer != Answer::Yes {
-                let why = match answer {
-                    Answer::NoTerminal => {
-                        "confirmation is needed and there is no terminal to ask on"
+                let under = agent
+                    .map(|a| format!("confirmation is needed and, under an agent ({a}), it is not read from the command's terminal; ask the user to approve it in the agent"));
+                let why = match (&token_problem, &under, answer) {
+                    (Some(t), _, _) => {
+                        format!("confirmation is needed and the approval given is not valid: {t}")
                     }
-                    Answer::Timeout => "confirmation is needed and nobody answered in time",
-                    _ => "confirmation was refused",
+                    (None, Some(u), _) => u.clone(),
+                    (None, None, Answer::NoTerminal) => {
+                        "confirmation is needed and there is no terminal to ask on".to_string()
+                    }
+                    (None, None, Answer::Timeout) => {
+                        "confirmation is needed and nobody answered in time".to_string()
+                    }
+                    _ => "confirmation was refused".to_string(),
                 };
                 let asked: Vec<String> = verdict
                     .reasons
@@ -122,7 +161,7 @@ pub fn run(args: &[OsString]) -> i32 {
                     .map(|r| r.line())
                     .collect();
                 let why = if asked.is_empty() {
-                    why.to_string()
+                    why
                 } else {
                     format!("{why}; it was needed because: {}", asked.join("; "))
                 };
@@ -151,6 +190,10 @@ pub fn run(args: &[OsString]) -> i32 {
         parsed.common.timeout,
     );
     open_form_network(&mut plan, &verdict);
+    if let Some(f) = parsed.common.cwd_out.as_deref() {
+        entry::carry_cwd(&mut plan, &profile.doc.shell.interpreter, f);
+    }
+    entry::strip_self_from_path(&mut plan.env);
     plan.supervise |= life.needs_result();
     let result = run::execute(plan);
     life.finished(&result);
@@ -313,7 +356,7 @@ const SHELL_BUILTINS: &[&str] = &[
 
 /// One top-level command whose words are all literal, with nothing for a
 /// shell to do: running its argv directly is exactly what bash would run.
-fn is_direct(model: &CommandModel) -> bool {
+pub(crate) fn is_direct(model: &CommandModel) -> bool {
     if model.segments.len() != 1 || !model.unknown.is_empty() {
         return false;
     }

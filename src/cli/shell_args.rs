@@ -17,6 +17,12 @@ pub struct CommonOptions {
     pub agent: Option<String>,
     /// `--timeout SECONDS` (can only shorten the profile's).
     pub timeout: Option<u64>,
+    /// `--approval TOKEN` (run mode): a one-time approval issued by
+    /// `hook --rewrite` when the agent's user approved this `ask`.
+    pub approval: Option<String>,
+    /// `--cwd-out FILE` (run mode): write the directory the command ended in
+    /// to FILE, so `hook --rewrite` can carry `cd` over to the agent's shell.
+    pub cwd_out: Option<String>,
 }
 
 /// A parsed run-mode invocation.
@@ -84,7 +90,15 @@ pub fn common_option(
     common: &mut CommonOptions,
 ) -> Result<usize, UsageError> {
     let a = &args[i];
-    let names = ["--profile", "--cwd", "--session", "--agent", "--timeout"];
+    let names = [
+        "--profile",
+        "--cwd",
+        "--session",
+        "--agent",
+        "--timeout",
+        "--approval",
+        "--cwd-out",
+    ];
     for n in names {
         let (value, used) = if a == n {
             match args.get(i + 1) {
@@ -101,6 +115,8 @@ pub fn common_option(
             "--cwd" => common.cwd = Some(value),
             "--session" => common.session = Some(value),
             "--agent" => common.agent = Some(value),
+            "--approval" => common.approval = Some(value),
+            "--cwd-out" => common.cwd_out = Some(value),
             _ => {
                 let t = value.parse::<u64>().map_err(|_| {
                     UsageError::BadValue(format!("--timeout takes whole seconds, not `{value}`"))
