@@ -189,6 +189,9 @@ impl FakeModel {
         let script = dir.join("model-script.json");
         let log = dir.join("model-requests.jsonl");
         let port_file = dir.join("model-port");
+        // A world can host several runs: no stale port or log from the last.
+        let _ = std::fs::remove_file(&port_file);
+        let _ = std::fs::remove_file(&log);
         std::fs::write(&script, script_json(steps).to_string()).expect("script");
         let child = Command::new("python3")
             .arg(support_dir().join("fake_model.py"))
@@ -677,7 +680,11 @@ impl World {
 
     fn finish(&self, mut cmd: Command, model: FakeModel, agent: &str) -> Run {
         let start = Instant::now();
+        // Its own process group, so a time-out kills the whole agent (Codex's
+        // node launcher and its native child, the commands it started).
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         let mut child = cmd.spawn().unwrap_or_else(|e| panic!("start {agent}: {e}"));
+        let pgid = child.id() as i32;
         let out_path = self.root.join(format!("{agent}.out"));
         let (stdout, stderr) = {
             let mut so = child.stdout.take().expect("stdout");
@@ -696,7 +703,9 @@ impl World {
                 match child.try_wait() {
                     Ok(Some(_)) => break,
                     Ok(None) if start.elapsed() > RUN_LIMIT => {
-                        let _ = child.kill();
+                        // SAFETY: kill(2) on the process group this run
+                        // created; no memory is involved.
+                        unsafe { libc::kill(-pgid, libc::SIGKILL) };
                         let _ = child.wait();
                         break;
                     }
@@ -704,6 +713,10 @@ impl World {
                     Err(_) => break,
                 }
             }
+            // Whatever the agent left behind in its group goes too, so the
+            // pipes close.
+            // SAFETY: kill(2) on the process group this run created.
+            unsafe { libc::kill(-pgid, libc::SIGKILL) };
             (t1.join().unwrap_or_default(), t2.join().unwrap_or_default())
         };
         let status = child.wait().ok().and_then(|s| s.code());
