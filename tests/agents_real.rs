@@ -122,6 +122,23 @@ fn claude_1_agent_ignores_a_shell_not_named_bash() {
     run.assert_steps(1).assert_ran(0, KEY);
 }
 
+/// Finding 2: Claude Code's shell snapshot (`<shell> -c -l SCRIPT`, which
+/// writes ~/.claude/shell-snapshots/snapshot-bash-*.sh) is created under the
+/// configured shell and sourced by every call: the functions it defines
+/// (`find`, `grep` shadowed by Claude Code's own tools) exist in the command.
+#[test]
+fn claude_2_snapshot_is_created_and_sourced() {
+    for wiring in [Wiring::claude_shell(), Wiring::prefix()] {
+        let w = World::new();
+        let steps = [sh("type -t find; type -t grep; echo SNAP-OK")];
+        let Some(run) = w.claude(&steps, &wiring.arg("--allowedTools").arg("Bash")) else {
+            return;
+        };
+        run.assert_steps(1)
+            .assert_ran(0, "function\nfunction\nSNAP-OK");
+    }
+}
+
 /// Finding 2: CLAUDE_CODE_SHELL_PREFIX="safe-exec -c".
 #[test]
 fn claude_2_shell_prefix() {
@@ -587,6 +604,23 @@ fn codex_3_login_shell_bash_symlink() {
     run.assert_ran(9, "VIA-SH");
     w.assert_key_not_leaked();
     w.assert_home_intact();
+}
+
+/// Finding 3, the agent's side: a login shell that is safe-exec under its
+/// own name (`chsh -s /usr/bin/safe-exec`) is not used by Codex 0.169.0: it
+/// falls back to bash and the key is printed. Hence the `bash` symlink; if
+/// this ever fails, Codex changed and docs/agents.md must be revisited.
+#[test]
+fn codex_3_agent_ignores_a_login_shell_not_named_bash() {
+    let w = World::new();
+    let wiring = Wiring {
+        login_shell_own_name: true,
+        ..Wiring::default()
+    };
+    let Some(run) = w.codex(&[sh("cat ~/.ssh/id_rsa")], &wiring) else {
+        return;
+    };
+    run.assert_steps(1).assert_ran(0, KEY);
 }
 
 /// Finding 3: Codex runs hook commands through the login shell (`<login> -c

@@ -122,6 +122,32 @@ pub fn agent_user_with_shell(shell: &Path) -> bool {
     true
 }
 
+/// The test user must be able to run safe-exec and the agent from where the
+/// checkout is: every parent directory traversable by others.
+fn assert_user_can_reach(paths: &[&Path]) {
+    for p in paths {
+        let ok = Command::new("setpriv")
+            .args([
+                "--reuid",
+                AGENT_USER,
+                "--regid",
+                AGENT_USER,
+                "--clear-groups",
+            ])
+            .arg("test")
+            .arg("-x")
+            .arg(p)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(
+            ok,
+            "{AGENT_USER} cannot execute {} (a parent directory is not traversable by others); \
+             the Codex login-shell tests need a checkout readable by other users",
+            p.display()
+        );
+    }
+}
+
 /// uid and gid of AGENT_USER.
 fn agent_ids() -> (u32, u32) {
     let id = |flag: &str| -> u32 {
@@ -346,6 +372,9 @@ pub struct Wiring {
     pub prefix: bool,
     /// Codex: run as AGENT_USER whose login shell is the `bash` symlink.
     pub login_shell: bool,
+    /// Codex: run as AGENT_USER whose login shell is safe-exec under its own
+    /// name (what `chsh -s /usr/bin/safe-exec` gives).
+    pub login_shell_own_name: bool,
     /// Codex: do not write the hook's trust entry.
     pub untrusted: bool,
     /// Claude Code: an approver answers every permission prompt "allow".
@@ -606,11 +635,18 @@ impl World {
     /// Runs `codex exec` headless with `steps` and `wiring`.
     pub fn codex(&self, steps: &[Step], wiring: &Wiring) -> Option<Run> {
         let cli = cli_dir()?;
-        let _guard = if wiring.login_shell {
+        let as_user = wiring.login_shell || wiring.login_shell_own_name;
+        let _guard = if as_user {
             let g = LOGIN_SHELL.lock().unwrap_or_else(|e| e.into_inner());
-            if !agent_user_with_shell(&login_shell_path()) {
+            let shell = if wiring.login_shell {
+                login_shell_path()
+            } else {
+                PathBuf::from(bin())
+            };
+            if !agent_user_with_shell(&shell) {
                 return None;
             }
+            assert_user_can_reach(&[Path::new(bin()), &cli.join("node_modules/.bin/codex")]);
             Some(g)
         } else {
             None
@@ -645,7 +681,7 @@ impl World {
                 assert!(ok, "codex_trust.py");
             }
         }
-        let mut cmd = if wiring.login_shell {
+        let mut cmd = if as_user {
             let (uid, gid) = agent_ids();
             let st = Command::new("chown")
                 .arg("-R")
