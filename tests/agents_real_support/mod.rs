@@ -657,7 +657,14 @@ impl World {
             "\n[model_providers.fake]\nname = \"fake\"\nbase_url = \"http://127.0.0.1:{}/v1\"\nwire_api = \"responses\"\nenv_key = \"FAKE_API_KEY\"\n",
             model.port
         );
-        let top = "model = \"gpt-5.5\"\nmodel_provider = \"fake\"\n";
+        // No traffic beyond loopback: without the last four settings Codex
+        // 0.169.0 looks up api.github.com and chatgpt.com (measured with
+        // strace; with them it sends nothing but to the fake model).
+        let top = "model = \"gpt-5.5\"\nmodel_provider = \"fake\"\n\
+                   check_for_update_on_startup = false\n\
+                   chatgpt_base_url = \"http://127.0.0.1:9/\"\n\n";
+        let provider =
+            format!("\n[analytics]\nenabled = false\n\n[features]\nplugins = false\n{provider}");
         let preset = wiring.preset.as_ref();
         let config = match preset {
             Some((c, _)) => format!("{top}{c}\n{provider}"),
