@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::shell_args::{self, RunCommand};
 use super::situation;
 use super::{EXIT_DENIED, error};
-use super::{approval, entry};
+use super::{approval, entry, harness};
 use crate::confirm::{self, Answer};
 use crate::decide::{self, CommandInput, Situation};
 use crate::hooks::lifecycle::Lifecycle;
@@ -43,6 +43,51 @@ pub fn run(args: &[OsString]) -> i32 {
     let profile = selection.profile;
     if let Err(e) = entry::real_shell_ok(&profile.doc.shell.interpreter) {
         return error(e);
+    }
+    // Codex's own shell steps (its snapshot script, its per-command
+    // wrapper), recognised as a whole: see `harness`.
+    let mut harness_run: Option<String> = None;
+    if let RunCommand::String { text, .. } = &parsed.command {
+        let own = std::fs::canonicalize(std::env::current_exe().unwrap_or_default()).ok();
+        match harness::recognise(
+            text,
+            &sit.places.home,
+            &profile.doc.shell.interpreter,
+            own.as_deref(),
+        ) {
+            Some(harness::Step::CodexSnapshot) => {
+                let plan = ExecPlan {
+                    argv: vec![
+                        profile.doc.shell.interpreter.clone().into(),
+                        "-c".into(),
+                        text.into(),
+                    ],
+                    env: env::scrub(std::env::vars_os(), &profile.doc.env).kept,
+                    cwd: sit.places.cwd.clone(),
+                    sandbox: profile.sandbox_spec(&sit.places, parsed.common.timeout),
+                    supervise: false,
+                };
+                return match run::execute(plan) {
+                    Ok(o) => o.exit_code,
+                    Err(e) => {
+                        eprintln!("safe-exec: error: {e}");
+                        e.exit_code()
+                    }
+                };
+            }
+            Some(harness::Step::CodexExec {
+                command,
+                shell,
+                run,
+            }) => {
+                parsed.command = RunCommand::String {
+                    text: command,
+                    positional: vec![shell],
+                };
+                harness_run = Some(run);
+            }
+            None => {}
+        }
     }
     let input = match parsed.command {
         RunCommand::List(argv) => {
@@ -190,6 +235,19 @@ pub fn run(args: &[OsString]) -> i32 {
         parsed.common.timeout,
     );
     open_form_network(&mut plan, &verdict);
+    if let Some(run) = harness_run
+        && plan.argv.first().map(|a| a.as_os_str())
+            == Some(std::ffi::OsStr::new(&profile.doc.shell.interpreter))
+    {
+        // Run Codex's whole wrapper (its snapshot, variables and PATH) so
+        // the command sees what Codex meant it to; what was judged is the
+        // model's command inside it.
+        plan.argv = vec![
+            profile.doc.shell.interpreter.clone().into(),
+            "-c".into(),
+            run.into(),
+        ];
+    }
     if let Some(f) = parsed.common.cwd_out.as_deref() {
         entry::carry_cwd(&mut plan, &profile.doc.shell.interpreter, f);
     }
