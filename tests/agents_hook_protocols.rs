@@ -1046,3 +1046,32 @@ fn codex_3_snapshot_script_runs_exactly_and_only_as_captured() {
     assert_eq!(code(&o), 126, "{}", stderr(&o));
     assert!(!w.work.join("planted").exists());
 }
+
+#[test]
+fn setup_shell_creates_the_bash_entry_point() {
+    let w = World::new();
+    let dir = w.home.join("lib/safe-exec/bin");
+    let d = dir.display().to_string();
+    let o = w.run(&["setup", "shell", "--dir", &d, "--dry-run"], "");
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(!dir.join("bash").exists());
+    let o = w.run(&["setup", "shell", "--dir", &d], "");
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stdout(&o).contains("CLAUDE_CODE_SHELL="), "{}", stdout(&o));
+    let o = w
+        .command(dir.join("bash"))
+        .args(["-c", "echo entry; rm -rf ~"])
+        .output()
+        .expect("run");
+    assert_eq!(code(&o), 126, "{}", stderr(&o));
+    assert!(w.home.join(".ssh/id_rsa").exists());
+    // A file that is not a symlink is never replaced.
+    std::fs::remove_file(dir.join("bash")).expect("rm");
+    std::fs::write(dir.join("bash"), "mine").expect("write");
+    let o = w.run(&["setup", "shell", "--dir", &d], "");
+    assert_eq!(code(&o), 125, "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("bash")).expect("read"),
+        "mine"
+    );
+}
