@@ -4,7 +4,7 @@
 //! variables, sources its shell snapshot, restores the variables, prepends
 //! its helper directory to `PATH` and ends with
 //! `exec 'SHELL' -c 'MODEL COMMAND'`. Its snapshot is built with
-//! `LOGIN -lc SCRIPT` (a fixed script, `profiles/harness.toml`).
+//! `LOGIN -lc SCRIPT` (a fixed script, `profiles/harness/codex.toml`).
 //!
 //! The wrapper is accepted only if every line matches one of the line
 //! shapes Codex emits (with variable names as the only free parts), the
@@ -37,7 +37,7 @@ pub enum Step {
     CodexSnapshot,
 }
 
-const HARNESS_TOML: &str = include_str!("../../profiles/harness.toml");
+const HARNESS_TOML: &str = include_str!("../../profiles/harness/codex.toml");
 
 #[derive(serde::Deserialize)]
 struct HarnessFile {
