@@ -134,7 +134,11 @@ fn bad_custom_rules_are_rejected_at_load() {
     // is a non-blocking error for both agents, issue 12).
     let o = w.hook(&["--profile", &dup], "psql --host prod-db");
     assert_eq!(code(&o), 2, "{}", stderr(&o));
-    assert!(stderr(&o).starts_with("safe-exec: error:"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("safe-exec: error:"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

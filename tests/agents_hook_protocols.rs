@@ -1075,3 +1075,35 @@ fn setup_shell_creates_the_bash_entry_point() {
         "mine"
     );
 }
+
+#[test]
+fn rewrite_is_not_nested_when_the_agents_shell_is_safe_exec() {
+    let w = World::new();
+    let bash = bash_link(&w);
+    let input = claude_input(&w.work, "Bash", json!({"command": "git status"}));
+    let mut c = w.command(bin());
+    c.args(["hook", "--json", "--rewrite"])
+        .env("CLAUDE_CODE_SHELL", &bash);
+    let o = run_with_stdin(c, &input);
+    assert_eq!(
+        (code(&o), kind(&o)),
+        (0, "none".to_string()),
+        "{}",
+        stdout(&o)
+    );
+    // Otherwise (bash is the real one) the command is rewritten.
+    let mut c = w.command(bin());
+    c.args(["hook", "--json", "--rewrite"])
+        .env("CLAUDE_CODE_SHELL", "/bin/bash");
+    let o = run_with_stdin(c, &input);
+    assert_eq!(kind(&o), "allow", "{}", stdout(&o));
+    // Denials stay denials.
+    let mut c = w.command(bin());
+    c.args(["hook", "--json", "--rewrite"])
+        .env("CLAUDE_CODE_SHELL", &bash);
+    let o = run_with_stdin(
+        c,
+        &claude_input(&w.work, "Bash", json!({"command": "rm -rf ~"})),
+    );
+    assert_eq!(kind(&o), "deny");
+}

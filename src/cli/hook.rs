@@ -382,7 +382,11 @@ fn judge_command(
     Ok(match v.decision {
         Decision::Allow => Outcome::Allow {
             warnings: v.warnings,
-            updated_input: a.rewrite.then(|| rewritten_input(&l, hook, &input, None)),
+            // When the agent's shell already is safe-exec, every command
+            // runs confined anyway: rewriting it would only nest safe-exec
+            // in safe-exec. No opinion then.
+            updated_input: (a.rewrite && !shell_is_safe_exec(agent))
+                .then(|| rewritten_input(&l, hook, &input, None)),
         },
         Decision::Ask => {
             // Only Claude Code can put the question to its user; there the
@@ -407,6 +411,42 @@ fn judge_command(
         }
         Decision::Deny => Outcome::Deny(note(with_hint(&v))),
     })
+}
+
+/// Whether the agent runs its commands with safe-exec as the shell:
+/// Claude Code's `CLAUDE_CODE_SHELL` (or `SHELL`) in the hook's
+/// environment, Codex's login shell from the password database, resolving
+/// to this binary.
+fn shell_is_safe_exec(agent: Agent) -> bool {
+    let Some(me) = std::env::current_exe()
+        .ok()
+        .and_then(|p| std::fs::canonicalize(p).ok())
+    else {
+        return false;
+    };
+    let is_me = |p: &str| std::fs::canonicalize(p).ok().as_ref() == Some(&me);
+    match agent {
+        Agent::ClaudeCode => ["CLAUDE_CODE_SHELL", "SHELL"]
+            .iter()
+            .filter_map(|v| std::env::var(v).ok())
+            .find(|v| !v.is_empty())
+            .is_some_and(|v| is_me(&v)),
+        Agent::Codex => login_shell().is_some_and(|s| is_me(&s)),
+    }
+}
+
+/// The login shell of the user running safe-exec, from `/etc/passwd`
+/// (read directly: the static binary has no NSS modules).
+fn login_shell() -> Option<String> {
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() }.to_string();
+    std::fs::read_to_string("/etc/passwd")
+        .ok()?
+        .lines()
+        .find_map(|l| {
+            let f: Vec<&str> = l.split(':').collect();
+            (f.len() >= 7 && f[2] == uid).then(|| f[6].to_string())
+        })
 }
 
 /// `updatedInput` for `--rewrite`: the original tool input with the command
