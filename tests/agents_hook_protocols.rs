@@ -773,6 +773,21 @@ fn codex_2_no_ask_and_no_bare_allow() {
     assert!(rewritten_command(&o).contains(" -c 'git status'"));
     let o = hook(&w, &["--json"], &codex_input(&w.work, "Bash", "rm -rf ~"));
     assert_eq!(kind(&o), "deny");
+    // Codex's argv form (`shell` with `["bash", "-lc", ...]`) is judged as an argv.
+    let argv = |cmd: &str| {
+        json!({"session_id":"s","turn_id":"t","cwd":w.work,"hook_event_name":"PreToolUse","model":"m",
+            "tool_name":"shell","tool_input":{"command":["bash","-lc",cmd]}})
+        .to_string()
+    };
+    let o = hook(&w, &["--json"], &argv("rm -rf ~"));
+    assert_eq!(kind(&o), "deny", "{}", stdout(&o));
+    let o = hook(&w, &["--json"], &argv("git status"));
+    assert_eq!(kind(&o), "none", "{}", stdout(&o));
+    let o = hook(&w, &["--json", "--rewrite"], &argv("git status"));
+    assert_eq!(kind(&o), "allow", "{}", stdout(&o));
+    let u = decision(&o).expect("d")["updatedInput"]["command"].clone();
+    let last = u.as_array().and_then(|a| a.last()).cloned();
+    assert_eq!(last, Some(json!("git status")), "{u}");
 }
 
 // --- Codex 4 / file tools: apply_patch and the editors are judged --------------------------
@@ -859,6 +874,12 @@ fn claude_file_tools_are_checked_by_default() {
             "NotebookEdit",
             json!({"notebook_path":"nb.ipynb","new_source":"x"}),
             0,
+        ),
+        // The approval key: unreadable to the agent's tools.
+        (
+            "Read",
+            json!({"file_path": w.home.join(".state/approval.key")}),
+            2,
         ),
     ] {
         let o = hook(&w, &[], &claude_input(&w.work, tool, input.clone()));
