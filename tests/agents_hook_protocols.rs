@@ -1128,3 +1128,84 @@ fn rewrite_is_not_nested_when_the_agents_shell_is_safe_exec() {
     );
     assert_eq!(kind(&o), "deny");
 }
+
+// --- Claude Code 2: snapshot creation under CLAUDE_CODE_SHELL ----------------------------
+
+#[test]
+fn claude_2_snapshot_creation_under_the_configured_shell() {
+    let w = World::new();
+    let bash = bash_link(&w);
+    let script = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/agents/claude-2.1.330-snapshot.sh"),
+    )
+    .expect("fixture")
+    .replace("@HOME@", &w.home.display().to_string())
+    .replace("@CLAUDE_BIN@", "/nonexistent/claude.exe");
+    let snaps = w.home.join(".claude/shell-snapshots");
+    std::fs::remove_dir_all(&snaps).expect("clean");
+    let made = snaps.join("snapshot-bash-1795371955326-z1vs3p.sh");
+    let run = |s: &str, claude: bool| {
+        let mut c = w.command(&bash);
+        c.args(["-c", "-l", s]);
+        if claude {
+            c.env("CLAUDECODE", "1");
+        } else {
+            c.env_remove("CLAUDECODE");
+        }
+        c.output().expect("run")
+    };
+    let o = run(&script, true);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let text = std::fs::read_to_string(&made).expect("snapshot written");
+    assert!(
+        text.starts_with("# Snapshot file\n") && text.contains("function find"),
+        "{text}"
+    );
+    // The next Bash call sources it (trusted directory) and runs.
+    let o = w
+        .command(&bash)
+        .args(["-c", &claude_wrapper(&made, "echo after-snapshot")])
+        .env("CLAUDECODE", "1")
+        .output()
+        .expect("run");
+    assert_eq!(
+        (code(&o), stdout(&o)),
+        (0, "after-snapshot\n".to_string()),
+        "{}",
+        stderr(&o)
+    );
+    // Nothing else rides on it: an extra command anywhere outside the
+    // heredoc, another directory, no CLAUDECODE, or no `-l`.
+    std::fs::remove_file(&made).expect("rm");
+    let planted = w.work.join("planted");
+    let other = script.replace(&snaps.display().to_string(), &w.work.display().to_string());
+    for (bad, claude) in [
+        (format!("{script}\ntouch {}\n", planted.display()), true),
+        (
+            script.replace(
+                "# No user config file to source",
+                &format!("touch {}", planted.display()),
+            ),
+            true,
+        ),
+        (other, true),
+        (script.clone(), false),
+    ] {
+        let o = run(&bad, claude);
+        assert_eq!(code(&o), 126, "{}", stderr(&o));
+    }
+    let o = w
+        .command(&bash)
+        .args(["-c", &script])
+        .env("CLAUDECODE", "1")
+        .output()
+        .expect("run");
+    assert_eq!(code(&o), 126, "without -l: {}", stderr(&o));
+    assert!(!planted.exists() && !made.exists());
+    assert!(
+        !w.work
+            .join("snapshot-bash-1795371955326-z1vs3p.sh")
+            .exists()
+    );
+}

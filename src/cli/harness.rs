@@ -35,6 +35,14 @@ pub enum Step {
     },
     /// Codex's snapshot script (runs as it is, confined).
     CodexSnapshot,
+    /// Claude Code's snapshot creation under `CLAUDE_CODE_SHELL`
+    /// (`SHELL -c -l SCRIPT`, `SCRIPT` starting with
+    /// `SNAPSHOT_FILE=~/.claude/shell-snapshots/snapshot-bash-MS-RAND.sh`):
+    /// runs confined with that one directory writable as well.
+    ClaudeSnapshot {
+        /// The snapshot directory (made writable for this run only).
+        dir: PathBuf,
+    },
 }
 
 const HARNESS_TOML: &str = include_str!("../../profiles/harness/codex.toml");
@@ -177,6 +185,105 @@ fn words(line: &str) -> Option<Vec<String>> {
         out.push(cur);
     }
     Some(out)
+}
+
+/// Claude Code's snapshot directory: `$CLAUDE_CONFIG_DIR/shell-snapshots`,
+/// else `~/.claude/shell-snapshots`.
+fn claude_snapshot_dir(home: &Path) -> PathBuf {
+    match std::env::var_os("CLAUDE_CONFIG_DIR").filter(|v| !v.is_empty()) {
+        Some(d) => PathBuf::from(d).join("shell-snapshots"),
+        None => home.join(".claude/shell-snapshots"),
+    }
+}
+
+/// Claude Code 2.1.330's snapshot creation: only with `-l` (Claude runs
+/// `SHELL -c -l SCRIPT`), only under Claude Code (`CLAUDECODE=1`; it wraps
+/// every model command in its own chain, so a model command never starts
+/// like this), the first line naming a snapshot file directly in Claude's
+/// snapshot directory, and the script containing Claude's heredoc and final
+/// check. A process that could forge this already runs unconfined (with
+/// safe-exec as the shell every model command is confined, and a nested
+/// safe-exec cannot widen the outer sandbox).
+pub fn claude_snapshot(text: &str, home: &Path, login: bool) -> Option<Step> {
+    if !login || std::env::var("CLAUDECODE").ok().as_deref() != Some("1") {
+        return None;
+    }
+    static R: OnceLock<Option<Regex>> = OnceLock::new();
+    let re = R
+        .get_or_init(|| {
+            Regex::new(
+                r"^SNAPSHOT_FILE=(/[^\s'\x22$`;&|]+)/snapshot-(?:bash|zsh)-[0-9]+-[a-z0-9]+\.sh$",
+            )
+            .ok()
+        })
+        .as_ref()?;
+    let first = text.lines().next()?;
+    let c = re.captures(first)?;
+    let dir = PathBuf::from(c.get(1)?.as_str());
+    let want = claude_snapshot_dir(home);
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    if canon(&dir) != canon(&want) {
+        return None;
+    }
+    claude_snapshot_shape(text).then_some(Step::ClaudeSnapshot { dir: canon(&dir) })
+}
+
+/// Outside its heredoc (the snapshot's content, data until it is sourced
+/// from the read-only directory), the script may only contain the lines
+/// Claude Code writes: comments, `echo "TEXT" >>|>| "$SNAPSHOT_FILE"`,
+/// `source "FILE" < /dev/null` of the user's shell configuration, one
+/// heredoc into `$SNAPSHOT_FILE`, and the final existence check.
+fn claude_snapshot_shape(text: &str) -> bool {
+    static R: OnceLock<Vec<Regex>> = OnceLock::new();
+    let shapes = R.get_or_init(|| {
+        [
+            r"^\s*$",
+            r"^\s*#[^\n]*$",
+            r#"^\s*echo "[^"$`\\]*" >(?:>|\|) "\$SNAPSHOT_FILE"$"#,
+            r#"^\s*echo '[^']*' >(?:>|\|) "\$SNAPSHOT_FILE"$"#,
+            r#"^\s*source "[^"$`\\]*" < /dev/null$"#,
+        ]
+        .iter()
+        .filter_map(|r| Regex::new(r).ok())
+        .collect()
+    });
+    let tail = [
+        r#"if [ ! -f "$SNAPSHOT_FILE" ]; then"#,
+        r#"echo "Error: Snapshot file was not created at $SNAPSHOT_FILE" >&2"#,
+        "exit 1",
+        "fi",
+    ];
+    let mut lines = text.lines().skip(1);
+    let mut heredocs = 0;
+    let mut check = 0;
+    while let Some(l) = lines.next() {
+        let t = l.trim();
+        if let Some(tag) = t
+            .strip_prefix("cat >> \"$SNAPSHOT_FILE\" << 'CLAUDE_CODE_END_")
+            .and_then(|r| r.strip_suffix('\''))
+        {
+            if heredocs > 0 || check > 0 || !tag.chars().all(|c| c.is_ascii_alphanumeric()) {
+                return false;
+            }
+            let end = format!("CLAUDE_CODE_END_{tag}");
+            if !lines.by_ref().any(|b| b == end) {
+                return false;
+            }
+            heredocs += 1;
+            continue;
+        }
+        if check < tail.len() && t == tail[check] && (check > 0 || heredocs == 1) {
+            check += 1;
+            continue;
+        }
+        if check > 0 && check < tail.len() {
+            return false;
+        }
+        if !shapes.iter().any(|r| r.is_match(l)) {
+            return false;
+        }
+    }
+    heredocs == 1 && check == tail.len()
 }
 
 /// Recognises a harness step in a `-c` string.

@@ -49,12 +49,40 @@ pub fn run(args: &[OsString]) -> i32 {
     let mut harness_run: Option<String> = None;
     if let RunCommand::String { text, .. } = &parsed.command {
         let own = std::fs::canonicalize(std::env::current_exe().unwrap_or_default()).ok();
-        match harness::recognise(
-            text,
-            &sit.places.home,
-            &profile.doc.shell.interpreter,
-            own.as_deref(),
-        ) {
+        let step = harness::claude_snapshot(text, &sit.places.home, parsed.login).or_else(|| {
+            harness::recognise(
+                text,
+                &sit.places.home,
+                &profile.doc.shell.interpreter,
+                own.as_deref(),
+            )
+        });
+        match step {
+            Some(harness::Step::ClaudeSnapshot { dir }) => {
+                if let Err(e) = std::fs::create_dir_all(&dir) {
+                    return error(format!("cannot create {}: {e}", dir.display()));
+                }
+                let mut sandbox = profile.sandbox_spec(&sit.places, parsed.common.timeout);
+                sandbox.write.push(dir);
+                let plan = ExecPlan {
+                    argv: vec![
+                        profile.doc.shell.interpreter.clone().into(),
+                        "-c".into(),
+                        text.into(),
+                    ],
+                    env: env::scrub(std::env::vars_os(), &profile.doc.env).kept,
+                    cwd: sit.places.cwd.clone(),
+                    sandbox,
+                    supervise: false,
+                };
+                return match run::execute(plan) {
+                    Ok(o) => o.exit_code,
+                    Err(e) => {
+                        eprintln!("safe-exec: error: {e}");
+                        e.exit_code()
+                    }
+                };
+            }
             Some(harness::Step::CodexSnapshot) => {
                 let plan = ExecPlan {
                     argv: vec![
