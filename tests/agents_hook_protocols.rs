@@ -1209,3 +1209,75 @@ fn claude_2_snapshot_creation_under_the_configured_shell() {
             .exists()
     );
 }
+
+// --- hook + configured shell: an ask the user approved in Claude Code runs once -----------
+
+#[test]
+fn hook_ask_approved_in_claude_code_runs_once_in_the_configured_shell() {
+    let w = World::new();
+    let bash = bash_link(&w);
+    let tool = w.work.join("tool.sh");
+    std::fs::write(&tool, "#!/bin/sh\necho ran >> tool-ran\n").expect("write");
+    let mut perm = std::fs::metadata(&tool).expect("meta").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+    std::fs::set_permissions(&tool, perm).expect("chmod");
+    let wrap = claude_wrapper(&w.snapshot(), "./tool.sh");
+    let shell = || {
+        w.command(&bash)
+            .args(["-c", &wrap])
+            .env("CLAUDECODE", "1")
+            .output()
+            .expect("run")
+    };
+    // Not asked through the hook: refused (the agent cannot approve it itself).
+    let o = shell();
+    assert_eq!(code(&o), 126, "{}", stderr(&o));
+    assert!(!w.work.join("tool-ran").exists());
+    // The hook asks; the user approves; Claude Code runs it through the shell.
+    let o = hook(
+        &w,
+        &["--json"],
+        &claude_input(&w.work, "Bash", json!({"command": "./tool.sh"})),
+    );
+    assert_eq!(kind(&o), "ask", "{}", stdout(&o));
+    let o = shell();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(w.work.join("tool-ran")).expect("ran"),
+        "ran\n"
+    );
+    // Once.
+    let o = shell();
+    assert_eq!(code(&o), 126, "{}", stderr(&o));
+    // Only that command, only there.
+    let _ = hook(
+        &w,
+        &["--json"],
+        &claude_input(&w.work, "Bash", json!({"command": "./tool.sh"})),
+    );
+    let other = claude_wrapper(&w.snapshot(), "./tool.sh; ./tool.sh");
+    let o = w
+        .command(&bash)
+        .args(["-c", &other])
+        .env("CLAUDECODE", "1")
+        .output()
+        .expect("run");
+    assert_eq!(code(&o), 126, "{}", stderr(&o));
+    // Codex never gets an ask, so nothing is pending for it.
+    let _ = hook(
+        &w,
+        &["--json"],
+        &codex_input(&w.work, "Bash", "./tool.sh; true"),
+    );
+    let o = w
+        .command(&bash)
+        .args(["-c", &claude_wrapper(&w.snapshot(), "./tool.sh; true")])
+        .env("CLAUDECODE", "1")
+        .output()
+        .expect("run");
+    assert_eq!(code(&o), 126, "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(w.work.join("tool-ran")).expect("ran"),
+        "ran\n"
+    );
+}

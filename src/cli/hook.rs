@@ -391,6 +391,12 @@ fn judge_command(
         Decision::Ask => {
             // Only Claude Code can put the question to its user; there the
             // approved command runs confined with a one-time token.
+            if !a.rewrite && agent == Agent::ClaudeCode {
+                // Claude Code asks its user; if safe-exec is also its shell,
+                // the approved command then runs there without asking again.
+                approval::grant_pending(&l.sit.places.state, &input.raw(), &l.sit.places.cwd)
+                    .map_err(HookError::Situation)?;
+            }
             let updated_input = if a.rewrite && agent == Agent::ClaudeCode {
                 let session = opts_session(&l, hook).unwrap_or("default").to_string();
                 let token = approval::issue(

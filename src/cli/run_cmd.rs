@@ -201,6 +201,9 @@ pub fn run(args: &[OsString]) -> i32 {
                         Answer::No
                     }
                 }
+            } else if pending_approved(&input, &sit) {
+                // Approved by the agent's user when the hook asked.
+                Answer::Yes
             } else if agent.is_some() {
                 // The agent must not answer its own confirmation: under an
                 // agent the command's terminal is the agent's.
@@ -290,6 +293,38 @@ pub fn run(args: &[OsString]) -> i32 {
             e.exit_code()
         }
     }
+}
+
+/// Whether the user already approved this command when the hook asked
+/// (Claude Code with safe-exec as its shell or prefix): the model's
+/// command is the whole string, or the `eval '...'` of Claude Code's
+/// wrapper (`... && eval 'CMD' < /dev/null && pwd -P >| /tmp/claude-XXXX-cwd`).
+fn pending_approved(input: &CommandInput, sit: &Situation) -> bool {
+    let raw = input.raw();
+    let mut candidates = vec![raw.clone()];
+    if let Some(m) = claude_eval(&raw) {
+        candidates.push(m);
+    }
+    candidates
+        .iter()
+        .any(|c| approval::take_pending(&sit.places.state, c, &sit.places.cwd))
+}
+
+/// The model's command inside Claude Code's wrapper, if `raw` is one.
+fn claude_eval(raw: &str) -> Option<String> {
+    static R: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+    let re = R
+        .get_or_init(|| {
+            regex::Regex::new(
+                r"(?s) && eval '(.*)' < /dev/null && pwd -P >\| /tmp/claude-[0-9a-f]+-cwd$",
+            )
+            .ok()
+        })
+        .as_ref()?;
+    let inner = re.captures(raw)?.get(1)?.as_str().to_string();
+    let text = inner.replace("'\"'\"'", "'");
+    // Any other quote would mean the text is not one quoted word.
+    (!inner.replace("'\"'\"'", "").contains('\'')).then_some(text)
 }
 
 /// Records a refusal (audit, guard, `post_tool_use_failure`), prints the
