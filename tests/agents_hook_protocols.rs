@@ -1118,6 +1118,35 @@ fn rewrite_is_not_nested_when_the_agents_shell_is_safe_exec() {
         .env("CLAUDE_CODE_SHELL", "/bin/bash");
     let o = run_with_stdin(c, &input);
     assert_eq!(kind(&o), "allow", "{}", stdout(&o));
+    // The same with safe-exec as Claude Code's prefix.
+    for prefix in [format!("{} -c", bin()), format!("'{}' -c", bin())] {
+        let mut c = w.command(bin());
+        c.args(["hook", "--json", "--rewrite"])
+            .env("CLAUDE_CODE_SHELL_PREFIX", &prefix);
+        let o = run_with_stdin(c, &input);
+        assert_eq!(kind(&o), "none", "{prefix}: {}", stdout(&o));
+    }
+    // An ask is not rewritten either (the shell would refuse the rewritten
+    // string); the approval is left pending for the shell instead.
+    let mut c = w.command(bin());
+    c.args(["hook", "--json", "--rewrite"])
+        .env("CLAUDE_CODE_SHELL", &bash);
+    let o = run_with_stdin(
+        c,
+        &claude_input(&w.work, "Bash", json!({"command": "frobnicate"})),
+    );
+    assert_eq!(kind(&o), "ask", "{}", stdout(&o));
+    assert!(decision(&o).expect("d").get("updatedInput").is_none());
+    // Codex: the rewrite is the plain form (Codex refuses `rm -f` in a
+    // command string and does not carry `cd` over).
+    let o = hook(
+        &w,
+        &["--json", "--rewrite"],
+        &codex_input(&w.work, "Bash", "git status"),
+    );
+    let r = rewritten_command(&o);
+    assert!(r.ends_with(" -c 'git status'"), "{r}");
+    assert!(!r.contains("rm -f") && !r.contains("--cwd-out"), "{r}");
     // Denials stay denials.
     let mut c = w.command(bin());
     c.args(["hook", "--json", "--rewrite"])

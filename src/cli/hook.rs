@@ -386,18 +386,20 @@ fn judge_command(
             // runs confined anyway: rewriting it would only nest safe-exec
             // in safe-exec. No opinion then.
             updated_input: (a.rewrite && !shell_is_safe_exec(agent))
-                .then(|| rewritten_input(&l, hook, &input, None)),
+                .then(|| rewritten_input(&l, hook, &input, None, agent)),
         },
         Decision::Ask => {
             // Only Claude Code can put the question to its user; there the
             // approved command runs confined with a one-time token.
-            if !a.rewrite && agent == Agent::ClaudeCode {
-                // Claude Code asks its user; if safe-exec is also its shell,
-                // the approved command then runs there without asking again.
+            let rewrite = a.rewrite && !shell_is_safe_exec(agent);
+            if !rewrite && agent == Agent::ClaudeCode {
+                // Claude Code asks its user; if safe-exec is also its shell
+                // (or prefix), the approved command then runs there without
+                // asking again.
                 approval::grant_pending(&l.sit.places.state, &input.raw(), &l.sit.places.cwd)
                     .map_err(HookError::Situation)?;
             }
-            let updated_input = if a.rewrite && agent == Agent::ClaudeCode {
+            let updated_input = if rewrite && agent == Agent::ClaudeCode {
                 let session = opts_session(&l, hook).unwrap_or("default").to_string();
                 let token = approval::issue(
                     &l.sit.places.state,
@@ -406,7 +408,7 @@ fn judge_command(
                     &session,
                 )
                 .map_err(HookError::Situation)?;
-                Some(rewritten_input(&l, hook, &input, Some(&token)))
+                Some(rewritten_input(&l, hook, &input, Some(&token), agent))
             } else {
                 None
             };
@@ -432,11 +434,29 @@ fn shell_is_safe_exec(agent: Agent) -> bool {
     };
     let is_me = |p: &str| std::fs::canonicalize(p).ok().as_ref() == Some(&me);
     match agent {
-        Agent::ClaudeCode => ["CLAUDE_CODE_SHELL", "SHELL"]
-            .iter()
-            .filter_map(|v| std::env::var(v).ok())
-            .find(|v| !v.is_empty())
-            .is_some_and(|v| is_me(&v)),
+        Agent::ClaudeCode => {
+            let shell = ["CLAUDE_CODE_SHELL", "SHELL"]
+                .iter()
+                .filter_map(|v| std::env::var(v).ok())
+                .find(|v| !v.is_empty())
+                .is_some_and(|v| is_me(&v));
+            // `CLAUDE_CODE_SHELL_PREFIX="/usr/bin/safe-exec -c"`.
+            let prefix = std::env::var("CLAUDE_CODE_SHELL_PREFIX")
+                .ok()
+                .and_then(|p| p.split_whitespace().next().map(str::to_string))
+                .is_some_and(|first| {
+                    let first = first.trim_matches(|c| c == '\'' || c == '"');
+                    if first.contains('/') {
+                        is_me(first)
+                    } else {
+                        std::env::var_os("PATH").is_some_and(|path| {
+                            std::env::split_paths(&path)
+                                .any(|d| is_me(&d.join(first).to_string_lossy()))
+                        })
+                    }
+                });
+            shell || prefix
+        }
         Agent::Codex => login_shell().is_some_and(|s| is_me(&s)),
     }
 }
@@ -462,6 +482,7 @@ fn rewritten_input(
     hook: &HookInput,
     input: &CommandInput,
     approval: Option<&str>,
+    agent: Agent,
 ) -> Map<String, Value> {
     let base = std::env::current_dir().unwrap_or_else(|_| "/".into());
     let profile = l
@@ -488,9 +509,15 @@ fn rewritten_input(
     let exe = rewrite::own_path();
     let mut m = hook.tool_input.clone();
     let value = match input {
-        CommandInput::String { text, .. } => {
+        // Claude Code carries `cd` over between calls; Codex does not (each
+        // command starts in the turn's directory) and refuses a command
+        // string with `rm -f` in it, so it gets the plain form.
+        CommandInput::String { text, .. } if agent == Agent::ClaudeCode => {
             let cwd_file = rewrite::cwd_file(&l.sit.places.tmp);
             Value::String(rewrite::rewrite_carrying_cwd(&exe, &opts, text, &cwd_file))
+        }
+        CommandInput::String { text, .. } => {
+            Value::String(rewrite::rewrite_with(&exe, &opts, text))
         }
         CommandInput::List(argv) => {
             let mut v = vec![Value::String(exe.to_string_lossy().into_owned())];
