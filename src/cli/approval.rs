@@ -54,7 +54,7 @@ fn hex(b: &[u8]) -> String {
 }
 
 fn unhex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     (0..s.len())
@@ -186,6 +186,42 @@ pub fn redeem(
         })
 }
 
+fn pending_name(k: &[u8], text: &str, cwd: &Path) -> String {
+    let tag = mac(k, text, cwd, "pending", 0, "").finalize().into_bytes();
+    hex(&tag)
+}
+
+/// Records that the agent's user is being asked, through the hook, to
+/// approve `text` in `cwd` (Claude Code's `ask`). When safe-exec is also
+/// the agent's shell, the command arrives there after the user approved;
+/// [`take_pending`] then lets it run without asking again, once, within
+/// [`TTL_SECONDS`]. Every way for a command to reach the shell goes through
+/// the hook (which asks again), and a confined command cannot read or write
+/// the state directory.
+pub fn grant_pending(state: &Path, text: &str, cwd: &Path) -> Result<(), String> {
+    let k = key(state, true)?;
+    let dir = state.join("pending");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    prune(&dir);
+    let path = dir.join(pending_name(&k, text, cwd));
+    std::fs::write(&path, (now() + TTL_SECONDS).to_string())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// Consumes a pending approval for `text` in `cwd` (see [`grant_pending`]).
+pub fn take_pending(state: &Path, text: &str, cwd: &Path) -> bool {
+    let Ok(k) = key(state, false) else {
+        return false;
+    };
+    let path = state.join("pending").join(pending_name(&k, text, cwd));
+    let valid = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .is_some_and(|exp| now() <= exp);
+    // Removing it is what makes it single-use: only the one that removes it wins.
+    valid && std::fs::remove_file(&path).is_ok()
+}
+
 /// Removes records of tokens that have expired (they cannot be redeemed
 /// anyway).
 fn prune(dir: &Path) {
@@ -219,6 +255,12 @@ mod tests {
         redeem(d.path(), &t, "make deploy", cwd, "s1").unwrap();
         let e = redeem(d.path(), &t, "make deploy", cwd, "s1").unwrap_err();
         assert!(e.contains("already used"), "{e}");
+        // Pending approvals: once, for that text and directory.
+        grant_pending(d.path(), "make deploy", cwd).unwrap();
+        assert!(!take_pending(d.path(), "make deploy", Path::new("/q")));
+        assert!(!take_pending(d.path(), "make deploy2", cwd));
+        assert!(take_pending(d.path(), "make deploy", cwd));
+        assert!(!take_pending(d.path(), "make deploy", cwd));
         // A forged MAC.
         let mut forged = t[..t.len() - 2].to_string();
         forged.push_str("00");

@@ -382,12 +382,24 @@ fn judge_command(
     Ok(match v.decision {
         Decision::Allow => Outcome::Allow {
             warnings: v.warnings,
-            updated_input: a.rewrite.then(|| rewritten_input(&l, hook, &input, None)),
+            // When the agent's shell already is safe-exec, every command
+            // runs confined anyway: rewriting it would only nest safe-exec
+            // in safe-exec. No opinion then.
+            updated_input: (a.rewrite && !shell_is_safe_exec(agent))
+                .then(|| rewritten_input(&l, hook, &input, None, agent)),
         },
         Decision::Ask => {
             // Only Claude Code can put the question to its user; there the
             // approved command runs confined with a one-time token.
-            let updated_input = if a.rewrite && agent == Agent::ClaudeCode {
+            let rewrite = a.rewrite && !shell_is_safe_exec(agent);
+            if !rewrite && agent == Agent::ClaudeCode {
+                // Claude Code asks its user; if safe-exec is also its shell
+                // (or prefix), the approved command then runs there without
+                // asking again.
+                approval::grant_pending(&l.sit.places.state, &input.raw(), &l.sit.places.cwd)
+                    .map_err(HookError::Situation)?;
+            }
+            let updated_input = if rewrite && agent == Agent::ClaudeCode {
                 let session = opts_session(&l, hook).unwrap_or("default").to_string();
                 let token = approval::issue(
                     &l.sit.places.state,
@@ -396,7 +408,7 @@ fn judge_command(
                     &session,
                 )
                 .map_err(HookError::Situation)?;
-                Some(rewritten_input(&l, hook, &input, Some(&token)))
+                Some(rewritten_input(&l, hook, &input, Some(&token), agent))
             } else {
                 None
             };
@@ -409,6 +421,60 @@ fn judge_command(
     })
 }
 
+/// Whether the agent runs its commands with safe-exec as the shell:
+/// Claude Code's `CLAUDE_CODE_SHELL` (or `SHELL`) in the hook's
+/// environment, Codex's login shell from the password database, resolving
+/// to this binary.
+fn shell_is_safe_exec(agent: Agent) -> bool {
+    let Some(me) = std::env::current_exe()
+        .ok()
+        .and_then(|p| std::fs::canonicalize(p).ok())
+    else {
+        return false;
+    };
+    let is_me = |p: &str| std::fs::canonicalize(p).ok().as_ref() == Some(&me);
+    match agent {
+        Agent::ClaudeCode => {
+            let shell = ["CLAUDE_CODE_SHELL", "SHELL"]
+                .iter()
+                .filter_map(|v| std::env::var(v).ok())
+                .find(|v| !v.is_empty())
+                .is_some_and(|v| is_me(&v));
+            // `CLAUDE_CODE_SHELL_PREFIX="/usr/bin/safe-exec -c"`.
+            let prefix = std::env::var("CLAUDE_CODE_SHELL_PREFIX")
+                .ok()
+                .and_then(|p| p.split_whitespace().next().map(str::to_string))
+                .is_some_and(|first| {
+                    let first = first.trim_matches(|c| c == '\'' || c == '"');
+                    if first.contains('/') {
+                        is_me(first)
+                    } else {
+                        std::env::var_os("PATH").is_some_and(|path| {
+                            std::env::split_paths(&path)
+                                .any(|d| is_me(&d.join(first).to_string_lossy()))
+                        })
+                    }
+                });
+            shell || prefix
+        }
+        Agent::Codex => login_shell().is_some_and(|s| is_me(&s)),
+    }
+}
+
+/// The login shell of the user running safe-exec, from `/etc/passwd`
+/// (read directly: the static binary has no NSS modules).
+fn login_shell() -> Option<String> {
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() }.to_string();
+    std::fs::read_to_string("/etc/passwd")
+        .ok()?
+        .lines()
+        .find_map(|l| {
+            let f: Vec<&str> = l.split(':').collect();
+            (f.len() >= 7 && f[2] == uid).then(|| f[6].to_string())
+        })
+}
+
 /// `updatedInput` for `--rewrite`: the original tool input with the command
 /// replaced by a safe-exec invocation of it (see [`rewrite`]).
 fn rewritten_input(
@@ -416,6 +482,7 @@ fn rewritten_input(
     hook: &HookInput,
     input: &CommandInput,
     approval: Option<&str>,
+    agent: Agent,
 ) -> Map<String, Value> {
     let base = std::env::current_dir().unwrap_or_else(|_| "/".into());
     let profile = l
@@ -442,9 +509,15 @@ fn rewritten_input(
     let exe = rewrite::own_path();
     let mut m = hook.tool_input.clone();
     let value = match input {
-        CommandInput::String { text, .. } => {
+        // Claude Code carries `cd` over between calls; Codex does not (each
+        // command starts in the turn's directory) and refuses a command
+        // string with `rm -f` in it, so it gets the plain form.
+        CommandInput::String { text, .. } if agent == Agent::ClaudeCode => {
             let cwd_file = rewrite::cwd_file(&l.sit.places.tmp);
             Value::String(rewrite::rewrite_carrying_cwd(&exe, &opts, text, &cwd_file))
+        }
+        CommandInput::String { text, .. } => {
+            Value::String(rewrite::rewrite_with(&exe, &opts, text))
         }
         CommandInput::List(argv) => {
             let mut v = vec![Value::String(exe.to_string_lossy().into_owned())];

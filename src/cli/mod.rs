@@ -4,6 +4,7 @@
 pub mod approval;
 mod check;
 pub mod entry;
+pub mod harness;
 pub mod hook;
 pub mod info;
 mod log;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::shell_args::{self, RunCommand};
 use super::situation;
 use super::{EXIT_DENIED, error};
-use super::{approval, entry};
+use super::{approval, entry, harness};
 use crate::confirm::{self, Answer};
 use crate::decide::{self, CommandInput, Situation};
 use crate::hooks::lifecycle::Lifecycle;
@@ -43,6 +43,79 @@ pub fn run(args: &[OsString]) -> i32 {
     let profile = selection.profile;
     if let Err(e) = entry::real_shell_ok(&profile.doc.shell.interpreter) {
         return error(e);
+    }
+    // Codex's own shell steps (its snapshot script, its per-command
+    // wrapper), recognised as a whole: see `harness`.
+    let mut harness_run: Option<String> = None;
+    if let RunCommand::String { text, .. } = &parsed.command {
+        let own = std::fs::canonicalize(std::env::current_exe().unwrap_or_default()).ok();
+        let step = harness::claude_snapshot(text, &sit.places.home, parsed.login).or_else(|| {
+            harness::recognise(
+                text,
+                &sit.places.home,
+                &profile.doc.shell.interpreter,
+                own.as_deref(),
+            )
+        });
+        match step {
+            Some(harness::Step::ClaudeSnapshot { dir }) => {
+                if let Err(e) = std::fs::create_dir_all(&dir) {
+                    return error(format!("cannot create {}: {e}", dir.display()));
+                }
+                let mut sandbox = profile.sandbox_spec(&sit.places, parsed.common.timeout);
+                sandbox.write.push(dir);
+                let plan = ExecPlan {
+                    argv: vec![
+                        profile.doc.shell.interpreter.clone().into(),
+                        "-c".into(),
+                        text.into(),
+                    ],
+                    env: env::scrub(std::env::vars_os(), &profile.doc.env).kept,
+                    cwd: sit.places.cwd.clone(),
+                    sandbox,
+                    supervise: false,
+                };
+                return match run::execute(plan) {
+                    Ok(o) => o.exit_code,
+                    Err(e) => {
+                        eprintln!("safe-exec: error: {e}");
+                        e.exit_code()
+                    }
+                };
+            }
+            Some(harness::Step::CodexSnapshot) => {
+                let plan = ExecPlan {
+                    argv: vec![
+                        profile.doc.shell.interpreter.clone().into(),
+                        "-c".into(),
+                        text.into(),
+                    ],
+                    env: env::scrub(std::env::vars_os(), &profile.doc.env).kept,
+                    cwd: sit.places.cwd.clone(),
+                    sandbox: profile.sandbox_spec(&sit.places, parsed.common.timeout),
+                    supervise: false,
+                };
+                return match run::execute(plan) {
+                    Ok(o) => o.exit_code,
+                    Err(e) => {
+                        eprintln!("safe-exec: error: {e}");
+                        e.exit_code()
+                    }
+                };
+            }
+            Some(harness::Step::CodexExec {
+                command,
+                shell,
+                run,
+            }) => {
+                parsed.command = RunCommand::String {
+                    text: command,
+                    positional: vec![shell],
+                };
+                harness_run = Some(run);
+            }
+            None => {}
+        }
     }
     let input = match parsed.command {
         RunCommand::List(argv) => {
@@ -128,6 +201,9 @@ pub fn run(args: &[OsString]) -> i32 {
                         Answer::No
                     }
                 }
+            } else if pending_approved(&input, &sit) {
+                // Approved by the agent's user when the hook asked.
+                Answer::Yes
             } else if agent.is_some() {
                 // The agent must not answer its own confirmation: under an
                 // agent the command's terminal is the agent's.
@@ -190,6 +266,19 @@ pub fn run(args: &[OsString]) -> i32 {
         parsed.common.timeout,
     );
     open_form_network(&mut plan, &verdict);
+    if let Some(run) = harness_run
+        && plan.argv.first().map(|a| a.as_os_str())
+            == Some(std::ffi::OsStr::new(&profile.doc.shell.interpreter))
+    {
+        // Run Codex's whole wrapper (its snapshot, variables and PATH) so
+        // the command sees what Codex meant it to; what was judged is the
+        // model's command inside it.
+        plan.argv = vec![
+            profile.doc.shell.interpreter.clone().into(),
+            "-c".into(),
+            run.into(),
+        ];
+    }
     if let Some(f) = parsed.common.cwd_out.as_deref() {
         entry::carry_cwd(&mut plan, &profile.doc.shell.interpreter, f);
     }
@@ -204,6 +293,38 @@ pub fn run(args: &[OsString]) -> i32 {
             e.exit_code()
         }
     }
+}
+
+/// Whether the user already approved this command when the hook asked
+/// (Claude Code with safe-exec as its shell or prefix): the model's
+/// command is the whole string, or the `eval '...'` of Claude Code's
+/// wrapper (`... && eval 'CMD' < /dev/null && pwd -P >| /tmp/claude-XXXX-cwd`).
+fn pending_approved(input: &CommandInput, sit: &Situation) -> bool {
+    let raw = input.raw();
+    let mut candidates = vec![raw.clone()];
+    if let Some(m) = claude_eval(&raw) {
+        candidates.push(m);
+    }
+    candidates
+        .iter()
+        .any(|c| approval::take_pending(&sit.places.state, c, &sit.places.cwd))
+}
+
+/// The model's command inside Claude Code's wrapper, if `raw` is one.
+fn claude_eval(raw: &str) -> Option<String> {
+    static R: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+    let re = R
+        .get_or_init(|| {
+            regex::Regex::new(
+                r"(?s) && eval '(.*)' < /dev/null && pwd -P >\| /tmp/claude-[0-9a-f]+-cwd$",
+            )
+            .ok()
+        })
+        .as_ref()?;
+    let inner = re.captures(raw)?.get(1)?.as_str().to_string();
+    let text = inner.replace("'\"'\"'", "'");
+    // Any other quote would mean the text is not one quoted word.
+    (!inner.replace("'\"'\"'", "").contains('\'')).then_some(text)
 }
 
 /// Records a refusal (audit, guard, `post_tool_use_failure`), prints the

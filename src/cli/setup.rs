@@ -32,6 +32,10 @@ pub enum AgentKind {
     ClaudeCode,
     /// OpenAI Codex CLI (`~/.codex/hooks.json` and `config.toml`).
     Codex,
+    /// The entry point for agents' shells: a symlink named `bash` to this
+    /// binary (`/usr/lib/safe-exec/bin/bash` as root, else
+    /// `~/.local/lib/safe-exec/bin/bash`; `--dir` chooses).
+    Shell,
 }
 
 /// `setup`
@@ -49,6 +53,9 @@ pub struct SetupArgs {
     /// Profile for the hook (a built-in name or an absolute path).
     #[arg(long)]
     pub profile: Option<String>,
+    /// `setup shell`: the directory for the `bash` symlink.
+    #[arg(long)]
+    pub dir: Option<String>,
 }
 
 /// Timeout of the hook entry (seconds): above the hook's own limit for
@@ -93,7 +100,7 @@ pub fn hook_command(agent: AgentKind, rewrite: bool, profile: Option<&str>) -> S
     c.push_str(" hook --json --agent ");
     c.push_str(match agent {
         AgentKind::ClaudeCode => "claude-code",
-        AgentKind::Codex => "codex",
+        AgentKind::Codex | AgentKind::Shell => "codex",
     });
     if rewrite {
         c.push_str(" --rewrite");
@@ -257,6 +264,9 @@ pub fn run(a: SetupArgs) -> i32 {
 }
 
 fn setup(a: &SetupArgs) -> Result<Vec<String>, String> {
+    if a.agent == AgentKind::Shell {
+        return setup_shell(a);
+    }
     let command = hook_command(a.agent, a.rewrite, a.profile.as_deref());
     let mut said = Vec::new();
     let verb = if a.dry_run { "would write" } else { "wrote" };
@@ -274,7 +284,7 @@ fn setup(a: &SetupArgs) -> Result<Vec<String>, String> {
                 path.display()
             ));
         }
-        AgentKind::Codex => {
+        AgentKind::Codex | AgentKind::Shell => {
             let home = codex_home();
             let hooks_path = home.join("hooks.json");
             let abs = if hooks_path.is_absolute() {
@@ -317,7 +327,7 @@ fn setup(a: &SetupArgs) -> Result<Vec<String>, String> {
         let st = status();
         let name = match a.agent {
             AgentKind::ClaudeCode => "claude-code",
-            AgentKind::Codex => "codex",
+            _ => "codex",
         };
         let ok = st[name]["installed"].as_bool() == Some(true)
             && st[name]["trusted"].as_bool() != Some(false);
@@ -333,6 +343,59 @@ fn setup(a: &SetupArgs) -> Result<Vec<String>, String> {
         ));
     }
     Ok(said)
+}
+
+/// `setup shell`: the `bash` symlink to this binary.
+fn setup_shell(a: &SetupArgs) -> Result<Vec<String>, String> {
+    let exe = std::env::current_exe()
+        .ok()
+        .and_then(|p| std::fs::canonicalize(p).ok())
+        .ok_or("cannot find safe-exec's own executable")?;
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let dir = match &a.dir {
+        Some(d) => PathBuf::from(d),
+        None if root => PathBuf::from("/usr/lib/safe-exec/bin"),
+        None => home().join(".local/lib/safe-exec/bin"),
+    };
+    let link = dir.join("bash");
+    let verb = if a.dry_run { "would link" } else { "linked" };
+    if !a.dry_run {
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        match std::fs::symlink_metadata(&link) {
+            Ok(m) if m.file_type().is_symlink() => {
+                std::fs::remove_file(&link)
+                    .map_err(|e| format!("cannot replace {}: {e}", link.display()))?;
+            }
+            Ok(_) => {
+                return Err(format!(
+                    "{} exists and is not a symlink; not touching it",
+                    link.display()
+                ));
+            }
+            Err(_) => {}
+        }
+        std::os::unix::fs::symlink(&exe, &link)
+            .map_err(|e| format!("cannot create {}: {e}", link.display()))?;
+        let check = std::fs::canonicalize(&link).map_err(|e| e.to_string())?;
+        if check != exe {
+            return Err(format!(
+                "{} does not lead to {}",
+                link.display(),
+                exe.display()
+            ));
+        }
+    }
+    Ok(vec![
+        format!("{verb} {} -> {}", link.display(), exe.display()),
+        format!("Claude Code: export CLAUDE_CODE_SHELL={}", link.display()),
+        format!(
+            "Codex (login shell of the agent user): add {} to /etc/shells, then chsh -s {} USER",
+            link.display(),
+            link.display()
+        ),
+    ])
 }
 
 /// Finds safe-exec's PreToolUse hook in a hooks file: (group, handler,

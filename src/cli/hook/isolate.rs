@@ -126,7 +126,7 @@ fn child(decide: impl FnOnce() -> Rendered, wr: OwnedFd, memory_mb: u64, timeout
             rlim_max: 0,
         };
         if libc::getrlimit(libc::RLIMIT_AS, &mut old) == 0 {
-            SAVED_AS.store(old.rlim_cur as u64, Ordering::Relaxed);
+            SAVED_AS.store(old.rlim_cur, Ordering::Relaxed);
             let l = libc::rlimit {
                 rlim_cur: (bytes as libc::rlim_t).min(old.rlim_max).min(old.rlim_cur),
                 rlim_max: old.rlim_max,
