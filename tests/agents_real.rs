@@ -579,29 +579,28 @@ fn claude_setup_writes_a_working_hook() {
 /// Finding 3: Codex takes its shell from the password database and only when
 /// the file is named `bash` (or zsh, sh, pwsh); a login shell that is a
 /// `bash` symlink to safe-exec runs Codex's whole wrapper (snapshot, env
-/// restore, `exec '<shell>' -c ...`), ordinary commands work, and the
-/// model's per-call `"shell": "/bin/sh"` is no way around it.
+/// restore, `exec '<shell>' -c ...`): ordinary commands work, refused ones
+/// do not take effect. (A per-call `"shell": "/bin/sh"` is run by Codex
+/// without the login shell once its snapshot is refused; only the hook sees
+/// it: `codex_3_login_shell_and_hook`, docs/agents.md.)
 #[test]
 fn codex_3_login_shell_bash_symlink() {
     let w = World::new();
     let mut steps = mixed_steps();
-    steps.push(Step::ShWith(
-        "cat ~/.ssh/id_rsa > leak2.txt; cat leak2.txt".into(),
-        "/bin/sh".into(),
-    ));
     steps.push(Step::ShWith("echo VIA-SH".into(), "/bin/sh".into()));
-    steps.push(Step::ShWith("echo VIA-ZSH-NAME".into(), "zsh".into()));
+    steps.push(Step::ShWith("echo VIA-BASH-NAME".into(), "bash".into()));
     let Some(run) = w.codex(&steps, &Wiring::login_shell()) else {
         return;
     };
-    run.assert_steps(11);
+    run.assert_steps(10);
     run.assert_ran(0, "STATUS-OK");
     run.assert_ran(1, "hello");
-    for i in [2, 3, 4, 5, 8] {
+    for i in [2, 3, 4, 5] {
         run.assert_refused(i);
     }
     run.assert_ran(6, "entered");
-    run.assert_ran(9, "VIA-SH");
+    run.assert_ran(8, "VIA-SH");
+    run.assert_ran(9, "VIA-BASH-NAME");
     w.assert_key_not_leaked();
     w.assert_home_intact();
 }
@@ -631,13 +630,28 @@ fn codex_3_login_shell_and_hook() {
     for args in [&["--json"][..], &[][..], &["--json", "--rewrite"][..]] {
         let w = World::new();
         let wiring = Wiring::login_shell().with_hook(args);
-        let Some(run) = w.codex(&mixed_steps(), &wiring) else {
+        let mut steps = mixed_steps();
+        // The model picks /bin/sh for one call: the hook still judges it.
+        steps.push(Step::ShWith(
+            "cat ~/.ssh/id_rsa > leak2.txt; cat leak2.txt".into(),
+            "/bin/sh".into(),
+        ));
+        steps.push(Step::ShWith("echo VIA-SH".into(), "/bin/sh".into()));
+        let Some(run) = w.codex(&steps, &wiring) else {
             return;
         };
-        check_codex_mixed(&w, &run);
-        for i in [2, 3, 5] {
+        run.assert_steps(10);
+        run.assert_ran(0, "STATUS-OK");
+        run.assert_ran(1, "hello");
+        assert_eq!(w.read("out.txt"), "hello\n");
+        for i in [2, 3, 5, 8] {
             run.assert_hook_blocked(i);
         }
+        run.assert_refused(4);
+        run.assert_ran(6, "entered");
+        run.assert_ran(9, "VIA-SH");
+        w.assert_key_not_leaked();
+        w.assert_home_intact();
     }
 }
 
