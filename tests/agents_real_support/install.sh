@@ -22,6 +22,11 @@ if ! have; then
   # binary into place; --foreground-scripts keeps its output visible.
   npm install --prefix "$dir" --no-audit --no-fund --no-save --loglevel=error \
     "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" "@openai/codex@$CODEX_VERSION" >&2
+  # An npm that does not run install scripts leaves Claude Code's placeholder
+  # in place of the native binary: run its postinstall by hand.
+  if ! "$dir/node_modules/.bin/claude" --version >/dev/null 2>&1; then
+    (cd "$dir/node_modules/@anthropic-ai/claude-code" && node install.cjs) >&2 || true
+  fi
   have || { echo "install.sh: the installed CLIs do not report the pinned versions" >&2; exit 1; }
 fi
 echo "$dir"
