@@ -117,6 +117,9 @@ inroot "$root" dpkg-query -W -f='${Conffiles}\n' safe-exec | grep -q '/etc/safe-
   || die "/etc/safe-exec/config.toml is not a conffile"
 grep -vE '^\s*(#|$)' "$root/etc/safe-exec/config.toml" && die "the shipped config.toml sets something"
 grep -qx /usr/bin/safe-exec "$root/etc/shells" || die "/usr/bin/safe-exec is not in /etc/shells"
+[ "$(readlink -f "$root/usr/lib/safe-exec/bin/bash")" = "$(readlink -f "$root/usr/bin/safe-exec")" ] \
+  || die "/usr/lib/safe-exec/bin/bash is not a link to safe-exec"
+grep -qx /usr/lib/safe-exec/bin/bash "$root/etc/shells" || die "/usr/lib/safe-exec/bin/bash is not in /etc/shells"
 [ "$(grep '^root:' "$root/etc/passwd" | cut -d: -f7)" = "$root_shell_before" ] || die "root's login shell changed"
 grep -q ':/usr/bin/safe-exec$' "$root/etc/passwd" && die "someone's login shell was changed to safe-exec"
 zcat "$root/usr/share/man/man1/safe-exec.1.gz" | grep -q '^\.TH safe-exec 1' || die "man page has no .TH"
@@ -209,6 +212,7 @@ cp packaging/container/config.toml "$root/etc/safe-exec/config.toml"
 log "remove and purge"
 expect 0 "$root" dpkg -r safe-exec
 grep -qx /usr/bin/safe-exec "$root/etc/shells" && die "remove left /usr/bin/safe-exec in /etc/shells"
+[ -e "$root/usr/lib/safe-exec/bin/bash" ] && die "remove left /usr/lib/safe-exec/bin/bash"
 [ -e "$root/etc/safe-exec/config.toml" ] || die "remove deleted the conffile (only purge may)"
 expect 0 "$root" dpkg -P safe-exec
 [ -e "$root/usr/bin/safe-exec" ] && die "purge left the binary"

@@ -45,6 +45,15 @@ if [ ${#need[@]} -gt 0 ]; then
   fi
 fi
 
+# The pinned agent CLIs (tests/agents_real_support/versions.env), installed
+# into target/agents-cli (or $SAFE_EXEC_AGENTS_CLI), never globally. The
+# real-agent tests fail when they are missing.
+if cli="$(bash tests/agents_real_support/install.sh)"; then
+  export SAFE_EXEC_AGENTS_CLI="$cli"
+else
+  echo "tests/run.sh: the agent CLIs could not be installed; the real-agent tests will fail" >&2
+fi
+
 passed=0 failed=0 skipped=0
 log=$(mktemp "${TMPDIR:-/tmp}/safe-exec-tests.XXXXXX")
 trap 'rm -f "$log"' EXIT

@@ -154,6 +154,7 @@ pub fn doctor(as_json: bool) -> i32 {
             report.missing.is_empty() || spec.enforcement == sandbox::Enforcement::BestEffort;
         profiles.push(json!({"profile": name, "enforcement": spec.enforcement, "would_run": works, "enforced": report}));
     }
+    let agents = super::setup::status();
     // The mechanisms, tried for the default profile as this caller would run it.
     let (mechanisms, unlisted) = match profile::load("default") {
         Ok(p) => {
@@ -173,6 +174,7 @@ pub fn doctor(as_json: bool) -> i32 {
         "unlisted_directories": unlisted,
         "capabilities_held": caps_held,
         "profiles": profiles,
+        "agents": agents,
     });
     if as_json {
         println!("{value}");
@@ -224,6 +226,12 @@ pub fn doctor(as_json: bool) -> i32 {
                 } else {
                     granted.join(", ")
                 }
+            );
+        }
+        for name in ["claude-code", "codex"] {
+            println!(
+                "agent {name}: {}",
+                agents[name]["summary"].as_str().unwrap_or("")
             );
         }
         for p in &profiles {

@@ -1,12 +1,16 @@
 //! The command line: run mode (`--` and `-c`, bash-compatible), and the
 //! subcommands `check`, `classify`, `profile`, `rules`, `doctor`.
 
+pub mod approval;
 mod check;
+pub mod entry;
+pub mod harness;
 pub mod hook;
 pub mod info;
 mod log;
 pub mod man;
 mod run_cmd;
+pub mod setup;
 pub mod shell_args;
 mod situation;
 
@@ -65,6 +69,9 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Write the safe-exec hook into an agent's user settings (Claude Code,
+    /// Codex with its trust entry), check it and say what was done.
+    Setup(setup::SetupArgs),
     /// Print the man page safe-exec(1) (roff) to stdout.
     Man,
     /// Print a shell completion script to stdout.
@@ -95,6 +102,14 @@ pub struct Common {
     /// Wall-clock limit in seconds (can only shorten the profile's).
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<u64>,
+    /// One-time approval token that `hook --rewrite` puts in front of a
+    /// command the person approved (not for manual use).
+    #[arg(long, value_name = "TOKEN")]
+    pub approval: Option<String>,
+    /// Write the directory the command ends in to FILE (`hook --rewrite`
+    /// uses it so that `cd` carries over to the agent's next call).
+    #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
+    pub cwd_out: Option<String>,
 }
 
 impl Common {
@@ -106,6 +121,8 @@ impl Common {
             session: self.session.clone(),
             agent: self.agent.clone(),
             timeout: self.timeout,
+            approval: self.approval.clone(),
+            cwd_out: self.cwd_out.clone(),
         }
     }
 }
@@ -228,6 +245,7 @@ const SUBCOMMANDS: &[&str] = &[
     "man",
     "completions",
     "log",
+    "setup",
     "help",
     "--help",
     "-h",
@@ -240,6 +258,9 @@ pub fn main() -> i32 {
     let args: Vec<OsString> = std::env::args_os().collect();
     let rest = &args[1..];
     let first = rest.first().and_then(|a| a.to_str());
+    if entry::started_as_bash() {
+        return as_bash(rest);
+    }
     if rest.len() == 1 && matches!(first, Some("--version" | "-V")) {
         print!("{}", version_long());
         return 0;
@@ -283,9 +304,35 @@ pub fn main() -> i32 {
             Command::Man => man::man(),
             Command::Completions { shell } => man::completions(shell),
             Command::Log(a) => log::run(a),
+            Command::Setup(a) => setup::run(a),
         };
     }
     run_cmd::run(rest)
+}
+
+/// safe-exec under the file name `bash`: exactly the configured-shell mode
+/// (`-c STRING`, `-lc`, a script on stdin). `bash FILE ARGS` runs the real
+/// bash on the script as an argv, judged like `safe-exec -- /bin/bash FILE`;
+/// `bash --version` is answered by the real bash.
+fn as_bash(rest: &[OsString]) -> i32 {
+    let first = rest.first().and_then(|a| a.to_str());
+    let real = ["/bin/bash", "/usr/bin/bash"]
+        .into_iter()
+        .find(|b| entry::real_shell_ok(b).is_ok() && std::path::Path::new(b).exists())
+        .unwrap_or("/bin/bash");
+    match first {
+        Some("--version") | Some("--help") => {
+            use std::os::unix::process::CommandExt;
+            let err = std::process::Command::new(real).args(rest).exec();
+            error(format!("cannot run {real}: {err}"))
+        }
+        Some(f) if !f.starts_with('-') && !f.starts_with('+') => {
+            let mut v: Vec<OsString> = vec!["--".into(), real.into()];
+            v.extend(rest.iter().cloned());
+            run_cmd::run(&v)
+        }
+        _ => run_cmd::run(rest),
+    }
 }
 
 /// The Rust runtime ignores SIGPIPE, so printing into a closed pipe

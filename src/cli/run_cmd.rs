@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::shell_args::{self, RunCommand};
 use super::situation;
 use super::{EXIT_DENIED, error};
+use super::{approval, entry, harness};
 use crate::confirm::{self, Answer};
 use crate::decide::{self, CommandInput, Situation};
 use crate::hooks::lifecycle::Lifecycle;
@@ -40,6 +41,82 @@ pub fn run(args: &[OsString]) -> i32 {
     };
     situation::apply_system_state(&mut sit, &selection.system);
     let profile = selection.profile;
+    if let Err(e) = entry::real_shell_ok(&profile.doc.shell.interpreter) {
+        return error(e);
+    }
+    // Codex's own shell steps (its snapshot script, its per-command
+    // wrapper), recognised as a whole: see `harness`.
+    let mut harness_run: Option<String> = None;
+    if let RunCommand::String { text, .. } = &parsed.command {
+        let own = std::fs::canonicalize(std::env::current_exe().unwrap_or_default()).ok();
+        let step = harness::claude_snapshot(text, &sit.places.home, parsed.login).or_else(|| {
+            harness::recognise(
+                text,
+                &sit.places.home,
+                &profile.doc.shell.interpreter,
+                own.as_deref(),
+            )
+        });
+        match step {
+            Some(harness::Step::ClaudeSnapshot { dir }) => {
+                if let Err(e) = std::fs::create_dir_all(&dir) {
+                    return error(format!("cannot create {}: {e}", dir.display()));
+                }
+                let mut sandbox = profile.sandbox_spec(&sit.places, parsed.common.timeout);
+                sandbox.write.push(dir);
+                let plan = ExecPlan {
+                    argv: vec![
+                        profile.doc.shell.interpreter.clone().into(),
+                        "-c".into(),
+                        text.into(),
+                    ],
+                    env: env::scrub(std::env::vars_os(), &profile.doc.env).kept,
+                    cwd: sit.places.cwd.clone(),
+                    sandbox,
+                    supervise: false,
+                };
+                return match run::execute(plan) {
+                    Ok(o) => o.exit_code,
+                    Err(e) => {
+                        eprintln!("safe-exec: error: {e}");
+                        e.exit_code()
+                    }
+                };
+            }
+            Some(harness::Step::CodexSnapshot) => {
+                let plan = ExecPlan {
+                    argv: vec![
+                        profile.doc.shell.interpreter.clone().into(),
+                        "-c".into(),
+                        text.into(),
+                    ],
+                    env: env::scrub(std::env::vars_os(), &profile.doc.env).kept,
+                    cwd: sit.places.cwd.clone(),
+                    sandbox: profile.sandbox_spec(&sit.places, parsed.common.timeout),
+                    supervise: false,
+                };
+                return match run::execute(plan) {
+                    Ok(o) => o.exit_code,
+                    Err(e) => {
+                        eprintln!("safe-exec: error: {e}");
+                        e.exit_code()
+                    }
+                };
+            }
+            Some(harness::Step::CodexExec {
+                command,
+                shell,
+                run,
+            }) => {
+                parsed.command = RunCommand::String {
+                    text: command,
+                    positional: vec![shell],
+                };
+                harness_run = Some(run);
+            }
+            None => {}
+        }
+    }
     let input = match parsed.command {
         RunCommand::List(argv) => {
             if argv.is_empty() {
@@ -66,6 +143,12 @@ pub fn run(args: &[OsString]) -> i32 {
             }
         }
     };
+    // safe-exec's own deciding subcommands, run through the prefix or the
+    // configured shell (an agent running its hook command through its
+    // shell): run them directly, they start no command of the agent's.
+    if let Some(argv) = entry::own_subcommand(&input, &profile, &sit) {
+        return entry::exec_self(&argv);
+    }
     let layer_opts = decide::LayerOptions {
         session: parsed.common.session.clone(),
         agent: parsed.common.agent.clone(),
@@ -101,19 +184,51 @@ pub fn run(args: &[OsString]) -> i32 {
                 .map(|s| s.program.clone())
                 .unwrap_or_default();
             let timeout = Duration::from_secs(profile.doc.confirmation.timeout_seconds);
-            let answer = if sit.interactive || std::io::stdin().is_terminal() {
+            let agent = entry::under_agent(&parsed.common);
+            let mut token_problem = None;
+            let answer = if let Some(token) = parsed.common.approval.as_deref() {
+                // Approved by the agent's user through `hook --rewrite`.
+                match approval::redeem(
+                    &sit.places.state,
+                    token,
+                    &input.raw(),
+                    &sit.places.cwd,
+                    &layer_opts.session_id(),
+                ) {
+                    Ok(()) => Answer::Yes,
+                    Err(e) => {
+                        token_problem = Some(e);
+                        Answer::No
+                    }
+                }
+            } else if pending_approved(&input, &sit) {
+                // Approved by the agent's user when the hook asked.
+                Answer::Yes
+            } else if agent.is_some() {
+                // The agent must not answer its own confirmation: under an
+                // agent the command's terminal is the agent's.
+                Answer::NoTerminal
+            } else if sit.interactive || std::io::stdin().is_terminal() {
                 confirm::ask(&verdict, &input.raw(), &program, timeout)
             } else {
                 Answer::NoTerminal
             };
             life.confirmed(answer == Answer::Yes);
             if answer != Answer::Yes {
-                let why = match answer {
-                    Answer::NoTerminal => {
-                        "confirmation is needed and there is no terminal to ask on"
+                let under = agent
+                    .map(|a| format!("confirmation is needed and, under an agent ({a}), it is not read from the command's terminal; ask the user to approve it in the agent"));
+                let why = match (&token_problem, &under, answer) {
+                    (Some(t), _, _) => {
+                        format!("confirmation is needed and the approval given is not valid: {t}")
                     }
-                    Answer::Timeout => "confirmation is needed and nobody answered in time",
-                    _ => "confirmation was refused",
+                    (None, Some(u), _) => u.clone(),
+                    (None, None, Answer::NoTerminal) => {
+                        "confirmation is needed and there is no terminal to ask on".to_string()
+                    }
+                    (None, None, Answer::Timeout) => {
+                        "confirmation is needed and nobody answered in time".to_string()
+                    }
+                    _ => "confirmation was refused".to_string(),
                 };
                 let asked: Vec<String> = verdict
                     .reasons
@@ -122,7 +237,7 @@ pub fn run(args: &[OsString]) -> i32 {
                     .map(|r| r.line())
                     .collect();
                 let why = if asked.is_empty() {
-                    why.to_string()
+                    why
                 } else {
                     format!("{why}; it was needed because: {}", asked.join("; "))
                 };
@@ -151,6 +266,23 @@ pub fn run(args: &[OsString]) -> i32 {
         parsed.common.timeout,
     );
     open_form_network(&mut plan, &verdict);
+    if let Some(run) = harness_run
+        && plan.argv.first().map(|a| a.as_os_str())
+            == Some(std::ffi::OsStr::new(&profile.doc.shell.interpreter))
+    {
+        // Run Codex's whole wrapper (its snapshot, variables and PATH) so
+        // the command sees what Codex meant it to; what was judged is the
+        // model's command inside it.
+        plan.argv = vec![
+            profile.doc.shell.interpreter.clone().into(),
+            "-c".into(),
+            run.into(),
+        ];
+    }
+    if let Some(f) = parsed.common.cwd_out.as_deref() {
+        entry::carry_cwd(&mut plan, &profile.doc.shell.interpreter, f);
+    }
+    entry::strip_self_from_path(&mut plan.env);
     plan.supervise |= life.needs_result();
     let result = run::execute(plan);
     life.finished(&result);
@@ -161,6 +293,38 @@ pub fn run(args: &[OsString]) -> i32 {
             e.exit_code()
         }
     }
+}
+
+/// Whether the user already approved this command when the hook asked
+/// (Claude Code with safe-exec as its shell or prefix): the model's
+/// command is the whole string, or the `eval '...'` of Claude Code's
+/// wrapper (`... && eval 'CMD' < /dev/null && pwd -P >| /tmp/claude-XXXX-cwd`).
+fn pending_approved(input: &CommandInput, sit: &Situation) -> bool {
+    let raw = input.raw();
+    let mut candidates = vec![raw.clone()];
+    if let Some(m) = claude_eval(&raw) {
+        candidates.push(m);
+    }
+    candidates
+        .iter()
+        .any(|c| approval::take_pending(&sit.places.state, c, &sit.places.cwd))
+}
+
+/// The model's command inside Claude Code's wrapper, if `raw` is one.
+fn claude_eval(raw: &str) -> Option<String> {
+    static R: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+    let re = R
+        .get_or_init(|| {
+            regex::Regex::new(
+                r"(?s) && eval '(.*)' < /dev/null && pwd -P >\| /tmp/claude-[0-9a-f]+-cwd$",
+            )
+            .ok()
+        })
+        .as_ref()?;
+    let inner = re.captures(raw)?.get(1)?.as_str().to_string();
+    let text = inner.replace("'\"'\"'", "'");
+    // Any other quote would mean the text is not one quoted word.
+    (!inner.replace("'\"'\"'", "").contains('\'')).then_some(text)
 }
 
 /// Records a refusal (audit, guard, `post_tool_use_failure`), prints the
@@ -329,7 +493,7 @@ const SHELL_BUILTINS: &[&str] = &[
 
 /// One top-level command whose words are all literal, with nothing for a
 /// shell to do: running its argv directly is exactly what bash would run.
-fn is_direct(model: &CommandModel) -> bool {
+pub(crate) fn is_direct(model: &CommandModel) -> bool {
     if model.segments.len() != 1 || !model.unknown.is_empty() {
         return false;
     }

@@ -17,6 +17,12 @@ pub struct CommonOptions {
     pub agent: Option<String>,
     /// `--timeout SECONDS` (can only shorten the profile's).
     pub timeout: Option<u64>,
+    /// `--approval TOKEN` (run mode): a one-time approval issued by
+    /// `hook --rewrite` when the agent's user approved this `ask`.
+    pub approval: Option<String>,
+    /// `--cwd-out FILE` (run mode): write the directory the command ended in
+    /// to FILE, so `hook --rewrite` can carry `cd` over to the agent's shell.
+    pub cwd_out: Option<String>,
 }
 
 /// A parsed run-mode invocation.
@@ -131,12 +137,16 @@ pub fn common_option(
         session,
         agent,
         timeout,
+        approval,
+        cwd_out,
     } = parsed;
     common.profile = profile.or(common.profile.take());
     common.cwd = cwd.or(common.cwd.take());
     common.session = session.or(common.session.take());
     common.agent = agent.or(common.agent.take());
     common.timeout = timeout.or(common.timeout);
+    common.approval = approval.or(common.approval.take());
+    common.cwd_out = cwd_out.or(common.cwd_out.take());
     Ok(used)
 }
 

@@ -14,9 +14,19 @@ pub fn build(
     cwd_override: Option<&str>,
     hook_mode: bool,
 ) -> Result<Situation, String> {
-    let base = std::env::current_dir()
-        .map_err(|e| format!("cannot read the current directory: {e}; pass --cwd DIR"))?;
-    let cwd = match cwd_override.or(common.cwd.as_deref()) {
+    let over = cwd_override.or(common.cwd.as_deref());
+    // A deleted working directory of safe-exec itself does not matter when
+    // the directory to judge in is given as an absolute path.
+    let base = match std::env::current_dir() {
+        Ok(b) => b,
+        Err(_) if over.is_some_and(|c| c.starts_with('/')) => PathBuf::from("/"),
+        Err(e) => {
+            return Err(format!(
+                "cannot read the current directory: {e}; pass --cwd DIR"
+            ));
+        }
+    };
+    let cwd = match over {
         Some(c) => base.join(c),
         None => base,
     };

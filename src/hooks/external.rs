@@ -85,6 +85,14 @@ pub fn run(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
+    // SAFETY: the closure makes one async-signal-safe system call
+    // (setrlimit) between fork and exec.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+            crate::cli::hook::isolate::restore_limits();
+            Ok(())
+        });
+    }
     let mut child = cmd.spawn().map_err(|e| Failure::Spawn {
         program: program.clone(),
         err: e.to_string(),

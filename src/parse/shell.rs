@@ -823,10 +823,17 @@ impl<'a> Walker<'a> {
                 }
                 break;
             }
+            // `unalias NAME...` only removes aliases: later commands then run
+            // what safe-exec models (it assumes no aliases). Agents' wrappers
+            // use it (Claude Code 2.1.330: `{ \builtin unalias -- 'which';
+            // \builtin unset -f -- 'which'; } >/dev/null 2>&1 || true`). Only
+            // literal operands; anything else stays unknown.
+            let removes_aliases = name == "unalias" && words[1..].iter().all(|w| !w.unresolved);
             if matches!(
                 name.as_str(),
                 "alias" | "trap" | "unalias" | "enable" | "hash"
             ) && words.len() > 1
+                && !removes_aliases
             {
                 unknown = Some(format!(
                     "`{name}` changes how later commands run; not modelled"

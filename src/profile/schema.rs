@@ -65,10 +65,11 @@ pub struct PolicySection {
     /// at a terminal (seed 004: block by default, confirm if user-initiated).
     pub critical: Action,
     /// `safe-exec hook` also judges the file tools (`Write`, `Edit`,
-    /// `MultiEdit`, `Read`): their `file_path` must be inside the allowed
-    /// roots (writable roots for the writing tools) and outside `deny_read`.
-    /// Off by default, so the agent's own permission rules keep deciding
-    /// file edits unless a profile opts in.
+    /// `MultiEdit`, `NotebookEdit`, `Read`, Codex's `apply_patch`): their
+    /// paths must be inside the allowed roots (writable roots for the
+    /// writing tools), outside `deny_read` and the secret names, and not
+    /// protected files. On by default (issue 12: a patch rewrote
+    /// `~/.codex/hooks.json`); `false` leaves file tools to the agent.
     pub hook_file_tools: bool,
 }
 
@@ -81,7 +82,7 @@ impl Default for PolicySection {
             unknown_constructs: Action::Ask,
             above_mode: Action::Ask,
             critical: Action::Deny,
-            hook_file_tools: false,
+            hook_file_tools: true,
         }
     }
 }

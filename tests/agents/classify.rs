@@ -130,9 +130,15 @@ fn bad_custom_rules_are_rejected_at_load() {
     let o = w.run(&["classify", "--profile", &dup, "ls"], "");
     assert_eq!(code(&o), 125);
     assert!(stderr(&o).contains("defined twice"), "{}", stderr(&o));
-    // The hook cannot decide with such a profile: exit 1, never 2.
+    // The hook cannot decide with such a profile: it blocks (exit 2; exit 1
+    // is a non-blocking error for both agents, issue 12).
     let o = w.hook(&["--profile", &dup], "psql --host prod-db");
-    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("safe-exec: error:"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -195,6 +201,10 @@ fn warning_allows_with_a_warning() {
     let o = w.hook(&["--profile", &p], "echo foo");
     assert_eq!(code(&o), 0);
     assert!(stderr(&o).contains("warn-echo-foo"));
+    // --json: an allowed command gets no opinion; the warning goes to stderr.
     let o = w.hook(&["--json", "--profile", &p], "echo foo");
+    assert!(o.stdout.is_empty(), "{}", stdout(&o));
+    assert!(stderr(&o).contains("warn-echo-foo"));
+    let o = w.hook(&["--json", "--rewrite", "--profile", &p], "echo foo");
     assert!(stdout(&o).contains("\"allow\"") && stdout(&o).contains("warn-echo-foo"));
 }

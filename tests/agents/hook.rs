@@ -117,8 +117,8 @@ fn chain_with_one_bad_segment_is_blocked() {
 fn non_bash_tools_and_empty_commands_are_allowed_silently() {
     let w = World::new();
     for input in [
-        json!({"tool_name":"Write","tool_input":{"file_path":"/etc/passwd","content":"x"}}),
-        json!({"tool_name":"Read","tool_input":{"file_path":"/root/.ssh/id_rsa"}}),
+        json!({"tool_name":"Write","tool_input":{"file_path":w.work.join("ok.txt"),"content":"x"}}),
+        json!({"tool_name":"Read","tool_input":{"file_path":"/etc/hostname"}}),
         json!({"tool_name":"WebFetch","tool_input":{"url":"https://x"}}),
         json!({"tool_name":"Bash","tool_input":{}}),
         json!({"tool_name":"Bash","tool_input":{"command":""}}),
@@ -150,10 +150,13 @@ fn post_events_never_block() {
     }
 }
 
-// --- cannot decide: exit 1, never 2 -----------------------------------------
+// --- cannot decide: blocked (exit 2, JSON deny) ------------------------------
+// (Issue 12: exit 1 is a non-blocking error for both agents, which then run
+// the command; the contract's second clarifications make every failure a
+// block.)
 
 #[test]
-fn internal_errors_exit_1_never_2() {
+fn internal_errors_block() {
     let w = World::new();
     let bad_profile = w.work.join("broken.toml");
     std::fs::write(&bad_profile, "[policy]\nmode = \"sideways\"\n").expect("write");
@@ -169,10 +172,6 @@ fn internal_errors_exit_1_never_2() {
         ),
         (
             vec![],
-            json!({"tool_name":"Bash","tool_input":{"command":["rm","-rf","/"]}}).to_string(),
-        ),
-        (
-            vec![],
             json!({"tool_name":"Bash","tool_input":{"command":42}}).to_string(),
         ),
         (
@@ -182,11 +181,6 @@ fn internal_errors_exit_1_never_2() {
         (
             vec![],
             json!({"tool_name":"Bash","cwd":false,"tool_input":{"command":"ls"}}).to_string(),
-        ),
-        (
-            vec![],
-            json!({"tool_name":"Bash","cwd":"/nonexistent/dir","tool_input":{"command":"ls"}})
-                .to_string(),
         ),
         (
             vec!["--profile".into(), "/nonexistent/profile.toml".into()],
@@ -208,9 +202,12 @@ fn internal_errors_exit_1_never_2() {
     for (args, input) in &cases {
         let a: Vec<&str> = args.iter().map(String::as_str).collect();
         let o = hook_raw(&w, &a, input);
-        assert_eq!(code(&o), 1, "{a:?} {input}: {}", stderr(&o));
+        assert_eq!(code(&o), 2, "{a:?} {input}: {}", stderr(&o));
         assert!(o.stdout.is_empty(), "{a:?} {input}: stdout {}", stdout(&o));
-        assert!(!stderr(&o).is_empty(), "{a:?} {input}: says why");
+        assert!(
+            stderr(&o).contains("safe-exec: error:"),
+            "{a:?} {input}: says why"
+        );
         if a.contains(&"--rewrite") {
             continue; // with --json added it is a valid call
         }
@@ -225,7 +222,7 @@ fn internal_errors_exit_1_never_2() {
 }
 
 #[test]
-fn invalid_utf8_input_exits_1() {
+fn invalid_utf8_input_blocks() {
     use std::io::Write;
     use std::process::Stdio;
     let w = World::new();
@@ -242,7 +239,7 @@ fn invalid_utf8_input_exits_1() {
         .write_all(b"{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"ls \xff\"}}")
         .expect("write");
     let o = child.wait_with_output().expect("wait");
-    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
 }
 
 // --- cwd and session from the input -------------------------------------------
@@ -269,11 +266,12 @@ fn cwd_comes_from_the_input() {
 #[test]
 fn json_mode_maps_every_decision() {
     let w = World::new();
-    for (c, d) in [
-        ("git status", "allow"),
-        ("rm -rf ~", "deny"),
-        ("frobnicate x", "ask"),
-    ] {
+    // Allowed without --rewrite: no opinion (nothing on stdout), so the
+    // agent's own permission prompts stay in force (issue 12, Claude Code 4).
+    let o = w.hook(&["--json"], "git status");
+    assert_eq!(code(&o), 0);
+    assert!(o.stdout.is_empty(), "{}", stdout(&o));
+    for (c, d) in [("rm -rf ~", "deny"), ("frobnicate x", "ask")] {
         let o = w.hook(&["--json"], c);
         assert_eq!(code(&o), 0, "{c}");
         assert!(o.stderr.is_empty(), "{c}: {}", stderr(&o));
@@ -415,7 +413,7 @@ fn rewrite_keeps_other_fields_and_the_profile() {
     let u = &v["hookSpecificOutput"]["updatedInput"];
     assert_eq!(u["description"], "test", "other tool_input fields are kept");
     assert!(r.contains(" --profile 'readonly' "), "{r}");
-    assert!(r.ends_with(" -c 'git status'"), "{r}");
+    assert!(r.contains(" -c 'git status'; "), "{r}");
     // A profile path is made absolute so the rewritten command finds it from any cwd.
     let p = w.work.join("mine.toml");
     std::fs::write(&p, "extends = \"default\"\n").expect("write");
@@ -427,10 +425,12 @@ fn rewrite_keeps_other_fields_and_the_profile() {
 #[test]
 fn rewrite_applies_only_to_allowed_commands() {
     let w = World::new();
-    for (c, d) in [("rm -rf ~", "deny"), ("frobnicate", "ask")] {
-        let v = parse_json(&w.hook(&["--json", "--rewrite"], c));
-        assert_shape(&v, d, false);
-    }
+    let v = parse_json(&w.hook(&["--json", "--rewrite"], "rm -rf ~"));
+    assert_shape(&v, "deny", false);
+    // An ask is rewritten too (Claude Code asks its user, then runs the
+    // command confined with a one-time approval): see agents_hook_protocols.
+    let v = parse_json(&w.hook(&["--json", "--rewrite"], "frobnicate"));
+    assert_shape(&v, "ask", true);
 }
 
 #[test]
@@ -441,15 +441,15 @@ fn nul_byte_in_command_is_denied() {
     assert!(stderr(&o).contains("NUL"));
 }
 
-// --- file tools (opt-in) -------------------------------------------------------------
+// --- file tools (on by default) ------------------------------------------------------
 
 #[test]
-fn file_tools_are_checked_only_when_the_profile_opts_in() {
+fn file_tools_are_checked_unless_the_profile_opts_out() {
     let w = World::new();
     let prof = w.home.join("files.toml");
     std::fs::write(
         &prof,
-        "extends = \"default\"\n[policy]\nhook_file_tools = true\n",
+        "extends = \"default\"\n[policy]\nhook_file_tools = false\n",
     )
     .expect("write");
     let prof = prof.display().to_string();
@@ -471,23 +471,17 @@ fn file_tools_are_checked_only_when_the_profile_opts_in() {
         ("Write", "/tmp/scratch.txt", 2),
     ];
     for (tool, path, want) in cases {
-        let o = hook_raw(&w, &["--profile", &prof], &input(tool, path));
-        assert_eq!(code(&o), want, "{tool} {path}: {}", stderr(&o));
-        // Off by default: the agent's own rules decide.
         let o = hook_raw(&w, &[], &input(tool, path));
-        assert_eq!(code(&o), 0, "{tool} {path} with the default profile");
+        assert_eq!(code(&o), want, "{tool} {path}: {}", stderr(&o));
+        // Opted out: the agent's own rules decide.
+        let o = hook_raw(&w, &["--profile", &prof], &input(tool, path));
+        assert_eq!(code(&o), 0, "{tool} {path} with hook_file_tools = false");
         assert!(o.stdout.is_empty());
     }
-    let o = hook_raw(
-        &w,
-        &["--json", "--profile", &prof],
-        &input("Edit", "/etc/passwd"),
-    );
+    let o = hook_raw(&w, &["--json"], &input("Edit", "/etc/passwd"));
     assert_shape(&parse_json(&o), "deny", false);
-    let o = hook_raw(
-        &w,
-        &["--json", "--profile", &prof],
-        &input("Write", "src/x.rs"),
-    );
-    assert_shape(&parse_json(&o), "allow", false);
+    // Inside the roots: no opinion, the agent's own prompts decide.
+    let o = hook_raw(&w, &["--json"], &input("Write", "src/x.rs"));
+    assert_eq!(code(&o), 0);
+    assert!(o.stdout.is_empty(), "{}", stdout(&o));
 }

@@ -167,13 +167,21 @@ fn every_sh_block_of_the_readme_runs() {
         ran += 1;
     }
     assert!(ran >= 5, "ran only {ran} blocks");
-    // The hook block wrote its settings where the README says.
-    let settings = std::fs::read_to_string(work.join(".claude/settings.json")).unwrap();
+    // The hook block wrote the user's settings (not the project's), with
+    // the path of the binary that was built (issue 12: not /usr/bin).
+    let settings = std::fs::read_to_string(home.join(".claude/settings.json")).unwrap();
     let v: serde_json::Value = serde_json::from_str(&settings).expect("settings.json is JSON");
+    let cmd = v["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let real = std::fs::canonicalize(&exe).unwrap();
     assert_eq!(
-        v["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
-        "/usr/bin/safe-exec hook --json"
+        cmd,
+        format!("'{}' hook --json --agent claude-code", real.display())
     );
+    assert!(home.join(".codex/hooks.json").exists());
+    assert!(!work.join(".claude").exists());
 }
 
 #[test]

@@ -43,6 +43,88 @@ pub struct HookInput {
     pub cwd: Option<String>,
     /// `session_id`: ties the decision to the agent session (guard, audit).
     pub session_id: Option<String>,
+    /// Which agent sent the input, from its shape (see [`Agent::detect`]).
+    pub agent: Agent,
+}
+
+/// The agent whose hook protocol is spoken. The two accept different
+/// answers: Codex takes no `ask` and no `allow` without `updatedInput` (it
+/// marks the hook failed and runs the tool), Claude Code takes both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Agent {
+    /// Claude Code (and inputs of unknown origin, seed 003's envelope).
+    ClaudeCode,
+    /// OpenAI Codex CLI.
+    Codex,
+}
+
+impl Agent {
+    /// `--agent NAME`: `codex` (or `codex-*`) and `claude-code` (`claude`,
+    /// `claude-*`); anything else says nothing about the protocol.
+    pub fn from_name(name: &str) -> Option<Agent> {
+        let n = name.to_ascii_lowercase();
+        if n == "codex" || n.starts_with("codex-") || n.starts_with("codex_") {
+            Some(Agent::Codex)
+        } else if n == "claude" || n.starts_with("claude-") || n.starts_with("claude_") {
+            Some(Agent::ClaudeCode)
+        } else {
+            None
+        }
+    }
+
+    /// From the input's shape: Codex sends `turn_id` and `model` with every
+    /// `PreToolUse` (codex-rs/hooks `PreToolUseCommandInput`) and names its
+    /// tools `apply_patch`, `shell`, `exec_command`, ...; Claude Code sends
+    /// neither field and names its tools `Bash`, `Write`, ...
+    fn detect(obj: &Map<String, Value>) -> Agent {
+        let tool = obj.get("tool_name").and_then(Value::as_str).unwrap_or("");
+        if obj.contains_key("turn_id") || obj.contains_key("model") || CODEX_TOOLS.contains(&tool) {
+            Agent::Codex
+        } else {
+            Agent::ClaudeCode
+        }
+    }
+
+    /// The name used in audit records and messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "claude-code",
+            Agent::Codex => "codex",
+        }
+    }
+}
+
+/// Tool names only Codex uses.
+const CODEX_TOOLS: &[&str] = &[
+    "apply_patch",
+    "shell",
+    "local_shell",
+    "exec_command",
+    "unified_exec",
+    "container.exec",
+    "shell_command",
+];
+
+/// Tools that run a shell command (`tool_input.command`).
+pub const COMMAND_TOOLS: &[&str] = &[
+    "Bash",
+    "shell",
+    "local_shell",
+    "exec_command",
+    "unified_exec",
+    "container.exec",
+    "shell_command",
+];
+
+/// The command of a shell tool: a string (Claude Code's `Bash`, Codex's
+/// `Bash`/`shell_command`) or an argv (Codex's `shell` with
+/// `["bash", "-lc", "..."]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolCommand {
+    /// A shell string.
+    String(String),
+    /// An argv.
+    Argv(Vec<String>),
 }
 
 /// Why the input cannot be read. The hook exits 1 on these (never 2).
@@ -124,6 +206,7 @@ pub fn parse(text: &str) -> Result<HookInput, InputError> {
         tool_input,
         cwd: opt_string(&obj, "cwd", "cwd")?.filter(|c| !c.is_empty()),
         session_id: opt_string(&obj, "session_id", "session_id")?.filter(|s| !s.is_empty()),
+        agent: Agent::detect(&obj),
     })
 }
 
@@ -131,6 +214,65 @@ impl HookInput {
     /// `tool_input.command`; `None` when missing.
     pub fn command(&self) -> Result<Option<&str>, InputError> {
         self.string_field("command", "tool_input.command")
+    }
+
+    /// The command of a shell tool, as a string or an argv; `None` when
+    /// missing. An argv element that is not a string is an error.
+    pub fn tool_command(&self) -> Result<Option<ToolCommand>, InputError> {
+        let key = if self.tool_input.contains_key("command") {
+            "command"
+        } else {
+            "cmd"
+        };
+        match self.tool_input.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(ToolCommand::String(s.clone()))),
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(|v| match v {
+                    Value::String(s) => Ok(s.clone()),
+                    other => Err(InputError::WrongType {
+                        field: "tool_input.command[]",
+                        expected: "a string",
+                        found: kind(other),
+                    }),
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(|v| Some(ToolCommand::Argv(v))),
+            Some(other) => Err(InputError::WrongType {
+                field: "tool_input.command",
+                expected: "a string or an array of strings",
+                found: kind(other),
+            }),
+        }
+    }
+
+    /// The patch text of Codex's `apply_patch` (`tool_input.command`, or
+    /// `input` / `patch` in other versions).
+    pub fn patch_text(&self) -> Result<Option<String>, InputError> {
+        for key in ["command", "input", "patch"] {
+            match self.tool_input.get(key) {
+                None | Some(Value::Null) => continue,
+                Some(Value::String(s)) => return Ok(Some(s.clone())),
+                // `["apply_patch", "PATCH"]`: the patch is the last element.
+                Some(Value::Array(a)) => {
+                    return Ok(a.iter().rev().find_map(Value::as_str).map(str::to_string));
+                }
+                Some(other) => {
+                    return Err(InputError::WrongType {
+                        field: "tool_input.command",
+                        expected: "a string",
+                        found: kind(other),
+                    });
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// `tool_input.notebook_path` (NotebookEdit).
+    pub fn notebook_path(&self) -> Result<Option<&str>, InputError> {
+        self.string_field("notebook_path", "tool_input.notebook_path")
     }
 
     /// `tool_input.file_path`; `None` when missing.

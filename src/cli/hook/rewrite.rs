@@ -51,6 +51,38 @@ pub fn rewrite_with(exe: &Path, opts: &[(&str, &str)], original: &str) -> String
     out
 }
 
+/// A fresh file name in the temp directory through which the rewritten
+/// command hands the final working directory back to the agent's shell.
+pub fn cwd_file(tmp: &Path) -> std::path::PathBuf {
+    let nonce = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    tmp.join(format!("safe-exec-cwd-{}-{nonce:x}", std::process::id()))
+}
+
+/// Like [`rewrite_with`], and `cd` carries over: safe-exec writes the
+/// directory the command ended in to `cwd_file` (`--cwd-out`), and the
+/// agent's shell changes there afterwards and removes the file, keeping the
+/// command's exit status:
+///
+/// `'EXE' --cwd-out 'F' OPTS -c 'ORIGINAL'; __safe_exec_rc=$?; if [ -s 'F' ]; then cd -- "$(cat -- 'F')" 2>/dev/null; fi; rm -f -- 'F'; (exit $__safe_exec_rc)`
+pub fn rewrite_carrying_cwd(
+    exe: &Path,
+    opts: &[(&str, &str)],
+    original: &str,
+    cwd_file: &Path,
+) -> String {
+    let f = quote(&cwd_file.to_string_lossy());
+    let f_opt = cwd_file.to_string_lossy().into_owned();
+    let mut all: Vec<(&str, &str)> = vec![("--cwd-out", f_opt.as_str())];
+    all.extend_from_slice(opts);
+    format!(
+        "{}; __safe_exec_rc=$?; if [ -s {f} ]; then cd -- \"$(cat -- {f})\" 2>/dev/null; fi; rm -f -- {f}; (exit $__safe_exec_rc)",
+        rewrite_with(exe, &all, original)
+    )
+}
+
 /// The path of this binary for the rewritten command, as an absolute path so
 /// the agent's `PATH` cannot substitute another program.
 pub fn own_path() -> std::path::PathBuf {
