@@ -77,6 +77,20 @@ pub enum HookError {
 
 /// Runs `hook`; returns the exit code.
 pub fn run(a: HookArgs) -> i32 {
+    // Deciding is bounded in memory and time; hitting a bound blocks in both
+    // protocols (see `crate::bound`).
+    let why =
+        "safe-exec could not decide within its memory and time bounds, so the command is refused";
+    if a.json {
+        let obj = format!("{}\n", decision_json("deny", why, None));
+        crate::bound::arm(obj.into_bytes(), Vec::new(), 0);
+    } else {
+        crate::bound::arm(
+            Vec::new(),
+            format!("safe-exec: denied: {why}\n").into_bytes(),
+            2,
+        );
+    }
     let result = read_stdin().and_then(|text| judge(&a, &text));
     if a.json {
         emit_json(result)
@@ -215,6 +229,8 @@ fn load(a: &HookArgs, hook: &HookInput) -> Result<Loaded, HookError> {
     .map_err(|e| HookError::Profile(e.to_string()))?;
     let mut sit = sit;
     situation::apply_system_state(&mut sit, &selection.system);
+    // Without --rewrite the agent runs the command itself: nothing confines it.
+    sit.confined = a.rewrite;
     Ok(Loaded {
         profile: selection.profile,
         sit,

@@ -46,6 +46,7 @@ pub fn build(
         },
         tmpdir_env,
         interactive,
+        confined: true,
     })
 }
 

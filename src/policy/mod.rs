@@ -78,6 +78,10 @@ pub struct PolicyContext<'a> {
     pub roots: &'a Roots,
     /// A person typed this at a terminal (critical rules ask instead of deny).
     pub interactive: bool,
+    /// The command runs confined by the sandbox (run mode, `hook
+    /// --rewrite`); false when nothing confines it (`hook` without
+    /// `--rewrite`, `check --unconfined`).
+    pub confined: bool,
     /// Files written by redirections in this command (filled by
     /// [`evaluate`]): running one of them in the same string cannot be checked.
     pub written: Vec<PathBuf>,
@@ -170,6 +174,7 @@ pub fn evaluate(model: &CommandModel, ctx: &PolicyContext, raw: Option<&str>) ->
         profile: ctx.profile,
         roots: ctx.roots,
         interactive: ctx.interactive,
+        confined: ctx.confined,
         written,
         links: symlinks(model),
     };
