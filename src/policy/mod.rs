@@ -8,6 +8,7 @@ pub mod keywords;
 pub mod paths;
 pub mod registry;
 pub mod rules;
+pub mod variables;
 pub mod verdict;
 
 use std::path::{Path, PathBuf};
@@ -20,52 +21,6 @@ use paths::{PathProblem, Roots};
 use registry::{CommandSpec, Effect, Maturity, Risk, UnknownOptions};
 use rules::Severity;
 pub use verdict::{Confirmation, Decision, Layer, Reason, Verdict};
-
-/// Variables that change which program runs or what it loads.
-pub const DANGEROUS_VARIABLES: &[&str] = &[
-    "PATH",
-    "LD_*",
-    "BASH_ENV",
-    "ENV",
-    "SHELLOPTS",
-    "BASHOPTS",
-    "PROMPT_COMMAND",
-    "PS4",
-    "IFS",
-    "GIT_SSH",
-    "GIT_SSH_COMMAND",
-    "GIT_EXEC_PATH",
-    "GIT_PAGER",
-    "GIT_EDITOR",
-    "GIT_EXTERNAL_DIFF",
-    "GIT_ASKPASS",
-    "GIT_PROXY_COMMAND",
-    "GIT_CONFIG*",
-    "GIT_TEMPLATE_DIR",
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "PAGER",
-    "EDITOR",
-    "VISUAL",
-    "MANPAGER",
-    "SYSTEMD_PAGER",
-    "LESSOPEN",
-    "LESSCLOSE",
-    "NODE_OPTIONS",
-    "PERL5OPT",
-    "PERL5LIB",
-    "PYTHONSTARTUP",
-    "PYTHONPATH",
-    "PYTHONHOME",
-    "RUBYOPT",
-    "RUSTC_WRAPPER",
-    "RUSTC",
-    "CARGO_BUILD_RUSTC_WRAPPER",
-    "BROWSER",
-    "SSH_ASKPASS",
-    "SUDO_ASKPASS",
-    "DYLD_*",
-];
 
 /// The warning seed 002 requires for network-touching commands.
 pub const NETWORK_WARNING: &str = "This command contacts external hosts and may reveal your IP address, DNS query, target host, or network metadata.";
@@ -186,14 +141,12 @@ pub fn evaluate(model: &CommandModel, ctx: &PolicyContext, raw: Option<&str>) ->
     }
     shape(model, ctx, &mut v);
     for name in &model.assigned {
-        if is_dangerous_var(name) {
+        if let Some(what) = is_dangerous_var(name, None) {
             v.add(
                 Layer::Policy,
                 "policy.dangerous_assignment",
                 Decision::Deny,
-                format!(
-                    "the command sets `{name}`, which changes which program runs or what it loads"
-                ),
+                format!("the command sets `{name}`, which {what}"),
                 None,
             );
             v.risk = Risk::Dangerous;
@@ -420,15 +373,12 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
     }
     // Assignments in front of the command.
     for a in &seg.assignments {
-        if is_dangerous_var(&a.name) {
+        if let Some(what) = is_dangerous_var(&a.name, Some(&a.value)) {
             v.add(
                 Layer::Policy,
                 "policy.dangerous_assignment",
                 Decision::Deny,
-                format!(
-                    "`{}=...` changes which program runs or what it loads",
-                    a.name
-                ),
+                format!("`{}=...` {what}", a.name),
                 Some("drop the assignment; configure the tool in its own config file".into()),
             );
             v.risk = Risk::Dangerous;
@@ -765,13 +715,11 @@ fn first_operand(spec: &CommandSpec, args: &[Word]) -> Option<usize> {
     None
 }
 
-fn is_dangerous_var(name: &str) -> bool {
-    DANGEROUS_VARIABLES
-        .iter()
-        .any(|p| match p.strip_suffix('*') {
-            Some(prefix) => name.starts_with(prefix),
-            None => name == *p,
-        })
+/// Why setting `name` (to `value`, when known) is refused: the shared list
+/// of variables that load code (`profiles/env/variables.toml`) and bash's
+/// own tables.
+fn is_dangerous_var(name: &str, value: Option<&str>) -> Option<&'static str> {
+    variables::dangerous(name, value)
 }
 
 fn redirections(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
@@ -1111,16 +1059,16 @@ fn typed_value(
             Risk::Safe
         }
         "env_assignment" => {
-            if let Some((n, _)) = w.value.split_once('=')
-                && is_dangerous_var(n)
+            if let Some((n, val)) = w.value.split_once('=')
+                && let Some(what) = is_dangerous_var(n, (!w.unresolved).then_some(val))
             {
                 v.add(
-                        Layer::Policy,
-                        "policy.dangerous_assignment",
-                        Decision::Deny,
-                        format!("`{name} {n}=...` changes which program later commands run or what they load"),
-                        None,
-                    );
+                    Layer::Policy,
+                    "policy.dangerous_assignment",
+                    Decision::Deny,
+                    format!("`{name} {n}=...` {what}"),
+                    None,
+                );
                 return Risk::Dangerous;
             }
             Risk::Safe
