@@ -126,11 +126,7 @@ fn main() {
         "/// Variables that load code: (what, names, scrub, fold, except, safe_values)."
     )
     .ok();
-    writeln!(
-        out,
-        "pub static VARIABLES: &[(&str, &[&str], bool, bool, &[&str], &[&str])] = &["
-    )
-    .ok();
+    writeln!(out, "pub static VARIABLES: &[VarGroup] = &[").ok();
     let vars = read_table(&profiles.join("env/variables.toml"));
     for (key, value) in &vars {
         if key != "variable" {

@@ -79,7 +79,6 @@ const SECRET_EXCEPTIONS: &[&str] = &["TOKENIZERS_PARALLELISM"];
 /// command did not ask for are the `scrub = true` groups of the one shared
 /// list, `profiles/env/variables.toml` (see [`crate::policy::variables`]),
 /// matched case-sensitively (or as the group says). Removed in every mode.
-
 /// Set in every sandboxed command so tools (and tests) can tell.
 pub const SANDBOX_MARKER: &str = "SAFE_EXEC_SANDBOX";
 /// Set when the network is off (like Codex's `CODEX_SANDBOX_NETWORK_DISABLED`)
