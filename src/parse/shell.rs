@@ -58,6 +58,9 @@ pub struct Walker<'a> {
     /// Variables the command itself changes; once changed, their values are
     /// no longer known (`HOME=x; cat ~/y`).
     tainted: std::collections::BTreeSet<String>,
+    /// Variables the command set to an integer literal (see
+    /// [`KnownVars::numeric`]).
+    numeric: std::collections::BTreeSet<String>,
 }
 
 impl<'a> Walker<'a> {
@@ -83,6 +86,7 @@ impl<'a> Walker<'a> {
             pipe_index: 0,
             inherit: Inherit::default(),
             tainted: std::collections::BTreeSet::new(),
+            numeric: std::collections::BTreeSet::new(),
         }
     }
 
@@ -130,11 +134,14 @@ impl<'a> Walker<'a> {
             home_known: !self.tainted.contains("HOME"),
             pwd_known: !self.tainted.contains("PWD"),
             positional_known: !self.tainted.contains("@"),
+            numeric: self.numeric.clone(),
         }
     }
 
     /// Records that the command changes a variable from here on.
     fn taint(&mut self, name: &str) {
+        self.numeric.remove(name);
+        super::hazards::shell_internal_assignment(name, &mut self.model.unknown);
         self.tainted.insert(name.to_string());
         if name != "@" && !self.model.assigned.iter().any(|a| a == name) {
             self.model.assigned.push(name.to_string());
@@ -175,6 +182,8 @@ impl<'a> Walker<'a> {
                         && !plain.iter().any(|w| w.value.starts_with(&format!("{n}=")));
                     if !keeps {
                         self.taint(&n);
+                    } else {
+                        super::hazards::shell_internal_assignment(&n, &mut self.model.unknown);
                     }
                 }
             }
@@ -345,6 +354,8 @@ impl<'a> Walker<'a> {
                 let pushed =
                     self.push_redirects(redirs.as_ref().map(|r| r.0.as_slice()).unwrap_or(&[]));
                 let mut words = vec![Word::literal("[[")];
+                let vars = self.known_vars();
+                super::hazards::test_evaluates(&test.expr, &vars, &mut self.model.unknown);
                 collect_test_words(&test.expr, &mut |w| {
                     let r = self.resolve_word(&w.value);
                     words.push(r);
@@ -384,8 +395,13 @@ impl<'a> Walker<'a> {
             CompoundCommand::ForClause(f) => {
                 self.model.constructs.control_flow = true;
                 self.taint(&f.variable_name.clone());
+                let mut all_numeric = f.values.is_some();
                 for w in f.values.iter().flatten() {
-                    self.resolve_word(&w.value);
+                    let r = self.resolve_word(&w.value);
+                    all_numeric &= r.literal && r.value.parse::<i64>().is_ok();
+                }
+                if all_numeric {
+                    self.numeric.insert(f.variable_name.clone());
                 }
                 self.walk_list(&f.body.list);
             }
@@ -425,6 +441,9 @@ impl<'a> Walker<'a> {
             self.model.constructs.variable_expansion |= raw.contains('$');
         }
         self.model.constructs.glob |= r.word.glob;
+        for why in &r.hidden_eval {
+            self.model.unknown.push(format!("`{raw}`: {why}"));
+        }
         if r.hidden_code {
             self.model.constructs.substitution = true;
             self.model.unknown.push(format!(
@@ -645,8 +664,16 @@ impl<'a> Walker<'a> {
                         self.model.constructs.assignment_prefix = true;
                         let name = match &a.name {
                             ast::AssignmentName::VariableName(n) => n.clone(),
-                            ast::AssignmentName::ArrayElementName(n, _) => n.clone(),
+                            ast::AssignmentName::ArrayElementName(n, index) => {
+                                if !word::arithmetic_is_known(index, &self.known_vars()) {
+                                    self.model.unknown.push(format!(
+                                        "`{n}[{index}]=`: the subscript is evaluated and its value is not known"
+                                    ));
+                                }
+                                n.clone()
+                            }
                         };
+                        super::hazards::shell_internal_assignment(&name, &mut self.model.unknown);
                         let value = match &a.value {
                             ast::AssignmentValue::Scalar(v) => self.resolve_word(&v.value).value,
                             ast::AssignmentValue::Array(_) => String::from("(...)"),
@@ -672,8 +699,15 @@ impl<'a> Walker<'a> {
             let word = self.resolve_word(&w.value);
             words.insert(0, word);
         }
+        let standalone = sc.word_or_name.is_none();
         for a in &assignments {
             self.tainted.insert(a.name.clone());
+            // `n=3` alone sets a shell variable the arithmetic checks may read.
+            if standalone && a.value.trim().parse::<i64>().is_ok() && !a.value.contains('$') {
+                self.numeric.insert(a.name.clone());
+            } else {
+                self.numeric.remove(&a.name);
+            }
         }
         self.taint_from_builtin(&words);
         self.finish_segment(words, assignments, redirections, stdin);
@@ -938,6 +972,9 @@ impl<'a> Walker<'a> {
         }
         if unknown.is_none() {
             unknown = evaluates_subscripts(&words);
+        }
+        if unknown.is_none() {
+            unknown = super::hazards::builtin_evaluates(&words, &self.known_vars());
         }
         self.push_segment(words, inherit, cwd, origin, template, stdin_data, unknown);
     }
