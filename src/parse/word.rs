@@ -165,7 +165,10 @@ fn resolve_piece(piece: &WordPiece, vars: &KnownVars, in_dquote: bool, out: &mut
     match piece {
         WordPiece::Text(t) => {
             if !in_dquote {
-                if t.contains(['*', '?']) || t.find('[').is_some_and(|i| t[i + 1..].contains(']')) {
+                if t.contains(['*', '?'])
+                    || t.find('[').is_some_and(|i| t[i + 1..].contains(']'))
+                    || ["+(", "@(", "!("].iter().any(|e| t.contains(e))
+                {
                     w.glob = true;
                     w.literal = false;
                 }

@@ -1199,6 +1199,17 @@ fn path_operand(
         return;
     }
     let mut value = w.value.clone();
+    if w.glob && paths::glob_then_parent(&w.value) {
+        unknown(
+            v,
+            ctx,
+            &format!(
+                "`{name}` path `{}` has `..` after a glob: where it leads depends on what the glob matches",
+                w.raw
+            ),
+        );
+        return;
+    }
     if w.glob {
         if t == "write_path" && !w.value.contains('/') && w.value.starts_with(['*', '?', '[']) {
             v.add(
