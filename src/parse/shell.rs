@@ -975,6 +975,18 @@ impl<'a> Walker<'a> {
                     }
                     inherit.reads.push(self.absolute(&f.value));
                 }
+                // A file the wrapper writes is checked like a redirection.
+                for f in &u.writes {
+                    self.model.constructs.redirection = true;
+                    inherit.redirections.push(Redirection {
+                        op: format!("{name} writes"),
+                        fd: None,
+                        target: self.absolute(&f.value),
+                        writes: true,
+                        reads: false,
+                        literal: !f.unresolved && !f.glob,
+                    });
+                }
                 inherit.assignments.extend(u.assignments);
                 if let Some(dir) = &u.chdir {
                     cwd = if dir.unresolved {

@@ -27,6 +27,15 @@ pub struct WrapperSpec {
     pub chdir: Vec<String>,
     /// Options whose value is a file the wrapper reads (`xargs -a FILE`).
     pub read_files: Vec<String>,
+    /// Options whose value is a file the wrapper writes (`strace -o FILE`,
+    /// `time -o FILE`, `script -t FILE`): checked like `> FILE`.
+    pub write_files: Vec<String>,
+    /// Options whose value names a variable the wrapper sets for the
+    /// command (`xargs --process-slot-var NAME`): checked like `NAME=...`.
+    pub env_name_options: Vec<String>,
+    /// With `shell_string_only`, the remaining operands are files the
+    /// wrapper writes (`script [FILE]`).
+    pub operand_writes: bool,
     /// Options whose value is a shell string (`su -c`, `script -c`).
     pub shell_string: Vec<String>,
     /// Remaining operands are not a command (only the `-c` string runs).
@@ -58,6 +67,8 @@ pub struct Unwrapped {
     pub chdir: Option<Word>,
     /// Files the wrapper itself reads (`xargs -a FILE`): checked as reads.
     pub reads: Vec<Word>,
+    /// Files the wrapper itself writes (`strace -o FILE`).
+    pub writes: Vec<Word>,
     /// A shell string the wrapper hands to a shell (`su -c`, `watch`, `env -S`
     /// is re-split, not a shell, but is modelled the same way).
     pub shell_string: Option<Word>,
@@ -103,13 +114,15 @@ pub fn unwrap(name: &str, spec: &WrapperSpec, args: &[Word]) -> Unwrapped {
                 continue;
             }
             // Options that take a value, in `-o v`, `-ov`, `--opt=v` and `--opt v` forms.
-            let kinds: [(&Vec<String>, u8); 6] = [
+            let kinds: [(&Vec<String>, u8); 8] = [
                 (&spec.value_options, 0),
                 (&spec.split_string, 1),
                 (&spec.chdir, 2),
                 (&spec.shell_string, 3),
                 (&spec.query_flags, 4),
                 (&spec.read_files, 5),
+                (&spec.write_files, 6),
+                (&spec.env_name_options, 7),
             ];
             let mut matched = None;
             for (list, kind) in kinds {
@@ -170,6 +183,11 @@ pub fn unwrap(name: &str, spec: &WrapperSpec, args: &[Word]) -> Unwrapped {
                 }
                 2 => out.chdir = Some(value),
                 5 => out.reads.push(value),
+                6 => out.writes.push(value),
+                7 => out.assignments.push(Assignment {
+                    name: value.value.clone(),
+                    value: "0".into(),
+                }),
                 3 => out.shell_string = Some(value),
                 _ => {}
             }
@@ -200,6 +218,9 @@ pub fn unwrap(name: &str, spec: &WrapperSpec, args: &[Word]) -> Unwrapped {
         // `su -c STRING user`, `script -c STRING file`: the rest are not a command.
         if out.shell_string.is_none() && spec.no_command_is_shell {
             out.interactive_shell = true;
+        }
+        if spec.operand_writes {
+            out.writes.extend(args[i..].iter().cloned());
         }
         return out;
     }

@@ -515,6 +515,38 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
         );
         return;
     }
+    // `-C DIR` (git, make, cargo, ninja): the operands that follow are
+    // relative to DIR, as the program itself will read them.
+    let moved;
+    let seg = match moved_base(seg, &parents, &spec, args) {
+        Ok(Some(s)) => {
+            moved = s;
+            &moved
+        }
+        Ok(None) => seg,
+        Err(why) => {
+            unknown(v, ctx, &why);
+            return;
+        }
+    };
+    // Unconfined, a program that runs code or writes works in its working
+    // directory: one outside the writable roots (`make -C ~`, `cd ~ &&
+    // cargo build`) writes there with nothing to stop it.
+    if !ctx.confined
+        && (spec.interpreter || spec.risk >= Risk::Write)
+        && ctx.roots.check_write(&seg.cwd, false).is_err()
+    {
+        v.add(
+            Layer::Policy,
+            "policy.unconfined_cwd",
+            Decision::Ask,
+            format!(
+                "`{name}` runs in `{}`, outside the writable roots, and nothing confines what it writes there",
+                seg.cwd.display()
+            ),
+            Some("run it inside the project directory".into()),
+        );
+    }
     // Options given to parent commands before the subcommand.
     for (pname, pspec, pargs) in &parents {
         let p = parse_args(pspec, pargs);
@@ -527,7 +559,9 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
                 None,
             );
         }
-        if !p.unknown_options.is_empty() && pspec.unknown_options != UnknownOptions::Allow {
+        if !p.unknown_options.is_empty()
+            && (pspec.unknown_options != UnknownOptions::Allow || !ctx.confined)
+        {
             v.add(
                 Layer::Policy,
                 "registry.unknown_option",
@@ -575,6 +609,9 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
     }
     if !parsed.unknown_options.is_empty() {
         let d = match spec.unknown_options {
+            // Unconfined, an option the registry does not know may read,
+            // write or run anything: nothing contains it.
+            UnknownOptions::Allow if !ctx.confined => Decision::Ask,
             UnknownOptions::Allow => Decision::Allow,
             UnknownOptions::Ask => Decision::Ask,
             UnknownOptions::Deny => Decision::Deny,
@@ -635,6 +672,43 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
         code_paths(&name, data, seg, ctx, v);
     }
     v.risk = v.risk.max(risk);
+}
+
+/// The segment with its working directory moved by every `=chdir` option
+/// (`git -C DIR`, `make -C DIR`, `cargo -C DIR`), applied in order as the
+/// program does; `Err` when a directory is not literal.
+fn moved_base(
+    seg: &Segment,
+    parents: &[Layered<'_>],
+    spec: &CommandSpec,
+    args: &[Word],
+) -> Result<Option<Segment>, String> {
+    let mut cwd = seg.cwd.clone();
+    let mut moved = false;
+    let layers = parents
+        .iter()
+        .map(|(n, s, a)| (n.clone(), parse_args(s, a)))
+        .chain(std::iter::once((String::new(), parse_args(spec, args))));
+    for (name, p) in layers {
+        for o in &p.options {
+            if o.spec.value_type != "chdir" {
+                continue;
+            }
+            let Some(dir) = &o.value else { continue };
+            if dir.unresolved || dir.glob {
+                return Err(format!(
+                    "`{name} {}` moves to a directory that is not literal",
+                    o.written
+                ));
+            }
+            cwd = crate::parse::shell_join(&cwd, &dir.value);
+            moved = true;
+        }
+    }
+    Ok(moved.then(|| Segment {
+        cwd,
+        ..seg.clone()
+    }))
 }
 
 /// Whether the command around a form segment has anything besides it.
@@ -961,7 +1035,7 @@ fn typed_value(
     what: &str,
 ) -> Risk {
     match t {
-        "read_path" | "path" | "dir" | "archive" => {
+        "read_path" | "path" | "dir" | "archive" | "chdir" => {
             path_operand(seg, ctx, v, w, "read_path", false, name);
             Risk::Safe
         }

@@ -291,6 +291,7 @@ impl OptionEntry {
 /// Types an option value or operand can have.
 pub const VALUE_TYPES: &[&str] = &[
     "literal",
+    "chdir",
     "read_path",
     "write_path",
     "path",
