@@ -184,7 +184,11 @@ pub fn evaluate(model: &CommandModel, ctx: &PolicyContext, raw: Option<&str>) ->
 
     // Safety rules over normalised views.
     let views = rules::views(model, &code_views, raw);
-    v.code = code_views.clone();
+    v.code = code_views
+        .iter()
+        .filter(|c| !c.starts_with(rules::CANONICAL))
+        .cloned()
+        .collect();
     let c = ctx.profile.rules.classify_views(&views);
     v.severity = c.severity;
     for (id, label, sev, view) in &c.matches {
@@ -629,6 +633,13 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
             );
         }
     }
+    // The arguments as the program's own parser reads them (`python3 -Im
+    // http.server` is `python3 -I -m http.server`): the safety rules see
+    // this spelling too, so a cluster cannot hide an option from them.
+    let canonical = canonical_view(seg, &name, &parents, &parsed);
+    if canonical != rules::render(seg) {
+        code.push(format!("{}{canonical}", rules::CANONICAL));
+    }
     risk = risk.max(options(&name, &parsed, seg, ctx, v, code));
     risk = risk.max(operands(&name, &parsed, seg, ctx, v, code));
     let risky_options = spec.options.iter().filter_map(|o| o.parse().ok()).any(|o| {
@@ -705,10 +716,52 @@ fn moved_base(
             moved = true;
         }
     }
-    Ok(moved.then(|| Segment {
-        cwd,
-        ..seg.clone()
-    }))
+    Ok(moved.then(|| Segment { cwd, ..seg.clone() }))
+}
+
+/// `PROGRAM [SUB] -x VALUE --long VALUE OPERANDS...`, every option on its
+/// own with its value, in the order given.
+fn canonical_view(
+    seg: &Segment,
+    name: &str,
+    parents: &[Layered<'_>],
+    parsed: &ParsedArgs,
+) -> String {
+    // Words are shown as `rules::render` shows them: quoted data stays
+    // quoted, expansions as written.
+    let shown = |w: &Word| {
+        if !w.literal && !w.glob {
+            w.raw.clone()
+        } else {
+            rules::quote(&w.value)
+        }
+    };
+    let out = std::cell::RefCell::new(vec![seg.program.clone()]);
+    let push_word = |w: &str| out.borrow_mut().push(w.to_string());
+    let push = |p: &ParsedArgs| {
+        for o in &p.options {
+            out.borrow_mut().push(o.name.clone());
+            if let Some(v) = &o.value {
+                out.borrow_mut().push(shown(v));
+            }
+        }
+    };
+    let names: Vec<&str> = parents
+        .iter()
+        .map(|(n, _, _)| n.as_str())
+        .chain(std::iter::once(name))
+        .collect();
+    for (i, (_, spec, args)) in parents.iter().enumerate() {
+        push(&parse_args(spec, args));
+        // The subcommand word that led to the next layer (`push` in `git push`).
+        if let Some(sub) = names.get(i + 1).and_then(|n| n.rsplit(' ').next()) {
+            push_word(sub);
+        }
+    }
+    push(parsed);
+    let mut out = out.into_inner();
+    out.extend(parsed.operands.iter().map(|(w, _)| shown(w)));
+    out.join(" ")
 }
 
 /// Whether the command around a form segment has anything besides it.
