@@ -4,6 +4,7 @@
 
 pub mod args;
 pub mod forms;
+pub mod git_config;
 pub mod keywords;
 pub mod paths;
 pub mod registry;
@@ -640,6 +641,9 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
     if canonical != rules::render(seg) {
         code.push(format!("{}{canonical}", rules::CANONICAL));
     }
+    if name == "git config" {
+        git_config_command(&parsed, v);
+    }
     risk = risk.max(options(&name, &parsed, seg, ctx, v, code));
     risk = risk.max(operands(&name, &parsed, seg, ctx, v, code));
     let risky_options = spec.options.iter().filter_map(|o| o.parse().ok()).any(|o| {
@@ -1228,7 +1232,18 @@ fn typed_value(
             Risk::Safe
         }
         "url" => {
-            if w.value.to_ascii_lowercase().starts_with("file:") {
+            let lower = w.value.to_ascii_lowercase();
+            if lower.starts_with("ext::") || lower.starts_with("fd::") {
+                v.add(
+                    Layer::Policy,
+                    "registry.exec_url",
+                    Decision::Deny,
+                    format!("`{name}`: an `ext::` URL runs a program"),
+                    None,
+                );
+                return Risk::Dangerous;
+            }
+            if lower.starts_with("file:") {
                 v.add(
                     Layer::Policy,
                     "network.file_url",
@@ -1244,7 +1259,9 @@ fn typed_value(
             v.warn(NETWORK_WARNING.into());
             Risk::Safe
         }
-        "git_config" | "git_config_key" => git_config(name, w, v),
+        "git_config" => git_config(name, w, v),
+        // Checked on the whole command line (`git_config_command`).
+        "git_config_key" => Risk::Safe,
         "npm_config_action" => {
             if !matches!(w.value.as_str(), "get" | "list" | "ls") {
                 v.add(
@@ -1522,52 +1539,47 @@ fn awk_runs_commands(program: &str) -> bool {
     re.as_ref().is_none_or(|r| r.is_match(program))
 }
 
-/// `git -c key=value`: keys whose value is a command.
+/// `git -c key=value`: only keys on the allowlist of harmless keys
+/// (`git_config.rs`); any other key may name a program git runs.
 fn git_config(name: &str, w: &Word, v: &mut Verdict) -> Risk {
-    let key = w.value.split('=').next().unwrap_or("").to_ascii_lowercase();
-    let exec_keys = [
-        "core.pager",
-        "core.sshcommand",
-        "core.editor",
-        "core.fsmonitor",
-        "core.hookspath",
-        "core.gitproxy",
-        "core.askpass",
-        "diff.external",
-        "sequence.editor",
-        "credential.helper",
-        "gpg.program",
-        "gpg.ssh.program",
-        "merge.tool",
-        "diff.tool",
-        "uploadpack.packobjectshook",
-        "protocol.allow",
-        "include.path",
-        "includeif",
-        "alias.",
-    ];
-    let exec_suffix = [
-        ".textconv",
-        ".clean",
-        ".smudge",
-        ".process",
-        ".cmd",
-        ".command",
-        ".helper",
-        ".program",
-    ];
-    if exec_keys.iter().any(|k| key.starts_with(k)) || exec_suffix.iter().any(|s| key.ends_with(s))
-    {
+    let (key, value) = match w.value.split_once('=') {
+        Some((k, val)) => (k, Some(val)),
+        None => (w.value.as_str(), Some("true")),
+    };
+    if w.unresolved || !git_config::harmless(key, value) {
         v.add(
             Layer::Policy,
             "registry.git_config_exec",
             Decision::Deny,
-            format!("`{name} -c {key}=...` makes git run another program"),
+            format!("`{name} -c {key}=...` is not a setting known to be harmless; git settings can make it run other programs"),
             Some("drop the -c setting".into()),
         );
         return Risk::Dangerous;
     }
     Risk::Safe
+}
+
+/// `git config KEY VALUE`, `git config set KEY VALUE`: the key must be on
+/// the allowlist of harmless keys.
+fn git_config_command(parsed: &ParsedArgs, v: &mut Verdict) {
+    let options: Vec<String> = parsed.options.iter().map(|o| o.name.clone()).collect();
+    let operands: Vec<String> = parsed
+        .operands
+        .iter()
+        .map(|(w, _)| w.value.clone())
+        .collect();
+    for (key, value) in git_config::keys_set(&options, &operands) {
+        if !git_config::harmless(&key, value.as_deref()) {
+            v.add(
+                Layer::Policy,
+                "registry.git_config_exec",
+                Decision::Deny,
+                format!("`git config` sets `{key}`, which is not a setting known to be harmless; git settings can make it run other programs"),
+                None,
+            );
+            v.risk = Risk::Dangerous;
+        }
+    }
 }
 
 /// Removes a sed address (`1`, `$`, `1,5`, `/re/`, `\%re%`, with `!`) so the
