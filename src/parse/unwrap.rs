@@ -303,8 +303,11 @@ pub fn shell_args(args: &[Word]) -> ShellArgs {
                 continue;
             }
             "--rcfile" | "--init-file" => {
-                i += 2;
-                continue;
+                // An interactive shell runs that file first: its commands
+                // cannot be checked.
+                return ShellArgs::Unknown(format!(
+                    "`{a}` makes the shell run a startup file whose commands cannot be checked"
+                ));
             }
             "-o" | "+o" | "-O" | "+O" => {
                 i += 2;

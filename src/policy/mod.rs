@@ -671,6 +671,35 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
             Some(format!("pass the arguments to `{name}` explicitly")),
         );
     }
+    // Unconfined, a program that reads the files it is given, getting them
+    // at run time (`echo ~/.ssh/id_rsa | xargs head`), reads what the
+    // policy never saw.
+    let reads_operands = spec.operands.is_empty()
+        || spec
+            .operands
+            .iter()
+            .chain(spec.operands_with.values().flatten())
+            .any(|o| {
+                let t = o.trim_end_matches(['*', '+', '?']);
+                matches!(
+                    t,
+                    "read_path" | "read_tree" | "path" | "dir" | "script" | "archive"
+                )
+            });
+    if seg.template
+        && !ctx.confined
+        && reads_operands
+        && risk < Risk::Write
+        && seg.wrappers.iter().any(|w| w == "xargs")
+    {
+        v.add(
+            Layer::Policy,
+            "policy.template_read",
+            Decision::Ask,
+            format!("`{name}` reads files named at run time (by xargs or find), which cannot be checked beforehand"),
+            Some(format!("pass the file names to `{name}` explicitly")),
+        );
+    }
     if seg.template && risk >= Risk::Write {
         v.add(
             Layer::Policy,
@@ -1257,6 +1286,53 @@ fn typed_value(
         }
         "host" | "domain" => {
             v.warn(NETWORK_WARNING.into());
+            Risk::Safe
+        }
+        "rustc_codegen" => {
+            // `-C KEY[=VALUE]`: an allowlist; `linker=`, `link-arg=`,
+            // `link-args=`, `llvm-args=` and keys added later may run or
+            // load other programs.
+            const HARMLESS: &[&str] = &[
+                "opt-level",
+                "debuginfo",
+                "debug-assertions",
+                "overflow-checks",
+                "codegen-units",
+                "incremental",
+                "lto",
+                "panic",
+                "strip",
+                "target-cpu",
+                "target-feature",
+                "relocation-model",
+                "code-model",
+                "embed-bitcode",
+                "force-frame-pointers",
+                "force-unwind-tables",
+                "metadata",
+                "extra-filename",
+                "prefer-dynamic",
+                "split-debuginfo",
+                "symbol-mangling-version",
+                "instrument-coverage",
+                "rpath",
+                "no-redzone",
+                "soft-float",
+                "inline-threshold",
+                "link-dead-code",
+                "linker-plugin-lto",
+            ];
+            let key = w.value.split('=').next().unwrap_or("");
+            if w.unresolved || !HARMLESS.contains(&key) {
+                v.add(
+                    Layer::Policy,
+                    "registry.exec_value",
+                    Decision::Deny,
+                    format!("`{name} -C {key}` is not a codegen option known to be harmless; some run or load other programs"),
+                    None,
+                );
+                return Risk::Dangerous;
+            }
             Risk::Safe
         }
         "git_config" => git_config(name, w, v),
