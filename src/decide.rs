@@ -113,6 +113,7 @@ pub fn decide(input: &CommandInput, profile: &Profile, sit: &Situation) -> Decid
         roots: &roots,
         interactive: sit.interactive,
         confined: sit.confined,
+        writes_seen: Default::default(),
         written: Vec::new(),
         links: Vec::new(),
     };

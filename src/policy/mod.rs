@@ -41,6 +41,10 @@ pub struct PolicyContext<'a> {
     /// Files written by redirections in this command (filled by
     /// [`evaluate`]): running one of them in the same string cannot be checked.
     pub written: Vec<PathBuf>,
+    /// Files written by the segments checked so far (operands, option
+    /// values, redirections), in order: unconfined, a later segment that
+    /// runs or loads one of them runs what the policy never saw.
+    pub writes_seen: std::cell::RefCell<Vec<PathBuf>>,
     /// Symbolic links made earlier in this command (`ln -s TARGET LINK`),
     /// link path to target (filled by [`evaluate`]): later paths through the
     /// link are checked where they really lead.
@@ -131,6 +135,7 @@ pub fn evaluate(model: &CommandModel, ctx: &PolicyContext, raw: Option<&str>) ->
         roots: ctx.roots,
         interactive: ctx.interactive,
         confined: ctx.confined,
+        writes_seen: Default::default(),
         written,
         links: symlinks(model),
     };
@@ -443,6 +448,9 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
             spec.risk.as_str()
         ),
     );
+    if !ctx.confined {
+        written_then_loaded(seg, &name, &spec, ctx, v);
+    }
     let mut risk = spec.risk;
     match spec.maturity {
         Maturity::Blocked => v.add(
@@ -907,6 +915,9 @@ fn redirections(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
             continue;
         }
         let p = ctx.resolve(seg, &r.target);
+        if r.writes && !paths::is_device_sink(&p) {
+            ctx.writes_seen.borrow_mut().push(p.clone());
+        }
         let res = if r.writes {
             ctx.roots.check_redirect(&p)
         } else {
@@ -1288,6 +1299,27 @@ fn typed_value(
             v.warn(NETWORK_WARNING.into());
             Risk::Safe
         }
+        // Unconfined, nothing keeps a signal inside the command's own
+        // processes: only job specs (`%1`) and `$!` (the last process this
+        // string started) are the command's own.
+        "pid" | "process_pattern" if !ctx.confined => {
+            let own =
+                t == "pid" && (w.value.starts_with('%') || w.raw == "$!" || w.raw == "\"$!\"");
+            if !own {
+                v.add(
+                    Layer::Policy,
+                    "policy.signal_other_process",
+                    Decision::Deny,
+                    format!(
+                        "`{name} {}` signals processes this command did not start, and nothing confines it",
+                        w.raw
+                    ),
+                    Some("stop only processes this command started (`kill %1`, `kill $!`)".into()),
+                );
+                return Risk::Dangerous;
+            }
+            Risk::Write
+        }
         "rustc_codegen" => {
             // `-C KEY[=VALUE]`: an allowlist; `linker=`, `link-arg=`,
             // `link-args=`, `llvm-args=` and keys added later may run or
@@ -1454,6 +1486,12 @@ fn path_operand(
         // so in a writable root it is as broad as `rm -rf .`.
     }
     let p: PathBuf = ctx.resolve(seg, &value);
+    // `mkdir` and `touch` create nothing a program could run or load.
+    if t == "write_path" && !matches!(seg.program.as_str(), "mkdir" | "touch") {
+        ctx.writes_seen
+            .borrow_mut()
+            .push(ctx.resolve(seg, &w.value));
+    }
     let mut res = if t == "write_path" {
         ctx.roots.check_write(&p, destructive)
     } else if destructive {
@@ -1541,6 +1579,47 @@ fn stdin_program(
             ctx,
             &format!("`{name}` reads its program from standard input; it cannot be checked"),
         ),
+    }
+}
+
+/// Unconfined: a program that runs code from files (an interpreter, a
+/// build tool, a program run by path) after an earlier segment of the same
+/// string wrote a file it may run or load: a script it is given, or any
+/// file in the tree it works in (`tee x.sh; bash x.sh`, `cp a Makefile &&
+/// make`, `echo ... > conftest.py; pytest`, `sed -i ... build.rs && cargo
+/// build`). What it runs is not what the policy saw.
+fn written_then_loaded(
+    seg: &Segment,
+    name: &str,
+    spec: &CommandSpec,
+    ctx: &PolicyContext,
+    v: &mut Verdict,
+) {
+    let runs_code = spec.interpreter || seg.argv[0].contains('/');
+    if !runs_code {
+        return;
+    }
+    let scripts: Vec<PathBuf> = seg.words[1..]
+        .iter()
+        .filter(|w| !w.value.starts_with('-'))
+        .map(|w| ctx.resolve(seg, &w.value))
+        .collect();
+    let program = ctx.resolve(seg, &seg.argv[0]);
+    let hit = ctx
+        .writes_seen
+        .borrow()
+        .iter()
+        .find(|p| p.starts_with(&seg.cwd) || scripts.contains(p) || **p == program)
+        .cloned();
+    if let Some(p) = hit {
+        unknown(
+            v,
+            ctx,
+            &format!(
+                "`{name}` runs or loads code from its working tree, where an earlier command in this string writes `{}`; nothing confines what it runs",
+                p.display()
+            ),
+        );
     }
 }
 

@@ -291,6 +291,8 @@ impl OptionEntry {
 /// Types an option value or operand can have.
 pub const VALUE_TYPES: &[&str] = &[
     "literal",
+    "pid",
+    "process_pattern",
     "digits",
     "rustc_codegen",
     "chdir",
