@@ -592,7 +592,13 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
         }
         risk = risk.max(options(pname, &p, seg, ctx, v, code));
     }
-    let parsed = parse_args(&spec, args);
+    let mut parsed = parse_args(&spec, args);
+    // `find` without a starting point searches `.`.
+    if name == "find" && parsed.operands.is_empty() {
+        parsed
+            .operands
+            .push((Word::literal("."), "read_path".to_string()));
+    }
     // An interpreter with no inline code and no script file reads its
     // program from standard input (`echo '...' | python3`).
     if spec.interpreter && spec.operands.iter().any(|o| o.starts_with("script")) {
@@ -1445,6 +1451,19 @@ fn path_operand(
             ctx,
             &format!(
                 "`{name}` path `{}` contains an expansion the policy cannot resolve",
+                w.raw
+            ),
+        );
+        return;
+    }
+    // Git pathspec magic (`:/` is the top of the repository, `:(top)`,
+    // `:!x`, `:(glob)...`): the path is not what it looks like.
+    if name.starts_with("git") && w.value.starts_with(':') {
+        unknown(
+            v,
+            ctx,
+            &format!(
+                "`{name}` pathspec `{}` uses pathspec magic (`:/` is the whole repository)",
                 w.raw
             ),
         );
