@@ -85,35 +85,65 @@ impl PolicyContext<'_> {
     }
 }
 
-/// `ln -s TARGET LINK` (and `ln -sf`, `--symbolic`) in the command, in order.
-fn symlinks(model: &CommandModel) -> Vec<Link> {
+/// Symbolic links the command makes, in order: `ln -s` and `cp -s` read
+/// with their registry entries, the way their own getopt reads them
+/// (`ln --sym`, `ln -s -S SUFFIX T L`, `ln -st DIR T...`, `cp -rs T L`).
+fn symlinks(model: &CommandModel, registry: &registry::Registry) -> Vec<Link> {
     let mut out = Vec::new();
     for s in &model.segments {
-        if s.program != "ln" {
+        if !matches!(s.program.as_str(), "ln" | "cp") || s.words.len() < 2 {
             continue;
         }
-        let symbolic = s.argv.iter().skip(1).any(|a| {
-            a == "--symbolic" || (a.starts_with('-') && !a.starts_with("--") && a.contains('s'))
-        });
-        let ops: Vec<&String> = s
-            .argv
+        let Some(spec) = registry.get(&s.program) else {
+            continue;
+        };
+        let parsed = parse_args(&spec, &s.words[1..]);
+        let symbolic = parsed
+            .options
             .iter()
-            .skip(1)
-            .filter(|a| !a.starts_with('-'))
-            .collect();
-        if !symbolic || ops.len() != 2 {
+            .any(|o| o.spec.names.iter().any(|n| n == "-s"));
+        if !symbolic {
             continue;
         }
-        let link = paths::resolve(&s.cwd, ops[1]);
-        let base = link
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| s.cwd.clone());
-        out.push(Link {
-            target: paths::resolve(&base, ops[0]),
-            path: link,
-            made_by: s.argv.clone(),
-        });
+        let ops: Vec<&Word> = parsed.operands.iter().map(|(w, _)| w).collect();
+        let dir = parsed
+            .options
+            .iter()
+            .find(|o| o.spec.names.iter().any(|n| n == "-t"))
+            .and_then(|o| o.value.as_ref());
+        let pairs: Vec<(PathBuf, PathBuf)> = match (dir, ops.as_slice()) {
+            (Some(d), targets) => targets
+                .iter()
+                .map(|t| {
+                    let file = Path::new(&t.value)
+                        .file_name()
+                        .map(|f| f.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    (
+                        paths::resolve(&s.cwd, &t.value),
+                        paths::resolve(&s.cwd, &format!("{}/{file}", d.value)),
+                    )
+                })
+                .collect(),
+            (None, [target, link]) => {
+                vec![(
+                    paths::resolve(&s.cwd, &target.value),
+                    paths::resolve(&s.cwd, &link.value),
+                )]
+            }
+            _ => Vec::new(),
+        };
+        for (target, link) in pairs {
+            let base = link
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| s.cwd.clone());
+            out.push(Link {
+                target: paths::resolve(&base, &target.to_string_lossy()),
+                path: link,
+                made_by: s.argv.clone(),
+            });
+        }
     }
     out
 }
@@ -137,7 +167,7 @@ pub fn evaluate(model: &CommandModel, ctx: &PolicyContext, raw: Option<&str>) ->
         confined: ctx.confined,
         writes_seen: Default::default(),
         written,
-        links: symlinks(model),
+        links: symlinks(model, &ctx.profile.registry),
     };
     let mut v = Verdict::default();
     let policy = &ctx.profile.doc.policy;
