@@ -3,12 +3,14 @@
 //! shell shape, allowed roots, safety rules, and the profile's mode.
 
 pub mod args;
+pub mod awk;
 pub mod forms;
 pub mod git_config;
 pub mod keywords;
 pub mod paths;
 pub mod registry;
 pub mod rules;
+pub mod sed;
 pub mod variables;
 pub mod verdict;
 
@@ -1447,7 +1449,8 @@ fn typed_value(
         "sed_script" => sed_script(name, w, seg, ctx, v),
         "awk_program" => {
             code.push(w.value.clone());
-            if awk_runs_commands(&w.value) {
+            let e = awk::effects(&w.value);
+            if e.exec {
                 v.add(
                     Layer::Policy,
                     "registry.awk_exec",
@@ -1457,10 +1460,27 @@ fn typed_value(
                 );
                 return Risk::Dangerous;
             }
-            if w.value.contains('>') && (w.value.contains("print") || w.value.contains("printf")) {
-                return Risk::Write;
+            if let Some(why) = &e.unknown {
+                unknown(v, ctx, why);
             }
-            Risk::Safe
+            for f in &e.reads {
+                let p = ctx.resolve(seg, f);
+                if let Err(err) = ctx.roots.check_read(&p) {
+                    path_reason(v, &p, &err, &format!("the `{name}` program reads"));
+                }
+            }
+            let mut risk = Risk::Safe;
+            for f in &e.writes {
+                let p = ctx.resolve(seg, f);
+                if !paths::is_device_sink(&p) {
+                    risk = Risk::Write;
+                    ctx.writes_seen.borrow_mut().push(p.clone());
+                }
+                if let Err(err) = ctx.roots.check_redirect(&p) {
+                    path_reason(v, &p, &err, &format!("the `{name}` program writes"));
+                }
+            }
+            risk
         }
         _ => Risk::Safe,
     }
@@ -1733,16 +1753,6 @@ fn code_paths(name: &str, code: &str, seg: &Segment, ctx: &PolicyContext, v: &mu
     }
 }
 
-/// An awk program that runs shell commands: `system(...)`, output piped to
-/// a command (`print ... | "sh"`), or a command piped into `getline`.
-fn awk_runs_commands(program: &str) -> bool {
-    static PIPE: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
-    let re = PIPE.get_or_init(|| {
-        regex::Regex::new(r#"system\s*\(|\|&|\|\s*getline|(print|printf)\b[^;}]*\|"#).ok()
-    });
-    re.as_ref().is_none_or(|r| r.is_match(program))
-}
-
 /// `git -c key=value`: only keys on the allowlist of harmless keys
 /// (`git_config.rs`); any other key may name a program git runs.
 fn git_config(name: &str, w: &Word, v: &mut Verdict) -> Risk {
@@ -1786,52 +1796,21 @@ fn git_config_command(parsed: &ParsedArgs, v: &mut Verdict) {
     }
 }
 
-/// Removes a sed address (`1`, `$`, `1,5`, `/re/`, `\%re%`, with `!`) so the
-/// command letter comes first: `1e id` → `e id`.
-fn strip_sed_address(c: &str) -> &str {
-    let mut rest = c;
-    for _ in 0..2 {
-        rest = rest.trim_start();
-        if let Some(r) = rest.strip_prefix('/') {
-            rest = r.find('/').map(|i| &r[i + 1..]).unwrap_or("");
-        } else if let Some(r) = rest.strip_prefix('\\') {
-            let mut chars = r.chars();
-            if let Some(d) = chars.next() {
-                let body = chars.as_str();
-                rest = body
-                    .find(d)
-                    .map(|i| &body[i + d.len_utf8()..])
-                    .unwrap_or("");
-            }
-        } else {
-            rest = rest.trim_start_matches(|ch: char| {
-                ch.is_ascii_digit() || ch == '$' || ch == '~' || ch == '+'
-            });
-        }
-        rest = rest.trim_start();
-        match rest.strip_prefix(',') {
-            Some(r) => rest = r,
-            None => break,
-        }
-    }
-    rest.trim_start().trim_start_matches('!').trim_start()
-}
-
-/// A sed script: `e` runs commands, `w FILE` writes.
+/// A sed script, read with sed's grammar (`sed.rs`): `e` and `s///e` run
+/// commands, `r`/`R` read files and `w`/`W`/`s///w` write them.
 fn sed_script(name: &str, w: &Word, seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) -> Risk {
-    let s = w.value.as_str();
-    // Flags after the last delimiter of an s command, or standalone commands.
-    let exec = s.split(['\n', ';']).any(|cmd| {
-        let c = strip_sed_address(cmd.trim());
-        c == "e"
-            || c.starts_with("e ")
-            || (c.starts_with('s') && c.len() > 1 && {
-                let delim = c.chars().nth(1).unwrap_or('/');
-                let parts: Vec<&str> = c.split(delim).collect();
-                parts.len() >= 4 && parts[3].contains('e')
-            })
-    });
-    if exec {
+    let effects = match sed::effects(&w.value) {
+        Ok(e) => e,
+        Err(why) => {
+            unknown(
+                v,
+                ctx,
+                &format!("the `{name}` script cannot be read: {why}"),
+            );
+            return Risk::Safe;
+        }
+    };
+    if effects.exec {
         v.add(
             Layer::Policy,
             "registry.sed_exec",
@@ -1841,26 +1820,21 @@ fn sed_script(name: &str, w: &Word, seg: &Segment, ctx: &PolicyContext, v: &mut 
         );
         return Risk::Dangerous;
     }
+    for f in &effects.reads {
+        let p = ctx.resolve(seg, f);
+        if let Err(e) = ctx.roots.check_read(&p) {
+            path_reason(v, &p, &e, &format!("the `{name}` script reads"));
+        }
+    }
     let mut risk = Risk::Safe;
-    for cmd in s.split(['\n', ';']) {
-        let c = strip_sed_address(cmd.trim());
-        let target = if let Some(f) = c.strip_prefix("w ").or_else(|| c.strip_prefix("W ")) {
-            Some(f.trim())
-        } else if c.starts_with('s') && c.len() > 1 {
-            let delim = c.chars().nth(1).unwrap_or('/');
-            let parts: Vec<&str> = c.splitn(4, delim).collect();
-            parts
-                .get(3)
-                .and_then(|flags| flags.find('w').map(|i| flags[i + 1..].trim()))
-        } else {
-            None
-        };
-        if let Some(f) = target.filter(|f| !f.is_empty()) {
+    for f in &effects.writes {
+        let p = ctx.resolve(seg, f);
+        if !paths::is_device_sink(&p) {
             risk = Risk::Write;
-            let p = ctx.resolve(seg, f);
-            if let Err(e) = ctx.roots.check_redirect(&p) {
-                path_reason(v, &p, &e, &format!("the `{name}` script writes"));
-            }
+            ctx.writes_seen.borrow_mut().push(p.clone());
+        }
+        if let Err(e) = ctx.roots.check_redirect(&p) {
+            path_reason(v, &p, &e, &format!("the `{name}` script writes"));
         }
     }
     risk
