@@ -35,7 +35,7 @@ impl P<'_> {
         }
     }
     /// The rest of the line (a file name, a label, `a` text).
-    fn to_eol(&mut self) -> String {
+    fn rest_of_line(&mut self) -> String {
         let mut out = String::new();
         while let Some(c) = self.peek() {
             if c == '\n' {
@@ -128,7 +128,7 @@ pub fn effects(script: &str) -> Result<Effects, String> {
                 // Comment, label, or text to the end of the line (with
                 // backslash-newline continuations for a/i/c).
                 loop {
-                    let line = p.to_eol();
+                    let line = p.rest_of_line();
                     if matches!(c, 'a' | 'i' | 'c')
                         && line.ends_with('\\')
                         && p.peek() == Some('\n')
@@ -152,15 +152,15 @@ pub fn effects(script: &str) -> Result<Effects, String> {
             }
             'e' => {
                 out.exec = true;
-                p.to_eol();
+                p.rest_of_line();
             }
             'r' | 'R' => {
                 p.skip_blanks();
-                out.reads.push(p.to_eol());
+                out.reads.push(p.rest_of_line());
             }
             'w' | 'W' => {
                 p.skip_blanks();
-                out.writes.push(p.to_eol());
+                out.writes.push(p.rest_of_line());
             }
             's' | 'y' => {
                 let d = p.next().ok_or("`s` without a delimiter")?;
@@ -180,7 +180,7 @@ pub fn effects(script: &str) -> Result<Effects, String> {
                             'w' => {
                                 p.i += 1;
                                 p.skip_blanks();
-                                out.writes.push(p.to_eol());
+                                out.writes.push(p.rest_of_line());
                                 break;
                             }
                             _ => break,
