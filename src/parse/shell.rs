@@ -995,6 +995,37 @@ impl<'a> Walker<'a> {
                         cwd.map(|c| join_clean(&c, &dir.value))
                     };
                 }
+                if u.split
+                    && let Some(s) = &u.shell_string
+                {
+                    // `env -S STRING ARGS...`: env splits STRING itself; no
+                    // shell is involved.
+                    if s.unresolved {
+                        unknown =
+                            Some(format!("`{name} -S` is given a string that is not literal"));
+                        break;
+                    }
+                    match unwrap::env_split(&s.value) {
+                        Ok(split) => {
+                            inherit
+                                .notes
+                                .push(format!("`{name} -S` string split as env splits it"));
+                            inherit.wrappers.push(name);
+                            let mut next: Vec<Word> =
+                                split.into_iter().map(Word::literal).collect();
+                            next.extend(u.rest.iter().cloned());
+                            words = next;
+                            if words.is_empty() {
+                                break;
+                            }
+                            continue;
+                        }
+                        Err(why) => {
+                            unknown = Some(why);
+                            break;
+                        }
+                    }
+                }
                 if let Some(s) = u.shell_string {
                     if s.unresolved {
                         unknown = Some(format!(

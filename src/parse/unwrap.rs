@@ -72,6 +72,9 @@ pub struct Unwrapped {
     /// A shell string the wrapper hands to a shell (`su -c`, `watch`, `env -S`
     /// is re-split, not a shell, but is modelled the same way).
     pub shell_string: Option<Word>,
+    /// The shell string came from `env -S` and is split by env's own rules
+    /// ([`env_split`]), not parsed by a shell.
+    pub split: bool,
     /// The command gets arguments at run time.
     pub template: bool,
     /// Nothing is executed (`command -v x`, `env` alone).
@@ -176,6 +179,7 @@ pub fn unwrap(name: &str, spec: &WrapperSpec, args: &[Word]) -> Unwrapped {
             };
             match kind {
                 1 => {
+                    out.split = true;
                     out.shell_string = Some(value);
                     // env -S: the string *is* the command plus the remaining words.
                     out.rest = args[i..].to_vec();
@@ -437,5 +441,101 @@ leading_operands=1"#,
             ShellArgs::Script { script: 0 }
         );
         assert_eq!(shell_args(&words(&[])), ShellArgs::Stdin);
+    }
+}
+
+/// Splits an `env -S` string the way GNU env does: blanks separate
+/// arguments; `'...'` is literal (only `\\` and `\'` are escapes in it);
+/// `"..."` processes escapes; `\_` is a separator outside quotes and a space
+/// inside double quotes; `\n \t \r \f \v \\ \" \' \$ \#` are escapes;
+/// `\c` ends the string; `#` at the start of an argument starts a comment.
+/// `${NAME}` (an environment variable) and anything env rejects give `Err`.
+pub fn env_split(s: &str) -> Result<Vec<String>, String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut cur: Option<String> = None;
+    let mut chars = s.chars().peekable();
+    let mut quote: Option<char> = None;
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (None, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c') => {
+                if let Some(w) = cur.take() {
+                    out.push(w);
+                }
+            }
+            (None, '#') if cur.is_none() => break,
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                cur.get_or_insert_with(String::new);
+            }
+            (Some(q), _) if c == q => quote = None,
+            (Some('\''), '\\') => {
+                let w = cur.get_or_insert_with(String::new);
+                match chars.peek() {
+                    Some('\\' | '\'') => w.push(chars.next().unwrap_or('\\')),
+                    _ => w.push('\\'),
+                }
+            }
+            (Some('\''), _) => cur.get_or_insert_with(String::new).push(c),
+            (_, '$') => {
+                return Err("`env -S` expands an environment variable (`${...}`)".into());
+            }
+            (_, '\\') => {
+                let Some(e) = chars.next() else {
+                    return Err("`env -S` string ends with a backslash".into());
+                };
+                match e {
+                    '_' if quote.is_none() => {
+                        if let Some(w) = cur.take() {
+                            out.push(w);
+                        }
+                    }
+                    '_' => cur.get_or_insert_with(String::new).push(' '),
+                    'c' => {
+                        if quote.is_some() {
+                            return Err("`\\c` inside quotes in `env -S`".into());
+                        }
+                        break;
+                    }
+                    'n' => cur.get_or_insert_with(String::new).push('\n'),
+                    't' => cur.get_or_insert_with(String::new).push('\t'),
+                    'r' => cur.get_or_insert_with(String::new).push('\r'),
+                    'f' => cur.get_or_insert_with(String::new).push('\x0c'),
+                    'v' => cur.get_or_insert_with(String::new).push('\x0b'),
+                    '\\' | '"' | '\'' | '$' | '#' => cur.get_or_insert_with(String::new).push(e),
+                    other => return Err(format!("`env -S` rejects the escape `\\{other}`")),
+                }
+            }
+            (_, _) => cur.get_or_insert_with(String::new).push(c),
+        }
+    }
+    if quote.is_some() {
+        return Err("`env -S` string has an unterminated quote".into());
+    }
+    if let Some(w) = cur.take() {
+        out.push(w);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod env_split_tests {
+    use super::env_split;
+
+    #[test]
+    fn splits_like_gnu_env() {
+        assert_eq!(
+            env_split("rm -f build\\_/outside/f").unwrap(),
+            ["rm", "-f", "build", "/outside/f"]
+        );
+        assert_eq!(
+            env_split("printf [%s] a\\_b").unwrap(),
+            ["printf", "[%s]", "a", "b"]
+        );
+        assert_eq!(env_split("a \"b\\_c\" 'd e'").unwrap(), ["a", "b c", "d e"]);
+        assert_eq!(env_split("perl -w # comment").unwrap(), ["perl", "-w"]);
+        assert_eq!(env_split("a\\cb c").unwrap(), ["a"]);
+        assert!(env_split("echo ${HOME}").is_err());
+        assert!(env_split("echo \\x41").is_err());
+        assert!(env_split("echo 'a").is_err());
     }
 }
