@@ -162,6 +162,72 @@ fn main() {
     }
     writeln!(out, "];").ok();
 
+    // Variables that load code or relocate configuration:
+    // profiles/env/variables.toml, arrays [[variable]].
+    writeln!(
+        out,
+        "/// Variables that load code: (what, names, scrub, fold, except, safe_values)."
+    )
+    .ok();
+    writeln!(out, "pub static VARIABLES: &[VarGroup] = &[").ok();
+    let vars = read_table(&profiles.join("env/variables.toml"));
+    for (key, value) in &vars {
+        if key != "variable" {
+            panic!("profiles/env/variables.toml: unexpected top-level key `{key}`");
+        }
+        let toml::Value::Array(groups) = value else {
+            panic!("profiles/env/variables.toml: `variable` must be an array of tables")
+        };
+        for g in groups {
+            let strs = |k: &str| -> Vec<String> {
+                g.get(k)
+                    .and_then(|v| v.as_array())
+                    .map(|a| {
+                        a.iter()
+                            .map(|x| {
+                                x.as_str()
+                                    .unwrap_or_else(|| {
+                                        panic!("variables.toml: `{k}` holds a non-string")
+                                    })
+                                    .to_string()
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            };
+            for k in g
+                .as_table()
+                .map(|t| t.keys().cloned().collect::<Vec<_>>())
+                .unwrap_or_default()
+            {
+                if !["what", "names", "scrub", "fold", "except", "safe_values"]
+                    .contains(&k.as_str())
+                {
+                    panic!("profiles/env/variables.toml: unknown field `{k}`");
+                }
+            }
+            let what = g
+                .get("what")
+                .and_then(|v| v.as_str())
+                .unwrap_or_else(|| panic!("profiles/env/variables.toml: a group has no `what`"));
+            let names = strs("names");
+            if names.is_empty() {
+                panic!("profiles/env/variables.toml: group `{what}` has no names");
+            }
+            let flag = |k: &str| g.get(k).and_then(|v| v.as_bool()).unwrap_or(false);
+            writeln!(
+                out,
+                "    ({what:?}, &{names:?}, {}, {}, &{:?}, &{:?}),",
+                flag("scrub"),
+                flag("fold"),
+                strs("except"),
+                strs("safe_values")
+            )
+            .ok();
+        }
+    }
+    writeln!(out, "];").ok();
+
     // Profiles: profiles/*.toml except wrappers.toml.
     writeln!(out, "/// Built-in profiles: (name, TOML text).").ok();
     writeln!(out, "pub static PROFILES: &[(&str, &str)] = &[").ok();

@@ -46,6 +46,10 @@ pub struct Situation {
     pub tmpdir_env: Option<String>,
     /// A person typed this at a terminal.
     pub interactive: bool,
+    /// The command will run confined (run mode, `hook --rewrite`); false
+    /// where nothing confines it (`hook` without `--rewrite`, `check
+    /// --unconfined`) and the static policy is all there is.
+    pub confined: bool,
 }
 
 /// Result of the deciding layers.
@@ -102,6 +106,8 @@ pub fn decide(input: &CommandInput, profile: &Profile, sit: &Situation) -> Decid
         profile,
         roots: &roots,
         interactive: sit.interactive,
+        confined: sit.confined,
+        writes_seen: Default::default(),
         written: Vec::new(),
         links: Vec::new(),
     };
@@ -126,6 +132,7 @@ pub fn example_situation() -> Situation {
         },
         tmpdir_env: None,
         interactive: false,
+        confined: true,
     }
 }
 

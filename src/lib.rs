@@ -6,6 +6,7 @@
 //! layers in order; each stage has one job and a typed input and output.
 
 pub mod audit;
+pub mod bound;
 pub mod builtin;
 pub mod cli;
 pub mod confirm;

@@ -12,6 +12,7 @@ use crate::sandbox::{self, env};
 
 /// Runs `check`.
 pub fn run(a: CheckArgs) -> i32 {
+    arm_refusal(&a);
     let common = a.common.to_options();
     let input = match (&a.string, a.rest.as_slice()) {
         (Some(s), rest) => {
@@ -45,6 +46,7 @@ pub fn run(a: CheckArgs) -> i32 {
         Err(e) => return error(e),
     };
     situation::apply_system_state(&mut sit, &selection.system);
+    sit.confined = !a.unconfined;
     let profile = selection.profile;
     let layer_opts = decide::LayerOptions {
         session: common.session.clone(),
@@ -83,6 +85,22 @@ pub fn run(a: CheckArgs) -> i32 {
     // error of the decision: the exit code still says allow, deny or ask.
     let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes());
     exit_code(decided.verdict.decision)
+}
+
+/// Bounds deciding (see [`crate::bound`]): if it runs out of memory or
+/// time, `check` answers `deny` (exit 2) in its own format.
+fn arm_refusal(a: &CheckArgs) {
+    let why =
+        "safe-exec could not decide within its memory and time bounds, so the command is refused";
+    let stdout = if a.json {
+        format!(
+            "{}\n",
+            json!({"decision": "deny", "risk": "dangerous", "confined": !a.unconfined, "reasons": [format!("[parse] parse.bound: {why}")]})
+        )
+    } else {
+        format!("deny\n  [parse] parse.bound: {why}\n")
+    };
+    crate::bound::arm(stdout.into_bytes(), Vec::new(), 2);
 }
 
 /// `check` exit codes.
@@ -126,6 +144,7 @@ pub fn to_json(
         .collect();
     json!({
         "decision": v.decision,
+        "confined": sit.confined,
         "risk": v.risk,
         "severity": v.severity,
         "confirmation": v.confirmation,

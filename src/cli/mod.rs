@@ -133,6 +133,10 @@ pub struct CheckArgs {
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Decide as for a command nothing confines (the hook without
+    /// `--rewrite`): only the static policy stands between it and the system.
+    #[arg(long)]
+    pub unconfined: bool,
     /// Explain the decision layer by layer.
     #[arg(long)]
     pub explain: bool,

@@ -57,6 +57,7 @@ pub fn build(
         },
         tmpdir_env,
         interactive,
+        confined: true,
     })
 }
 

@@ -58,6 +58,14 @@ pub struct Walker<'a> {
     /// Variables the command itself changes; once changed, their values are
     /// no longer known (`HOME=x; cat ~/y`).
     tainted: std::collections::BTreeSet<String>,
+    /// Variables the command set to an integer literal (see
+    /// [`KnownVars::numeric`]).
+    numeric: std::collections::BTreeSet<String>,
+    /// A `cd` in the current list may have failed (its target does not exist
+    /// now): after the list, the working directory is not known.
+    cd_uncertain: bool,
+    /// `set -P` / `set -o physical`: `cd` resolves `..` physically.
+    physical: bool,
 }
 
 impl<'a> Walker<'a> {
@@ -83,6 +91,9 @@ impl<'a> Walker<'a> {
             pipe_index: 0,
             inherit: Inherit::default(),
             tainted: std::collections::BTreeSet::new(),
+            numeric: std::collections::BTreeSet::new(),
+            cd_uncertain: false,
+            physical: false,
         }
     }
 
@@ -130,11 +141,14 @@ impl<'a> Walker<'a> {
             home_known: !self.tainted.contains("HOME"),
             pwd_known: !self.tainted.contains("PWD"),
             positional_known: !self.tainted.contains("@"),
+            numeric: self.numeric.clone(),
         }
     }
 
     /// Records that the command changes a variable from here on.
     fn taint(&mut self, name: &str) {
+        self.numeric.remove(name);
+        super::hazards::shell_internal_assignment(name, &mut self.model.unknown);
         self.tainted.insert(name.to_string());
         if name != "@" && !self.model.assigned.iter().any(|a| a == name) {
             self.model.assigned.push(name.to_string());
@@ -147,6 +161,16 @@ impl<'a> Walker<'a> {
             return;
         };
         let args = &words[1..];
+        if program == "set" {
+            let opts: Vec<&str> = args.iter().map(|w| w.value.as_str()).collect();
+            if opts
+                .iter()
+                .any(|o| o.starts_with('-') && !o.starts_with("--") && o.contains('P'))
+                || opts.windows(2).any(|w| w[0] == "-o" && w[1] == "physical")
+            {
+                self.physical = true;
+            }
+        }
         let names = |from: &[Word]| -> Vec<String> {
             from.iter()
                 .map(|w| w.value.split('=').next().unwrap_or("").to_string())
@@ -162,6 +186,7 @@ impl<'a> Walker<'a> {
                 self.taint("@");
             }
             "shift" => self.taint("@"),
+
             "export" | "declare" | "typeset" | "local" | "readonly" | "unset" | "read"
             | "mapfile" | "readarray" => {
                 let plain: Vec<Word> = args
@@ -175,6 +200,8 @@ impl<'a> Walker<'a> {
                         && !plain.iter().any(|w| w.value.starts_with(&format!("{n}=")));
                     if !keeps {
                         self.taint(&n);
+                    } else {
+                        super::hazards::shell_internal_assignment(&n, &mut self.model.unknown);
                     }
                 }
             }
@@ -280,8 +307,12 @@ impl<'a> Walker<'a> {
 
     fn walk_and_or(&mut self, list: &ast::AndOrList) {
         let before = self.cwd.clone();
+        let outer_uncertain = std::mem::take(&mut self.cd_uncertain);
         self.walk_pipeline(&list.first);
         let mut changed = self.cwd != before;
+        // A change made by a later, conditional member (`false && cd Y`)
+        // may or may not have happened.
+        let mut conditional_change = false;
         for next in &list.additional {
             self.model.constructs.chaining = true;
             match next {
@@ -290,6 +321,7 @@ impl<'a> Walker<'a> {
                     let b = self.cwd.clone();
                     self.walk_pipeline(p);
                     changed |= self.cwd != b;
+                    conditional_change |= self.cwd != b;
                 }
                 ast::AndOr::Or(p) => {
                     self.model.operators.push(Operator::Or);
@@ -300,6 +332,50 @@ impl<'a> Walker<'a> {
                     self.walk_pipeline(p);
                 }
             }
+        }
+        if conditional_change || (changed && self.cd_uncertain) {
+            self.cwd = None;
+        }
+        self.cd_uncertain = outer_uncertain;
+    }
+
+    /// Walks alternative branches that each start from the same working
+    /// directory; afterwards the directory is known only if every way
+    /// through (including taking no branch, when `none_taken`) agrees.
+    fn walk_branches(&mut self, branches: &[&CompoundList], none_taken: bool) {
+        let start = self.cwd.clone();
+        let mut ends = Vec::new();
+        for b in branches {
+            self.cwd = start.clone();
+            self.walk_list(b);
+            ends.push(self.cwd.clone());
+        }
+        if none_taken {
+            ends.push(start.clone());
+        }
+        self.cwd = match ends.first() {
+            Some(first) if ends.iter().all(|e| e == first) => first.clone(),
+            Some(_) => None,
+            None => start,
+        };
+    }
+
+    /// Walks a loop's condition and body. If they change the working
+    /// directory, each iteration starts somewhere else: every command in the
+    /// loop and after it runs in a directory that is not known.
+    fn walk_loop(&mut self, parts: &[&CompoundList]) {
+        let before = self.cwd.clone();
+        let first_segment = self.model.segments.len();
+        for p in parts {
+            self.walk_list(p);
+        }
+        if self.cwd != before {
+            for seg in &mut self.model.segments[first_segment..] {
+                seg.unknown.get_or_insert_with(|| {
+                    "the working directory changes inside a loop, so it is not known here".into()
+                });
+            }
+            self.cwd = None;
         }
     }
 
@@ -345,6 +421,8 @@ impl<'a> Walker<'a> {
                 let pushed =
                     self.push_redirects(redirs.as_ref().map(|r| r.0.as_slice()).unwrap_or(&[]));
                 let mut words = vec![Word::literal("[[")];
+                let vars = self.known_vars();
+                super::hazards::test_evaluates(&test.expr, &vars, &mut self.model.unknown);
                 collect_test_words(&test.expr, &mut |w| {
                     let r = self.resolve_word(&w.value);
                     words.push(r);
@@ -373,35 +451,52 @@ impl<'a> Walker<'a> {
             CompoundCommand::IfClause(c) => {
                 self.model.constructs.control_flow = true;
                 self.walk_list(&c.condition);
-                self.walk_list(&c.then);
+                // Each `elif` condition runs only when the earlier ones
+                // failed; it is walked as part of its branch.
+                let mut branches: Vec<CompoundList> = vec![c.then.clone()];
+                let mut has_else = false;
                 for e in c.elses.iter().flatten() {
+                    let mut items = Vec::new();
                     if let Some(cond) = &e.condition {
-                        self.walk_list(cond);
+                        items.extend(cond.0.iter().cloned());
+                    } else {
+                        has_else = true;
                     }
-                    self.walk_list(&e.body);
+                    items.extend(e.body.0.iter().cloned());
+                    branches.push(CompoundList(items));
                 }
+                let refs: Vec<&CompoundList> = branches.iter().collect();
+                self.walk_branches(&refs, !has_else);
             }
             CompoundCommand::ForClause(f) => {
                 self.model.constructs.control_flow = true;
                 self.taint(&f.variable_name.clone());
+                let mut all_numeric = f.values.is_some();
                 for w in f.values.iter().flatten() {
-                    self.resolve_word(&w.value);
+                    let r = self.resolve_word(&w.value);
+                    all_numeric &= r.literal && r.value.parse::<i64>().is_ok();
                 }
-                self.walk_list(&f.body.list);
+                if all_numeric {
+                    self.numeric.insert(f.variable_name.clone());
+                }
+                self.walk_loop(&[&f.body.list]);
             }
             CompoundCommand::WhileClause(w) | CompoundCommand::UntilClause(w) => {
                 self.model.constructs.control_flow = true;
-                self.walk_list(&w.0);
-                self.walk_list(&w.1.list);
+                self.walk_loop(&[&w.0, &w.1.list]);
             }
             CompoundCommand::CaseClause(c) => {
                 self.model.constructs.control_flow = true;
                 self.resolve_word(&c.value.value);
-                for item in &c.cases {
-                    if let Some(cmd) = &item.cmd {
-                        self.walk_list(cmd);
-                    }
-                }
+                let bodies: Vec<&CompoundList> = c
+                    .cases
+                    .iter()
+                    .filter_map(|item| item.cmd.as_ref())
+                    .collect();
+                // `;&` and `;;&` fall through into later bodies: walked as
+                // branches too, the directory after them is still unknown
+                // when they disagree.
+                self.walk_branches(&bodies, true);
             }
             CompoundCommand::Arithmetic(_) | CompoundCommand::ArithmeticForClause(_) => self
                 .model
@@ -425,6 +520,9 @@ impl<'a> Walker<'a> {
             self.model.constructs.variable_expansion |= raw.contains('$');
         }
         self.model.constructs.glob |= r.word.glob;
+        for why in &r.hidden_eval {
+            self.model.unknown.push(format!("`{raw}`: {why}"));
+        }
         if r.hidden_code {
             self.model.constructs.substitution = true;
             self.model.unknown.push(format!(
@@ -645,8 +743,16 @@ impl<'a> Walker<'a> {
                         self.model.constructs.assignment_prefix = true;
                         let name = match &a.name {
                             ast::AssignmentName::VariableName(n) => n.clone(),
-                            ast::AssignmentName::ArrayElementName(n, _) => n.clone(),
+                            ast::AssignmentName::ArrayElementName(n, index) => {
+                                if !word::arithmetic_is_known(index, &self.known_vars()) {
+                                    self.model.unknown.push(format!(
+                                        "`{n}[{index}]=`: the subscript is evaluated and its value is not known"
+                                    ));
+                                }
+                                n.clone()
+                            }
                         };
+                        super::hazards::shell_internal_assignment(&name, &mut self.model.unknown);
                         let value = match &a.value {
                             ast::AssignmentValue::Scalar(v) => self.resolve_word(&v.value).value,
                             ast::AssignmentValue::Array(_) => String::from("(...)"),
@@ -672,8 +778,15 @@ impl<'a> Walker<'a> {
             let word = self.resolve_word(&w.value);
             words.insert(0, word);
         }
+        let standalone = sc.word_or_name.is_none();
         for a in &assignments {
             self.tainted.insert(a.name.clone());
+            // `n=3` alone sets a shell variable the arithmetic checks may read.
+            if standalone && a.value.trim().parse::<i64>().is_ok() && !a.value.contains('$') {
+                self.numeric.insert(a.name.clone());
+            } else {
+                self.numeric.remove(&a.name);
+            }
         }
         self.taint_from_builtin(&words);
         self.finish_segment(words, assignments, redirections, stdin);
@@ -869,6 +982,18 @@ impl<'a> Walker<'a> {
                     }
                     inherit.reads.push(self.absolute(&f.value));
                 }
+                // A file the wrapper writes is checked like a redirection.
+                for f in &u.writes {
+                    self.model.constructs.redirection = true;
+                    inherit.redirections.push(Redirection {
+                        op: format!("{name} writes"),
+                        fd: None,
+                        target: self.absolute(&f.value),
+                        writes: true,
+                        reads: false,
+                        literal: !f.unresolved && !f.glob,
+                    });
+                }
                 inherit.assignments.extend(u.assignments);
                 if let Some(dir) = &u.chdir {
                     cwd = if dir.unresolved {
@@ -876,6 +1001,37 @@ impl<'a> Walker<'a> {
                     } else {
                         cwd.map(|c| join_clean(&c, &dir.value))
                     };
+                }
+                if u.split
+                    && let Some(s) = &u.shell_string
+                {
+                    // `env -S STRING ARGS...`: env splits STRING itself; no
+                    // shell is involved.
+                    if s.unresolved {
+                        unknown =
+                            Some(format!("`{name} -S` is given a string that is not literal"));
+                        break;
+                    }
+                    match unwrap::env_split(&s.value) {
+                        Ok(split) => {
+                            inherit
+                                .notes
+                                .push(format!("`{name} -S` string split as env splits it"));
+                            inherit.wrappers.push(name);
+                            let mut next: Vec<Word> =
+                                split.into_iter().map(Word::literal).collect();
+                            next.extend(u.rest.iter().cloned());
+                            words = next;
+                            if words.is_empty() {
+                                break;
+                            }
+                            continue;
+                        }
+                        Err(why) => {
+                            unknown = Some(why);
+                            break;
+                        }
+                    }
                 }
                 if let Some(s) = u.shell_string {
                     if s.unresolved {
@@ -927,13 +1083,46 @@ impl<'a> Walker<'a> {
                     self.cwd = None;
                     break;
                 }
+                let physical = self.physical
+                    || words[1..]
+                        .iter()
+                        .take_while(|w| {
+                            w.value.starts_with('-') && w.value != "-" && w.value != "--"
+                        })
+                        .any(|w| w.value.contains('P'));
+                // `pushd +N`, `pushd -N`, `pushd` alone rotate the stack.
+                let rotates = name == "pushd"
+                    && target.is_none_or(|t| {
+                        t.value.len() > 1
+                            && t.value.starts_with(['+', '-'])
+                            && t.value[1..].chars().all(|c| c.is_ascii_digit())
+                    });
+                if rotates {
+                    self.cwd = None;
+                    break;
+                }
                 self.cwd = match (target, &self.cwd) {
                     (None, _) => Some(self.ctx.home.clone()),
-                    (Some(t), Some(c)) if !t.unresolved && t.value != "-" => {
-                        Some(join_clean(c, &t.value))
+                    (Some(t), Some(c)) if !t.unresolved && !t.glob && t.value != "-" => {
+                        let lexical = join_clean(c, &t.value);
+                        let has_parent = t.value.split('/').any(|p| p == "..");
+                        if physical && has_parent {
+                            // `..` after a symbolic link goes to the link
+                            // target's parent: ask the filesystem.
+                            std::fs::canonicalize(Path::new(c).join(&t.value)).ok()
+                        } else {
+                            Some(lexical)
+                        }
                     }
                     _ => None,
                 };
+                // A `cd` to a directory that does not exist now may fail; the
+                // commands after its list then run where the shell was.
+                if let Some(c) = &self.cwd
+                    && !c.is_dir()
+                {
+                    self.cd_uncertain = true;
+                }
             } else if name == "popd" {
                 self.cwd = None;
             }
@@ -945,6 +1134,9 @@ impl<'a> Walker<'a> {
         }
         if unknown.is_none() {
             unknown = evaluates_subscripts(&words);
+        }
+        if unknown.is_none() {
+            unknown = super::hazards::builtin_evaluates(&words, &self.known_vars());
         }
         self.push_segment(words, inherit, cwd, origin, template, stdin_data, unknown);
     }
@@ -1007,7 +1199,7 @@ impl<'a> Walker<'a> {
         let cwd = match cwd {
             Some(c) => c,
             None => {
-                unknown.get_or_insert_with(|| "the working directory is not known here (after `cd -`, `popd` or a failed `cd`)".into());
+                unknown.get_or_insert_with(|| "the working directory is not known here (after `cd -`, `popd`, a `cd` that may fail, or a `cd` in only some branches of an `if`, `case` or `&&`/`||` list)".into());
                 self.ctx.cwd.clone()
             }
         };

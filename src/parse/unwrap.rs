@@ -27,6 +27,15 @@ pub struct WrapperSpec {
     pub chdir: Vec<String>,
     /// Options whose value is a file the wrapper reads (`xargs -a FILE`).
     pub read_files: Vec<String>,
+    /// Options whose value is a file the wrapper writes (`strace -o FILE`,
+    /// `time -o FILE`, `script -t FILE`): checked like `> FILE`.
+    pub write_files: Vec<String>,
+    /// Options whose value names a variable the wrapper sets for the
+    /// command (`xargs --process-slot-var NAME`): checked like `NAME=...`.
+    pub env_name_options: Vec<String>,
+    /// With `shell_string_only`, the remaining operands are files the
+    /// wrapper writes (`script [FILE]`).
+    pub operand_writes: bool,
     /// Options whose value is a shell string (`su -c`, `script -c`).
     pub shell_string: Vec<String>,
     /// Remaining operands are not a command (only the `-c` string runs).
@@ -58,9 +67,14 @@ pub struct Unwrapped {
     pub chdir: Option<Word>,
     /// Files the wrapper itself reads (`xargs -a FILE`): checked as reads.
     pub reads: Vec<Word>,
+    /// Files the wrapper itself writes (`strace -o FILE`).
+    pub writes: Vec<Word>,
     /// A shell string the wrapper hands to a shell (`su -c`, `watch`, `env -S`
     /// is re-split, not a shell, but is modelled the same way).
     pub shell_string: Option<Word>,
+    /// The shell string came from `env -S` and is split by env's own rules
+    /// ([`env_split`]), not parsed by a shell.
+    pub split: bool,
     /// The command gets arguments at run time.
     pub template: bool,
     /// Nothing is executed (`command -v x`, `env` alone).
@@ -103,13 +117,15 @@ pub fn unwrap(name: &str, spec: &WrapperSpec, args: &[Word]) -> Unwrapped {
                 continue;
             }
             // Options that take a value, in `-o v`, `-ov`, `--opt=v` and `--opt v` forms.
-            let kinds: [(&Vec<String>, u8); 6] = [
+            let kinds: [(&Vec<String>, u8); 8] = [
                 (&spec.value_options, 0),
                 (&spec.split_string, 1),
                 (&spec.chdir, 2),
                 (&spec.shell_string, 3),
                 (&spec.query_flags, 4),
                 (&spec.read_files, 5),
+                (&spec.write_files, 6),
+                (&spec.env_name_options, 7),
             ];
             let mut matched = None;
             for (list, kind) in kinds {
@@ -163,6 +179,7 @@ pub fn unwrap(name: &str, spec: &WrapperSpec, args: &[Word]) -> Unwrapped {
             };
             match kind {
                 1 => {
+                    out.split = true;
                     out.shell_string = Some(value);
                     // env -S: the string *is* the command plus the remaining words.
                     out.rest = args[i..].to_vec();
@@ -170,6 +187,11 @@ pub fn unwrap(name: &str, spec: &WrapperSpec, args: &[Word]) -> Unwrapped {
                 }
                 2 => out.chdir = Some(value),
                 5 => out.reads.push(value),
+                6 => out.writes.push(value),
+                7 => out.assignments.push(Assignment {
+                    name: value.value.clone(),
+                    value: "0".into(),
+                }),
                 3 => out.shell_string = Some(value),
                 _ => {}
             }
@@ -200,6 +222,9 @@ pub fn unwrap(name: &str, spec: &WrapperSpec, args: &[Word]) -> Unwrapped {
         // `su -c STRING user`, `script -c STRING file`: the rest are not a command.
         if out.shell_string.is_none() && spec.no_command_is_shell {
             out.interactive_shell = true;
+        }
+        if spec.operand_writes {
+            out.writes.extend(args[i..].iter().cloned());
         }
         return out;
     }
@@ -282,8 +307,11 @@ pub fn shell_args(args: &[Word]) -> ShellArgs {
                 continue;
             }
             "--rcfile" | "--init-file" => {
-                i += 2;
-                continue;
+                // An interactive shell runs that file first: its commands
+                // cannot be checked.
+                return ShellArgs::Unknown(format!(
+                    "`{a}` makes the shell run a startup file whose commands cannot be checked"
+                ));
             }
             "-o" | "+o" | "-O" | "+O" => {
                 i += 2;
@@ -413,5 +441,101 @@ leading_operands=1"#,
             ShellArgs::Script { script: 0 }
         );
         assert_eq!(shell_args(&words(&[])), ShellArgs::Stdin);
+    }
+}
+
+/// Splits an `env -S` string the way GNU env does: blanks separate
+/// arguments; `'...'` is literal (only `\\` and `\'` are escapes in it);
+/// `"..."` processes escapes; `\_` is a separator outside quotes and a space
+/// inside double quotes; `\n \t \r \f \v \\ \" \' \$ \#` are escapes;
+/// `\c` ends the string; `#` at the start of an argument starts a comment.
+/// `${NAME}` (an environment variable) and anything env rejects give `Err`.
+pub fn env_split(s: &str) -> Result<Vec<String>, String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut cur: Option<String> = None;
+    let mut chars = s.chars().peekable();
+    let mut quote: Option<char> = None;
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (None, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c') => {
+                if let Some(w) = cur.take() {
+                    out.push(w);
+                }
+            }
+            (None, '#') if cur.is_none() => break,
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                cur.get_or_insert_with(String::new);
+            }
+            (Some(q), _) if c == q => quote = None,
+            (Some('\''), '\\') => {
+                let w = cur.get_or_insert_with(String::new);
+                match chars.peek() {
+                    Some('\\' | '\'') => w.push(chars.next().unwrap_or('\\')),
+                    _ => w.push('\\'),
+                }
+            }
+            (Some('\''), _) => cur.get_or_insert_with(String::new).push(c),
+            (_, '$') => {
+                return Err("`env -S` expands an environment variable (`${...}`)".into());
+            }
+            (_, '\\') => {
+                let Some(e) = chars.next() else {
+                    return Err("`env -S` string ends with a backslash".into());
+                };
+                match e {
+                    '_' if quote.is_none() => {
+                        if let Some(w) = cur.take() {
+                            out.push(w);
+                        }
+                    }
+                    '_' => cur.get_or_insert_with(String::new).push(' '),
+                    'c' => {
+                        if quote.is_some() {
+                            return Err("`\\c` inside quotes in `env -S`".into());
+                        }
+                        break;
+                    }
+                    'n' => cur.get_or_insert_with(String::new).push('\n'),
+                    't' => cur.get_or_insert_with(String::new).push('\t'),
+                    'r' => cur.get_or_insert_with(String::new).push('\r'),
+                    'f' => cur.get_or_insert_with(String::new).push('\x0c'),
+                    'v' => cur.get_or_insert_with(String::new).push('\x0b'),
+                    '\\' | '"' | '\'' | '$' | '#' => cur.get_or_insert_with(String::new).push(e),
+                    other => return Err(format!("`env -S` rejects the escape `\\{other}`")),
+                }
+            }
+            (_, _) => cur.get_or_insert_with(String::new).push(c),
+        }
+    }
+    if quote.is_some() {
+        return Err("`env -S` string has an unterminated quote".into());
+    }
+    if let Some(w) = cur.take() {
+        out.push(w);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod env_split_tests {
+    use super::env_split;
+
+    #[test]
+    fn splits_like_gnu_env() {
+        assert_eq!(
+            env_split("rm -f build\\_/outside/f").unwrap(),
+            ["rm", "-f", "build", "/outside/f"]
+        );
+        assert_eq!(
+            env_split("printf [%s] a\\_b").unwrap(),
+            ["printf", "[%s]", "a", "b"]
+        );
+        assert_eq!(env_split("a \"b\\_c\" 'd e'").unwrap(), ["a", "b c", "d e"]);
+        assert_eq!(env_split("perl -w # comment").unwrap(), ["perl", "-w"]);
+        assert_eq!(env_split("a\\cb c").unwrap(), ["a"]);
+        assert!(env_split("echo ${HOME}").is_err());
+        assert!(env_split("echo \\x41").is_err());
+        assert!(env_split("echo 'a").is_err());
     }
 }

@@ -25,6 +25,10 @@ pub struct KnownVars {
     pub pwd_known: bool,
     /// The positional parameters were not changed (`set --`, `shift`).
     pub positional_known: bool,
+    /// Variables whose value the command itself set to an integer literal
+    /// (`n=3`, `for i in 1 2 3`): the only names an arithmetic context may
+    /// read without becoming unknown.
+    pub numeric: std::collections::BTreeSet<String>,
 }
 
 /// Something inside a word that runs a command of its own.
@@ -48,6 +52,10 @@ pub struct Resolved {
     /// A command substitution is nested inside `${...}` or `$((...))`,
     /// where it is not extracted: the command it runs is not known.
     pub hidden_code: bool,
+    /// Contexts where bash evaluates a variable's *contents* as code
+    /// (arithmetic, array subscripts, `${x@P}`, `${!x}`) reading a value the
+    /// policy does not know: `a='b[$(id)]'; echo $((a))` runs `id`.
+    pub hidden_eval: Vec<String>,
 }
 
 impl Resolved {
@@ -63,6 +71,7 @@ impl Resolved {
             had_expansion: false,
             had_brace: false,
             hidden_code: false,
+            hidden_eval: Vec::new(),
         }
     }
 }
@@ -156,7 +165,10 @@ fn resolve_piece(piece: &WordPiece, vars: &KnownVars, in_dquote: bool, out: &mut
     match piece {
         WordPiece::Text(t) => {
             if !in_dquote {
-                if t.contains(['*', '?']) || t.find('[').is_some_and(|i| t[i + 1..].contains(']')) {
+                if t.contains(['*', '?'])
+                    || t.find('[').is_some_and(|i| t[i + 1..].contains(']'))
+                    || ["+(", "@(", "!("].iter().any(|e| t.contains(e))
+                {
                     w.glob = true;
                     w.literal = false;
                 }
@@ -215,6 +227,10 @@ fn resolve_piece(piece: &WordPiece, vars: &KnownVars, in_dquote: bool, out: &mut
             }
         }
         WordPiece::ParameterExpansion(expr) => {
+            if let Some(why) = parameter_evaluates(expr, vars) {
+                out.hidden_eval.push(why);
+            }
+            let w = &mut out.word;
             out.had_expansion = true;
             w.literal = false;
 
@@ -234,11 +250,205 @@ fn resolve_piece(piece: &WordPiece, vars: &KnownVars, in_dquote: bool, out: &mut
                 .push(EmbeddedCommand { text: text.clone() });
         }
         WordPiece::ArithmeticExpression(e) => {
+            if !arithmetic_is_known(&e.value, vars) {
+                out.hidden_eval.push(format!(
+                    "`$(({}))` evaluates variables whose values are not known",
+                    e.value
+                ));
+            }
+            let w = &mut out.word;
             w.literal = false;
             w.unresolved = true;
             w.value.push_str(&format!("$(({}))", e.value));
         }
     }
+}
+
+/// Whether every name an arithmetic text reads has a value the command
+/// itself set to an integer literal. Bash evaluates the *contents* of a
+/// variable named in arithmetic as arithmetic again, and an array subscript
+/// there runs command substitutions (`a='b[$(id)]'; echo $((a))`), so any
+/// other name, `${...}`, `$(...)` or backquote makes the text unknown.
+pub fn arithmetic_is_known(text: &str, vars: &KnownVars) -> bool {
+    if text.contains(['`', '{', '\\', '\'', '"']) || text.contains("$(") {
+        return false;
+    }
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_digit() {
+            // A number, including 0x1f, 10#77, 2#101, 64#_@: letters here are digits.
+            while i < b.len()
+                && (b[i].is_ascii_alphanumeric() || matches!(b[i], b'#' | b'_' | b'@'))
+            {
+                i += 1;
+            }
+            continue;
+        }
+        if c == b'$' {
+            i += 1;
+            let start = i;
+            if i < b.len() && matches!(b[i], b'#' | b'?' | b'$' | b'!') {
+                i += 1;
+                continue;
+            }
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            if i > start {
+                let n: usize = text[start..i].parse().unwrap_or(usize::MAX);
+                let numeric = vars.positional_known
+                    && vars
+                        .positional
+                        .get(n)
+                        .is_some_and(|v| v.trim().parse::<i64>().is_ok());
+                if !numeric {
+                    return false;
+                }
+                continue;
+            }
+            if i >= b.len() || !(b[i].is_ascii_alphabetic() || b[i] == b'_') {
+                return false;
+            }
+        }
+        if c.is_ascii_alphabetic() || c == b'_' || c == b'$' {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            if !vars.numeric.contains(&text[start..i]) {
+                return false;
+            }
+            continue;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// A parameter expansion that makes bash evaluate a value as code: an
+/// indirect `${!x}` (the named variable may be `a[$(cmd)]`), a subscript or
+/// substring offset that is not a known number, or `${x@P}` (prompt
+/// expansion runs command substitutions in the value).
+fn parameter_evaluates(expr: &ParameterExpr, vars: &KnownVars) -> Option<String> {
+    use ParameterExpr as E;
+    let (parameter, indirect) = match expr {
+        E::Parameter {
+            parameter,
+            indirect,
+        }
+        | E::UseDefaultValues {
+            parameter,
+            indirect,
+            ..
+        }
+        | E::AssignDefaultValues {
+            parameter,
+            indirect,
+            ..
+        }
+        | E::IndicateErrorIfNullOrUnset {
+            parameter,
+            indirect,
+            ..
+        }
+        | E::UseAlternativeValue {
+            parameter,
+            indirect,
+            ..
+        }
+        | E::ParameterLength {
+            parameter,
+            indirect,
+            ..
+        }
+        | E::RemoveSmallestSuffixPattern {
+            parameter,
+            indirect,
+            ..
+        }
+        | E::RemoveLargestSuffixPattern {
+            parameter,
+            indirect,
+            ..
+        }
+        | E::RemoveSmallestPrefixPattern {
+            parameter,
+            indirect,
+            ..
+        }
+        | E::RemoveLargestPrefixPattern {
+            parameter,
+            indirect,
+            ..
+        }
+        | E::Substring {
+            parameter,
+            indirect,
+            ..
+        }
+        | E::Transform {
+            parameter,
+            indirect,
+            ..
+        }
+        | E::UppercaseFirstChar {
+            parameter,
+            indirect,
+            ..
+        }
+        | E::UppercasePattern {
+            parameter,
+            indirect,
+            ..
+        }
+        | E::LowercaseFirstChar {
+            parameter,
+            indirect,
+            ..
+        }
+        | E::LowercasePattern {
+            parameter,
+            indirect,
+            ..
+        }
+        | E::ReplaceSubstring {
+            parameter,
+            indirect,
+            ..
+        } => (parameter, *indirect),
+        E::VariableNames { .. } | E::MemberKeys { .. } => return None,
+    };
+    if indirect {
+        return Some("`${!...}` expands a variable named by another variable's value".into());
+    }
+    if let Parameter::NamedWithIndex { name, index } = parameter
+        && !arithmetic_is_known(index, vars)
+    {
+        return Some(format!(
+            "the subscript of `${{{name}[{index}]}}` is evaluated and its value is not known"
+        ));
+    }
+    if let E::Substring { offset, length, .. } = expr
+        && (!arithmetic_is_known(&offset.value, vars)
+            || length
+                .as_ref()
+                .is_some_and(|l| !arithmetic_is_known(&l.value, vars)))
+    {
+        return Some(
+            "a substring offset or length `${x:...}` is evaluated and its value is not known"
+                .into(),
+        );
+    }
+    if let E::Transform {
+        op: brush_parser::word::ParameterTransformOp::PromptExpand,
+        ..
+    } = expr
+    {
+        return Some("`${x@P}` expands the value as a prompt, which runs commands in it".into());
+    }
+    None
 }
 
 /// Only plain `$NAME` / `${NAME}` / `$N` of known variables resolve; any
@@ -491,6 +701,7 @@ mod tests {
             home_known: true,
             pwd_known: true,
             positional_known: true,
+            numeric: Default::default(),
         };
         resolve(raw, &vars, &ParserOptions::default())
     }

@@ -70,8 +70,14 @@ pub fn parse_args(spec: &CommandSpec, args: &[Word]) -> ParsedArgs {
         }
         if spec.option_style == OptionStyle::SingleDash || a.starts_with("--") || a.starts_with('+')
         {
+            // `--name=value`, and `-name=value` for programs whose options
+            // are single-dash words (Go's flag package, gcc).
             let (name, attached) = match a.split_once('=') {
-                Some((n, v)) if a.starts_with("--") => (n, Some(v.to_string())),
+                Some((n, v))
+                    if a.starts_with("--") || spec.option_style == OptionStyle::SingleDash =>
+                {
+                    (n, Some(v.to_string()))
+                }
                 _ => (a, None),
             };
             let found = find_long(
@@ -131,6 +137,22 @@ pub fn parse_args(spec: &CommandSpec, args: &[Word]) -> ParsedArgs {
                     let rest: String = chars[j + 1..].iter().collect();
                     let value = match o.value {
                         ValueKind::None => None,
+                        // `perl -0pi`: `-0` takes only the digits that follow
+                        // it; the rest of the cluster is more options.
+                        ValueKind::Optional if o.value_type == "digits" => {
+                            let digits: String = match rest.strip_prefix('x') {
+                                Some(hex) => std::iter::once('x')
+                                    .chain(hex.chars().take_while(char::is_ascii_hexdigit))
+                                    .collect(),
+                                None => rest.chars().take_while(char::is_ascii_digit).collect(),
+                            };
+                            j += digits.chars().count();
+                            if digits.is_empty() {
+                                None
+                            } else {
+                                Some(with_value(w, digits))
+                            }
+                        }
                         ValueKind::Optional => {
                             j = chars.len();
                             if rest.is_empty() {

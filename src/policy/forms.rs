@@ -225,9 +225,18 @@ impl FormCheck<'_, '_> {
                             } else {
                                 None
                             };
+                            // GNU tar applies every `-C` (and uses the last
+                            // `-f`) in order: a second one is refused, not
+                            // silently replaced.
                             if letter == 'f' {
+                                if o.file.is_some() {
+                                    o.other.push("-f (given twice)".into());
+                                }
                                 o.file = value;
                             } else {
+                                if o.directory.is_some() {
+                                    o.other.push("-C (given twice)".into());
+                                }
                                 o.directory = value;
                             }
                         }
@@ -261,8 +270,18 @@ impl FormCheck<'_, '_> {
                     "list" => o.list = true,
                     "gzip" | "gunzip" | "ungzip" => o.gzip = true,
                     "verbose" => o.verbose = true,
-                    "file" => o.file = take(&mut i),
-                    "directory" => o.directory = take(&mut i),
+                    "file" => {
+                        if o.file.is_some() {
+                            o.other.push("--file (given twice)".into());
+                        }
+                        o.file = take(&mut i);
+                    }
+                    "directory" => {
+                        if o.directory.is_some() {
+                            o.other.push("--directory (given twice)".into());
+                        }
+                        o.directory = take(&mut i);
+                    }
                     _ => o.other.push(format!("--{name}")),
                 }
                 continue;

@@ -3,11 +3,15 @@
 //! shell shape, allowed roots, safety rules, and the profile's mode.
 
 pub mod args;
+pub mod awk;
 pub mod forms;
+pub mod git_config;
 pub mod keywords;
 pub mod paths;
 pub mod registry;
 pub mod rules;
+pub mod sed;
+pub mod variables;
 pub mod verdict;
 
 use std::path::{Path, PathBuf};
@@ -21,52 +25,6 @@ use registry::{CommandSpec, Effect, Maturity, Risk, UnknownOptions};
 use rules::Severity;
 pub use verdict::{Confirmation, Decision, Layer, Reason, Verdict};
 
-/// Variables that change which program runs or what it loads.
-pub const DANGEROUS_VARIABLES: &[&str] = &[
-    "PATH",
-    "LD_*",
-    "BASH_ENV",
-    "ENV",
-    "SHELLOPTS",
-    "BASHOPTS",
-    "PROMPT_COMMAND",
-    "PS4",
-    "IFS",
-    "GIT_SSH",
-    "GIT_SSH_COMMAND",
-    "GIT_EXEC_PATH",
-    "GIT_PAGER",
-    "GIT_EDITOR",
-    "GIT_EXTERNAL_DIFF",
-    "GIT_ASKPASS",
-    "GIT_PROXY_COMMAND",
-    "GIT_CONFIG*",
-    "GIT_TEMPLATE_DIR",
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "PAGER",
-    "EDITOR",
-    "VISUAL",
-    "MANPAGER",
-    "SYSTEMD_PAGER",
-    "LESSOPEN",
-    "LESSCLOSE",
-    "NODE_OPTIONS",
-    "PERL5OPT",
-    "PERL5LIB",
-    "PYTHONSTARTUP",
-    "PYTHONPATH",
-    "PYTHONHOME",
-    "RUBYOPT",
-    "RUSTC_WRAPPER",
-    "RUSTC",
-    "CARGO_BUILD_RUSTC_WRAPPER",
-    "BROWSER",
-    "SSH_ASKPASS",
-    "SUDO_ASKPASS",
-    "DYLD_*",
-];
-
 /// The warning seed 002 requires for network-touching commands.
 pub const NETWORK_WARNING: &str = "This command contacts external hosts and may reveal your IP address, DNS query, target host, or network metadata.";
 
@@ -78,9 +36,17 @@ pub struct PolicyContext<'a> {
     pub roots: &'a Roots,
     /// A person typed this at a terminal (critical rules ask instead of deny).
     pub interactive: bool,
+    /// The command runs confined by the sandbox (run mode, `hook
+    /// --rewrite`); false when nothing confines it (`hook` without
+    /// `--rewrite`, `check --unconfined`).
+    pub confined: bool,
     /// Files written by redirections in this command (filled by
     /// [`evaluate`]): running one of them in the same string cannot be checked.
     pub written: Vec<PathBuf>,
+    /// Files written by the segments checked so far (operands, option
+    /// values, redirections), in order: unconfined, a later segment that
+    /// runs or loads one of them runs what the policy never saw.
+    pub writes_seen: std::cell::RefCell<Vec<PathBuf>>,
     /// Symbolic links made earlier in this command (`ln -s TARGET LINK`),
     /// link path to target (filled by [`evaluate`]): later paths through the
     /// link are checked where they really lead.
@@ -121,35 +87,65 @@ impl PolicyContext<'_> {
     }
 }
 
-/// `ln -s TARGET LINK` (and `ln -sf`, `--symbolic`) in the command, in order.
-fn symlinks(model: &CommandModel) -> Vec<Link> {
+/// Symbolic links the command makes, in order: `ln -s` and `cp -s` read
+/// with their registry entries, the way their own getopt reads them
+/// (`ln --sym`, `ln -s -S SUFFIX T L`, `ln -st DIR T...`, `cp -rs T L`).
+fn symlinks(model: &CommandModel, registry: &registry::Registry) -> Vec<Link> {
     let mut out = Vec::new();
     for s in &model.segments {
-        if s.program != "ln" {
+        if !matches!(s.program.as_str(), "ln" | "cp") || s.words.len() < 2 {
             continue;
         }
-        let symbolic = s.argv.iter().skip(1).any(|a| {
-            a == "--symbolic" || (a.starts_with('-') && !a.starts_with("--") && a.contains('s'))
-        });
-        let ops: Vec<&String> = s
-            .argv
+        let Some(spec) = registry.get(&s.program) else {
+            continue;
+        };
+        let parsed = parse_args(&spec, &s.words[1..]);
+        let symbolic = parsed
+            .options
             .iter()
-            .skip(1)
-            .filter(|a| !a.starts_with('-'))
-            .collect();
-        if !symbolic || ops.len() != 2 {
+            .any(|o| o.spec.names.iter().any(|n| n == "-s"));
+        if !symbolic {
             continue;
         }
-        let link = paths::resolve(&s.cwd, ops[1]);
-        let base = link
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| s.cwd.clone());
-        out.push(Link {
-            target: paths::resolve(&base, ops[0]),
-            path: link,
-            made_by: s.argv.clone(),
-        });
+        let ops: Vec<&Word> = parsed.operands.iter().map(|(w, _)| w).collect();
+        let dir = parsed
+            .options
+            .iter()
+            .find(|o| o.spec.names.iter().any(|n| n == "-t"))
+            .and_then(|o| o.value.as_ref());
+        let pairs: Vec<(PathBuf, PathBuf)> = match (dir, ops.as_slice()) {
+            (Some(d), targets) => targets
+                .iter()
+                .map(|t| {
+                    let file = Path::new(&t.value)
+                        .file_name()
+                        .map(|f| f.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    (
+                        paths::resolve(&s.cwd, &t.value),
+                        paths::resolve(&s.cwd, &format!("{}/{file}", d.value)),
+                    )
+                })
+                .collect(),
+            (None, [target, link]) => {
+                vec![(
+                    paths::resolve(&s.cwd, &target.value),
+                    paths::resolve(&s.cwd, &link.value),
+                )]
+            }
+            _ => Vec::new(),
+        };
+        for (target, link) in pairs {
+            let base = link
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| s.cwd.clone());
+            out.push(Link {
+                target: paths::resolve(&base, &target.to_string_lossy()),
+                path: link,
+                made_by: s.argv.clone(),
+            });
+        }
     }
     out
 }
@@ -170,8 +166,10 @@ pub fn evaluate(model: &CommandModel, ctx: &PolicyContext, raw: Option<&str>) ->
         profile: ctx.profile,
         roots: ctx.roots,
         interactive: ctx.interactive,
+        confined: ctx.confined,
+        writes_seen: Default::default(),
         written,
-        links: symlinks(model),
+        links: symlinks(model, &ctx.profile.registry),
     };
     let mut v = Verdict::default();
     let policy = &ctx.profile.doc.policy;
@@ -181,14 +179,12 @@ pub fn evaluate(model: &CommandModel, ctx: &PolicyContext, raw: Option<&str>) ->
     }
     shape(model, ctx, &mut v);
     for name in &model.assigned {
-        if is_dangerous_var(name) {
+        if let Some(what) = is_dangerous_var(name, None) {
             v.add(
                 Layer::Policy,
                 "policy.dangerous_assignment",
                 Decision::Deny,
-                format!(
-                    "the command sets `{name}`, which changes which program runs or what it loads"
-                ),
+                format!("the command sets `{name}`, which {what}"),
                 None,
             );
             v.risk = Risk::Dangerous;
@@ -226,7 +222,11 @@ pub fn evaluate(model: &CommandModel, ctx: &PolicyContext, raw: Option<&str>) ->
 
     // Safety rules over normalised views.
     let views = rules::views(model, &code_views, raw);
-    v.code = code_views.clone();
+    v.code = code_views
+        .iter()
+        .filter(|c| !c.starts_with(rules::CANONICAL))
+        .cloned()
+        .collect();
     let c = ctx.profile.rules.classify_views(&views);
     v.severity = c.severity;
     for (id, label, sev, view) in &c.matches {
@@ -415,15 +415,12 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
     }
     // Assignments in front of the command.
     for a in &seg.assignments {
-        if is_dangerous_var(&a.name) {
+        if let Some(what) = is_dangerous_var(&a.name, Some(&a.value)) {
             v.add(
                 Layer::Policy,
                 "policy.dangerous_assignment",
                 Decision::Deny,
-                format!(
-                    "`{}=...` changes which program runs or what it loads",
-                    a.name
-                ),
+                format!("`{}=...` {what}", a.name),
                 Some("drop the assignment; configure the tool in its own config file".into()),
             );
             v.risk = Risk::Dangerous;
@@ -483,6 +480,9 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
             spec.risk.as_str()
         ),
     );
+    if !ctx.confined {
+        written_then_loaded(seg, &name, &spec, ctx, v);
+    }
     let mut risk = spec.risk;
     match spec.maturity {
         Maturity::Blocked => v.add(
@@ -560,6 +560,38 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
         );
         return;
     }
+    // `-C DIR` (git, make, cargo, ninja): the operands that follow are
+    // relative to DIR, as the program itself will read them.
+    let moved;
+    let seg = match moved_base(seg, &parents, &spec, args) {
+        Ok(Some(s)) => {
+            moved = s;
+            &moved
+        }
+        Ok(None) => seg,
+        Err(why) => {
+            unknown(v, ctx, &why);
+            return;
+        }
+    };
+    // Unconfined, a program that runs code or writes works in its working
+    // directory: one outside the writable roots (`make -C ~`, `cd ~ &&
+    // cargo build`) writes there with nothing to stop it.
+    if !ctx.confined
+        && (spec.interpreter || spec.risk >= Risk::Write)
+        && ctx.roots.check_write(&seg.cwd, false).is_err()
+    {
+        v.add(
+            Layer::Policy,
+            "policy.unconfined_cwd",
+            Decision::Ask,
+            format!(
+                "`{name}` runs in `{}`, outside the writable roots, and nothing confines what it writes there",
+                seg.cwd.display()
+            ),
+            Some("run it inside the project directory".into()),
+        );
+    }
     // Options given to parent commands before the subcommand.
     for (pname, pspec, pargs) in &parents {
         let p = parse_args(pspec, pargs);
@@ -572,7 +604,9 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
                 None,
             );
         }
-        if !p.unknown_options.is_empty() && pspec.unknown_options != UnknownOptions::Allow {
+        if !p.unknown_options.is_empty()
+            && (pspec.unknown_options != UnknownOptions::Allow || !ctx.confined)
+        {
             v.add(
                 Layer::Policy,
                 "registry.unknown_option",
@@ -590,7 +624,13 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
         }
         risk = risk.max(options(pname, &p, seg, ctx, v, code));
     }
-    let parsed = parse_args(&spec, args);
+    let mut parsed = parse_args(&spec, args);
+    // `find` without a starting point searches `.`.
+    if name == "find" && parsed.operands.is_empty() {
+        parsed
+            .operands
+            .push((Word::literal("."), "read_path".to_string()));
+    }
     // An interpreter with no inline code and no script file reads its
     // program from standard input (`echo '...' | python3`).
     if spec.interpreter && spec.operands.iter().any(|o| o.starts_with("script")) {
@@ -620,6 +660,9 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
     }
     if !parsed.unknown_options.is_empty() {
         let d = match spec.unknown_options {
+            // Unconfined, an option the registry does not know may read,
+            // write or run anything: nothing contains it.
+            UnknownOptions::Allow if !ctx.confined => Decision::Ask,
             UnknownOptions::Allow => Decision::Allow,
             UnknownOptions::Ask => Decision::Ask,
             UnknownOptions::Deny => Decision::Deny,
@@ -636,6 +679,16 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
                 None,
             );
         }
+    }
+    // The arguments as the program's own parser reads them (`python3 -Im
+    // http.server` is `python3 -I -m http.server`): the safety rules see
+    // this spelling too, so a cluster cannot hide an option from them.
+    let canonical = canonical_view(seg, &name, &parents, &parsed);
+    if canonical != rules::render(seg) {
+        code.push(format!("{}{canonical}", rules::CANONICAL));
+    }
+    if name == "git config" {
+        git_config_command(&parsed, v);
     }
     risk = risk.max(options(&name, &parsed, seg, ctx, v, code));
     risk = risk.max(operands(&name, &parsed, seg, ctx, v, code));
@@ -664,6 +717,35 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
             Some(format!("pass the arguments to `{name}` explicitly")),
         );
     }
+    // Unconfined, a program that reads the files it is given, getting them
+    // at run time (`echo ~/.ssh/id_rsa | xargs head`), reads what the
+    // policy never saw.
+    let reads_operands = spec.operands.is_empty()
+        || spec
+            .operands
+            .iter()
+            .chain(spec.operands_with.values().flatten())
+            .any(|o| {
+                let t = o.trim_end_matches(['*', '+', '?']);
+                matches!(
+                    t,
+                    "read_path" | "read_tree" | "path" | "dir" | "script" | "archive"
+                )
+            });
+    if seg.template
+        && !ctx.confined
+        && reads_operands
+        && risk < Risk::Write
+        && seg.wrappers.iter().any(|w| w == "xargs")
+    {
+        v.add(
+            Layer::Policy,
+            "policy.template_read",
+            Decision::Ask,
+            format!("`{name}` reads files named at run time (by xargs or find), which cannot be checked beforehand"),
+            Some(format!("pass the file names to `{name}` explicitly")),
+        );
+    }
     if seg.template && risk >= Risk::Write {
         v.add(
             Layer::Policy,
@@ -680,6 +762,85 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
         code_paths(&name, data, seg, ctx, v);
     }
     v.risk = v.risk.max(risk);
+}
+
+/// The segment with its working directory moved by every `=chdir` option
+/// (`git -C DIR`, `make -C DIR`, `cargo -C DIR`), applied in order as the
+/// program does; `Err` when a directory is not literal.
+fn moved_base(
+    seg: &Segment,
+    parents: &[Layered<'_>],
+    spec: &CommandSpec,
+    args: &[Word],
+) -> Result<Option<Segment>, String> {
+    let mut cwd = seg.cwd.clone();
+    let mut moved = false;
+    let layers = parents
+        .iter()
+        .map(|(n, s, a)| (n.clone(), parse_args(s, a)))
+        .chain(std::iter::once((String::new(), parse_args(spec, args))));
+    for (name, p) in layers {
+        for o in &p.options {
+            if o.spec.value_type != "chdir" {
+                continue;
+            }
+            let Some(dir) = &o.value else { continue };
+            if dir.unresolved || dir.glob {
+                return Err(format!(
+                    "`{name} {}` moves to a directory that is not literal",
+                    o.written
+                ));
+            }
+            cwd = crate::parse::shell_join(&cwd, &dir.value);
+            moved = true;
+        }
+    }
+    Ok(moved.then(|| Segment { cwd, ..seg.clone() }))
+}
+
+/// `PROGRAM [SUB] -x VALUE --long VALUE OPERANDS...`, every option on its
+/// own with its value, in the order given.
+fn canonical_view(
+    seg: &Segment,
+    name: &str,
+    parents: &[Layered<'_>],
+    parsed: &ParsedArgs,
+) -> String {
+    // Words are shown as `rules::render` shows them: quoted data stays
+    // quoted, expansions as written.
+    let shown = |w: &Word| {
+        if !w.literal && !w.glob {
+            w.raw.clone()
+        } else {
+            rules::quote(&w.value)
+        }
+    };
+    let out = std::cell::RefCell::new(vec![seg.program.clone()]);
+    let push_word = |w: &str| out.borrow_mut().push(w.to_string());
+    let push = |p: &ParsedArgs| {
+        for o in &p.options {
+            out.borrow_mut().push(o.name.clone());
+            if let Some(v) = &o.value {
+                out.borrow_mut().push(shown(v));
+            }
+        }
+    };
+    let names: Vec<&str> = parents
+        .iter()
+        .map(|(n, _, _)| n.as_str())
+        .chain(std::iter::once(name))
+        .collect();
+    for (i, (_, spec, args)) in parents.iter().enumerate() {
+        push(&parse_args(spec, args));
+        // The subcommand word that led to the next layer (`push` in `git push`).
+        if let Some(sub) = names.get(i + 1).and_then(|n| n.rsplit(' ').next()) {
+            push_word(sub);
+        }
+    }
+    push(parsed);
+    let mut out = out.into_inner();
+    out.extend(parsed.operands.iter().map(|(w, _)| shown(w)));
+    out.join(" ")
 }
 
 /// Whether the command around a form segment has anything besides it.
@@ -760,13 +921,11 @@ fn first_operand(spec: &CommandSpec, args: &[Word]) -> Option<usize> {
     None
 }
 
-fn is_dangerous_var(name: &str) -> bool {
-    DANGEROUS_VARIABLES
-        .iter()
-        .any(|p| match p.strip_suffix('*') {
-            Some(prefix) => name.starts_with(prefix),
-            None => name == *p,
-        })
+/// Why setting `name` (to `value`, when known) is refused: the shared list
+/// of variables that load code (`profiles/env/variables.toml`) and bash's
+/// own tables.
+fn is_dangerous_var(name: &str, value: Option<&str>) -> Option<&'static str> {
+    variables::dangerous(name, value)
 }
 
 fn redirections(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
@@ -794,6 +953,9 @@ fn redirections(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
             continue;
         }
         let p = ctx.resolve(seg, &r.target);
+        if r.writes && !paths::is_device_sink(&p) {
+            ctx.writes_seen.borrow_mut().push(p.clone());
+        }
         let res = if r.writes {
             ctx.roots.check_redirect(&p)
         } else {
@@ -1008,7 +1170,7 @@ fn typed_value(
     what: &str,
 ) -> Risk {
     match t {
-        "read_path" | "path" | "dir" | "archive" => {
+        "read_path" | "path" | "dir" | "archive" | "chdir" => {
             path_operand(seg, ctx, v, w, "read_path", false, name);
             Risk::Safe
         }
@@ -1106,16 +1268,16 @@ fn typed_value(
             Risk::Safe
         }
         "env_assignment" => {
-            if let Some((n, _)) = w.value.split_once('=')
-                && is_dangerous_var(n)
+            if let Some((n, val)) = w.value.split_once('=')
+                && let Some(what) = is_dangerous_var(n, (!w.unresolved).then_some(val))
             {
                 v.add(
-                        Layer::Policy,
-                        "policy.dangerous_assignment",
-                        Decision::Deny,
-                        format!("`{name} {n}=...` changes which program later commands run or what they load"),
-                        None,
-                    );
+                    Layer::Policy,
+                    "policy.dangerous_assignment",
+                    Decision::Deny,
+                    format!("`{name} {n}=...` {what}"),
+                    None,
+                );
                 return Risk::Dangerous;
             }
             Risk::Safe
@@ -1148,7 +1310,18 @@ fn typed_value(
             Risk::Safe
         }
         "url" => {
-            if w.value.to_ascii_lowercase().starts_with("file:") {
+            let lower = w.value.to_ascii_lowercase();
+            if lower.starts_with("ext::") || lower.starts_with("fd::") {
+                v.add(
+                    Layer::Policy,
+                    "registry.exec_url",
+                    Decision::Deny,
+                    format!("`{name}`: an `ext::` URL runs a program"),
+                    None,
+                );
+                return Risk::Dangerous;
+            }
+            if lower.starts_with("file:") {
                 v.add(
                     Layer::Policy,
                     "network.file_url",
@@ -1164,7 +1337,77 @@ fn typed_value(
             v.warn(NETWORK_WARNING.into());
             Risk::Safe
         }
-        "git_config" | "git_config_key" => git_config(name, w, v),
+        // Unconfined, nothing keeps a signal inside the command's own
+        // processes: only job specs (`%1`) and `$!` (the last process this
+        // string started) are the command's own.
+        "pid" | "process_pattern" if !ctx.confined => {
+            let own =
+                t == "pid" && (w.value.starts_with('%') || w.raw == "$!" || w.raw == "\"$!\"");
+            if !own {
+                v.add(
+                    Layer::Policy,
+                    "policy.signal_other_process",
+                    Decision::Deny,
+                    format!(
+                        "`{name} {}` signals processes this command did not start, and nothing confines it",
+                        w.raw
+                    ),
+                    Some("stop only processes this command started (`kill %1`, `kill $!`)".into()),
+                );
+                return Risk::Dangerous;
+            }
+            Risk::Write
+        }
+        "rustc_codegen" => {
+            // `-C KEY[=VALUE]`: an allowlist; `linker=`, `link-arg=`,
+            // `link-args=`, `llvm-args=` and keys added later may run or
+            // load other programs.
+            const HARMLESS: &[&str] = &[
+                "opt-level",
+                "debuginfo",
+                "debug-assertions",
+                "overflow-checks",
+                "codegen-units",
+                "incremental",
+                "lto",
+                "panic",
+                "strip",
+                "target-cpu",
+                "target-feature",
+                "relocation-model",
+                "code-model",
+                "embed-bitcode",
+                "force-frame-pointers",
+                "force-unwind-tables",
+                "metadata",
+                "extra-filename",
+                "prefer-dynamic",
+                "split-debuginfo",
+                "symbol-mangling-version",
+                "instrument-coverage",
+                "rpath",
+                "no-redzone",
+                "soft-float",
+                "inline-threshold",
+                "link-dead-code",
+                "linker-plugin-lto",
+            ];
+            let key = w.value.split('=').next().unwrap_or("");
+            if w.unresolved || !HARMLESS.contains(&key) {
+                v.add(
+                    Layer::Policy,
+                    "registry.exec_value",
+                    Decision::Deny,
+                    format!("`{name} -C {key}` is not a codegen option known to be harmless; some run or load other programs"),
+                    None,
+                );
+                return Risk::Dangerous;
+            }
+            Risk::Safe
+        }
+        "git_config" => git_config(name, w, v),
+        // Checked on the whole command line (`git_config_command`).
+        "git_config_key" => Risk::Safe,
         "npm_config_action" => {
             if !matches!(w.value.as_str(), "get" | "list" | "ls") {
                 v.add(
@@ -1206,7 +1449,8 @@ fn typed_value(
         "sed_script" => sed_script(name, w, seg, ctx, v),
         "awk_program" => {
             code.push(w.value.clone());
-            if awk_runs_commands(&w.value) {
+            let e = awk::effects(&w.value);
+            if e.exec {
                 v.add(
                     Layer::Policy,
                     "registry.awk_exec",
@@ -1216,10 +1460,27 @@ fn typed_value(
                 );
                 return Risk::Dangerous;
             }
-            if w.value.contains('>') && (w.value.contains("print") || w.value.contains("printf")) {
-                return Risk::Write;
+            if let Some(why) = &e.unknown {
+                unknown(v, ctx, why);
             }
-            Risk::Safe
+            for f in &e.reads {
+                let p = ctx.resolve(seg, f);
+                if let Err(err) = ctx.roots.check_read(&p) {
+                    path_reason(v, &p, &err, &format!("the `{name}` program reads"));
+                }
+            }
+            let mut risk = Risk::Safe;
+            for f in &e.writes {
+                let p = ctx.resolve(seg, f);
+                if !paths::is_device_sink(&p) {
+                    risk = Risk::Write;
+                    ctx.writes_seen.borrow_mut().push(p.clone());
+                }
+                if let Err(err) = ctx.roots.check_redirect(&p) {
+                    path_reason(v, &p, &err, &format!("the `{name}` program writes"));
+                }
+            }
+            risk
         }
         _ => Risk::Safe,
     }
@@ -1245,7 +1506,31 @@ fn path_operand(
         );
         return;
     }
+    // Git pathspec magic (`:/` is the top of the repository, `:(top)`,
+    // `:!x`, `:(glob)...`): the path is not what it looks like.
+    if name.starts_with("git") && w.value.starts_with(':') {
+        unknown(
+            v,
+            ctx,
+            &format!(
+                "`{name}` pathspec `{}` uses pathspec magic (`:/` is the whole repository)",
+                w.raw
+            ),
+        );
+        return;
+    }
     let mut value = w.value.clone();
+    if w.glob && paths::glob_then_parent(&w.value) {
+        unknown(
+            v,
+            ctx,
+            &format!(
+                "`{name}` path `{}` has `..` after a glob: where it leads depends on what the glob matches",
+                w.raw
+            ),
+        );
+        return;
+    }
     if w.glob {
         if t == "write_path" && !w.value.contains('/') && w.value.starts_with(['*', '?', '[']) {
             v.add(
@@ -1270,6 +1555,12 @@ fn path_operand(
         // so in a writable root it is as broad as `rm -rf .`.
     }
     let p: PathBuf = ctx.resolve(seg, &value);
+    // `mkdir` and `touch` create nothing a program could run or load.
+    if t == "write_path" && !matches!(seg.program.as_str(), "mkdir" | "touch") {
+        ctx.writes_seen
+            .borrow_mut()
+            .push(ctx.resolve(seg, &w.value));
+    }
     let mut res = if t == "write_path" {
         ctx.roots.check_write(&p, destructive)
     } else if destructive {
@@ -1360,6 +1651,47 @@ fn stdin_program(
     }
 }
 
+/// Unconfined: a program that runs code from files (an interpreter, a
+/// build tool, a program run by path) after an earlier segment of the same
+/// string wrote a file it may run or load: a script it is given, or any
+/// file in the tree it works in (`tee x.sh; bash x.sh`, `cp a Makefile &&
+/// make`, `echo ... > conftest.py; pytest`, `sed -i ... build.rs && cargo
+/// build`). What it runs is not what the policy saw.
+fn written_then_loaded(
+    seg: &Segment,
+    name: &str,
+    spec: &CommandSpec,
+    ctx: &PolicyContext,
+    v: &mut Verdict,
+) {
+    let runs_code = spec.interpreter || seg.argv[0].contains('/');
+    if !runs_code {
+        return;
+    }
+    let scripts: Vec<PathBuf> = seg.words[1..]
+        .iter()
+        .filter(|w| !w.value.starts_with('-'))
+        .map(|w| ctx.resolve(seg, &w.value))
+        .collect();
+    let program = ctx.resolve(seg, &seg.argv[0]);
+    let hit = ctx
+        .writes_seen
+        .borrow()
+        .iter()
+        .find(|p| p.starts_with(&seg.cwd) || scripts.contains(p) || **p == program)
+        .cloned();
+    if let Some(p) = hit {
+        unknown(
+            v,
+            ctx,
+            &format!(
+                "`{name}` runs or loads code from its working tree, where an earlier command in this string writes `{}`; nothing confines what it runs",
+                p.display()
+            ),
+        );
+    }
+}
+
 /// Running a file that a redirection in the same string wrote
 /// (`printf ... > x.sh && sh x.sh`): its content is not known when checking.
 fn written_then_run(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, file: &str, name: &str) {
@@ -1421,57 +1753,19 @@ fn code_paths(name: &str, code: &str, seg: &Segment, ctx: &PolicyContext, v: &mu
     }
 }
 
-/// An awk program that runs shell commands: `system(...)`, output piped to
-/// a command (`print ... | "sh"`), or a command piped into `getline`.
-fn awk_runs_commands(program: &str) -> bool {
-    static PIPE: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
-    let re = PIPE.get_or_init(|| {
-        regex::Regex::new(r#"system\s*\(|\|&|\|\s*getline|(print|printf)\b[^;}]*\|"#).ok()
-    });
-    re.as_ref().is_none_or(|r| r.is_match(program))
-}
-
-/// `git -c key=value`: keys whose value is a command.
+/// `git -c key=value`: only keys on the allowlist of harmless keys
+/// (`git_config.rs`); any other key may name a program git runs.
 fn git_config(name: &str, w: &Word, v: &mut Verdict) -> Risk {
-    let key = w.value.split('=').next().unwrap_or("").to_ascii_lowercase();
-    let exec_keys = [
-        "core.pager",
-        "core.sshcommand",
-        "core.editor",
-        "core.fsmonitor",
-        "core.hookspath",
-        "core.gitproxy",
-        "core.askpass",
-        "diff.external",
-        "sequence.editor",
-        "credential.helper",
-        "gpg.program",
-        "gpg.ssh.program",
-        "merge.tool",
-        "diff.tool",
-        "uploadpack.packobjectshook",
-        "protocol.allow",
-        "include.path",
-        "includeif",
-        "alias.",
-    ];
-    let exec_suffix = [
-        ".textconv",
-        ".clean",
-        ".smudge",
-        ".process",
-        ".cmd",
-        ".command",
-        ".helper",
-        ".program",
-    ];
-    if exec_keys.iter().any(|k| key.starts_with(k)) || exec_suffix.iter().any(|s| key.ends_with(s))
-    {
+    let (key, value) = match w.value.split_once('=') {
+        Some((k, val)) => (k, Some(val)),
+        None => (w.value.as_str(), Some("true")),
+    };
+    if w.unresolved || !git_config::harmless(key, value) {
         v.add(
             Layer::Policy,
             "registry.git_config_exec",
             Decision::Deny,
-            format!("`{name} -c {key}=...` makes git run another program"),
+            format!("`{name} -c {key}=...` is not a setting known to be harmless; git settings can make it run other programs"),
             Some("drop the -c setting".into()),
         );
         return Risk::Dangerous;
@@ -1479,52 +1773,44 @@ fn git_config(name: &str, w: &Word, v: &mut Verdict) -> Risk {
     Risk::Safe
 }
 
-/// Removes a sed address (`1`, `$`, `1,5`, `/re/`, `\%re%`, with `!`) so the
-/// command letter comes first: `1e id` → `e id`.
-fn strip_sed_address(c: &str) -> &str {
-    let mut rest = c;
-    for _ in 0..2 {
-        rest = rest.trim_start();
-        if let Some(r) = rest.strip_prefix('/') {
-            rest = r.find('/').map(|i| &r[i + 1..]).unwrap_or("");
-        } else if let Some(r) = rest.strip_prefix('\\') {
-            let mut chars = r.chars();
-            if let Some(d) = chars.next() {
-                let body = chars.as_str();
-                rest = body
-                    .find(d)
-                    .map(|i| &body[i + d.len_utf8()..])
-                    .unwrap_or("");
-            }
-        } else {
-            rest = rest.trim_start_matches(|ch: char| {
-                ch.is_ascii_digit() || ch == '$' || ch == '~' || ch == '+'
-            });
-        }
-        rest = rest.trim_start();
-        match rest.strip_prefix(',') {
-            Some(r) => rest = r,
-            None => break,
+/// `git config KEY VALUE`, `git config set KEY VALUE`: the key must be on
+/// the allowlist of harmless keys.
+fn git_config_command(parsed: &ParsedArgs, v: &mut Verdict) {
+    let options: Vec<String> = parsed.options.iter().map(|o| o.name.clone()).collect();
+    let operands: Vec<String> = parsed
+        .operands
+        .iter()
+        .map(|(w, _)| w.value.clone())
+        .collect();
+    for (key, value) in git_config::keys_set(&options, &operands) {
+        if !git_config::harmless(&key, value.as_deref()) {
+            v.add(
+                Layer::Policy,
+                "registry.git_config_exec",
+                Decision::Deny,
+                format!("`git config` sets `{key}`, which is not a setting known to be harmless; git settings can make it run other programs"),
+                None,
+            );
+            v.risk = Risk::Dangerous;
         }
     }
-    rest.trim_start().trim_start_matches('!').trim_start()
 }
 
-/// A sed script: `e` runs commands, `w FILE` writes.
+/// A sed script, read with sed's grammar (`sed.rs`): `e` and `s///e` run
+/// commands, `r`/`R` read files and `w`/`W`/`s///w` write them.
 fn sed_script(name: &str, w: &Word, seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) -> Risk {
-    let s = w.value.as_str();
-    // Flags after the last delimiter of an s command, or standalone commands.
-    let exec = s.split(['\n', ';']).any(|cmd| {
-        let c = strip_sed_address(cmd.trim());
-        c == "e"
-            || c.starts_with("e ")
-            || (c.starts_with('s') && c.len() > 1 && {
-                let delim = c.chars().nth(1).unwrap_or('/');
-                let parts: Vec<&str> = c.split(delim).collect();
-                parts.len() >= 4 && parts[3].contains('e')
-            })
-    });
-    if exec {
+    let effects = match sed::effects(&w.value) {
+        Ok(e) => e,
+        Err(why) => {
+            unknown(
+                v,
+                ctx,
+                &format!("the `{name}` script cannot be read: {why}"),
+            );
+            return Risk::Safe;
+        }
+    };
+    if effects.exec {
         v.add(
             Layer::Policy,
             "registry.sed_exec",
@@ -1534,26 +1820,21 @@ fn sed_script(name: &str, w: &Word, seg: &Segment, ctx: &PolicyContext, v: &mut 
         );
         return Risk::Dangerous;
     }
+    for f in &effects.reads {
+        let p = ctx.resolve(seg, f);
+        if let Err(e) = ctx.roots.check_read(&p) {
+            path_reason(v, &p, &e, &format!("the `{name}` script reads"));
+        }
+    }
     let mut risk = Risk::Safe;
-    for cmd in s.split(['\n', ';']) {
-        let c = strip_sed_address(cmd.trim());
-        let target = if let Some(f) = c.strip_prefix("w ").or_else(|| c.strip_prefix("W ")) {
-            Some(f.trim())
-        } else if c.starts_with('s') && c.len() > 1 {
-            let delim = c.chars().nth(1).unwrap_or('/');
-            let parts: Vec<&str> = c.splitn(4, delim).collect();
-            parts
-                .get(3)
-                .and_then(|flags| flags.find('w').map(|i| flags[i + 1..].trim()))
-        } else {
-            None
-        };
-        if let Some(f) = target.filter(|f| !f.is_empty()) {
+    for f in &effects.writes {
+        let p = ctx.resolve(seg, f);
+        if !paths::is_device_sink(&p) {
             risk = Risk::Write;
-            let p = ctx.resolve(seg, f);
-            if let Err(e) = ctx.roots.check_redirect(&p) {
-                path_reason(v, &p, &e, &format!("the `{name}` script writes"));
-            }
+            ctx.writes_seen.borrow_mut().push(p.clone());
+        }
+        if let Err(e) = ctx.roots.check_redirect(&p) {
+            path_reason(v, &p, &e, &format!("the `{name}` script writes"));
         }
     }
     risk

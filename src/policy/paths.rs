@@ -218,7 +218,10 @@ pub fn is_network_path(path: &str) -> bool {
 /// Whether a glob pattern (an absolute path with `*`, `?`, `[...]`) can
 /// match the protected path `deny` or something inside it; with `tree`, also
 /// a directory above it (a recursive read would descend into it). Leading
-/// dots are matched too, which is stricter than bash without `dotglob`.
+/// dots are matched too, which is stricter than bash without `dotglob`. A
+/// `**` component (globstar) may stand for any number of directories, and
+/// a component with an extglob (`@(...)`, `!(...)`, `+(...)`, `*(...)`,
+/// `?(...)`) is taken to match any name.
 pub fn glob_may_reach(pattern: &Path, deny: &Path, tree: bool) -> bool {
     let pc: Vec<String> = pattern
         .components()
@@ -228,43 +231,161 @@ pub fn glob_may_reach(pattern: &Path, deny: &Path, tree: bool) -> bool {
         .components()
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect();
-    let n = pc.len().min(dc.len());
-    if (pc.len() < dc.len()) && !tree {
-        return false;
+    for i in 0..pc.len().min(dc.len()) {
+        if pc[i].contains("**") {
+            return true;
+        }
+        if !component_may_match(&pc[i], &dc[i]) {
+            return false;
+        }
     }
-    (0..n).all(|i| fnmatch(pc[i].as_bytes(), dc[i].as_bytes()))
+    if pc.len() > dc.len() {
+        return true;
+    }
+    // The pattern is shorter than the protected path: it names a directory
+    // above it, reached only by a recursive operation (or a `**` later).
+    tree || pc.len() == dc.len()
 }
 
-/// Shell pattern matching of one path component: `*`, `?`, `[...]`, `[!...]`.
+fn component_may_match(p: &str, s: &str) -> bool {
+    let extglob = ["?(", "*(", "+(", "@(", "!("].iter().any(|e| p.contains(e));
+    extglob || fnmatch(p.as_bytes(), s.as_bytes())
+}
+
+/// Whether a path pattern has a glob in one component and `..` in a later
+/// one (`./.gi?/../../home/.bashrc`): where it leads depends on what the
+/// glob matches on disk, so the fixed prefix says nothing about it.
+pub fn glob_then_parent(pattern: &str) -> bool {
+    let mut seen_glob = false;
+    for c in pattern.split('/') {
+        if c == ".." && seen_glob {
+            return true;
+        }
+        if c.contains(['*', '?', '[']) || ["+(", "@(", "!("].iter().any(|e| c.contains(e)) {
+            seen_glob = true;
+        }
+    }
+    false
+}
+
+/// Shell pattern matching of one path component: `*`, `?`, and bracket
+/// expressions in every form bash accepts: `[abc]`, `[a-z]`, `[!x]`, `[^x]`,
+/// `[]x]`, POSIX classes `[[:alpha:]]`, equivalence classes `[[=a=]]`,
+/// collating symbols `[[.a.]]`, and backslash escapes.
 pub fn fnmatch(p: &[u8], s: &[u8]) -> bool {
     match p.first() {
         None => s.is_empty(),
         Some(b'*') => (0..=s.len()).any(|i| fnmatch(&p[1..], &s[i..])),
         Some(b'?') => !s.is_empty() && fnmatch(&p[1..], &s[1..]),
-        Some(b'[') => {
-            let Some(end) = p[1..].iter().position(|c| *c == b']').map(|e| e + 1) else {
-                return !s.is_empty() && s[0] == b'[' && fnmatch(&p[1..], &s[1..]);
-            };
-            let Some(&c) = s.first() else { return false };
-            let mut set = &p[1..end];
-            let negate = matches!(set.first(), Some(b'!' | b'^'));
-            if negate {
-                set = &set[1..];
+        Some(b'\\') if p.len() > 1 => s.first() == Some(&p[1]) && fnmatch(&p[2..], &s[1..]),
+        Some(b'[') => match bracket(&p[1..]) {
+            Some((set, used)) => {
+                let Some(&c) = s.first() else { return false };
+                set.matches(c) && fnmatch(&p[1 + used..], &s[1..])
             }
-            let mut hit = false;
-            let mut i = 0;
-            while i < set.len() {
-                if i + 2 < set.len() && set[i + 1] == b'-' {
-                    hit |= set[i] <= c && c <= set[i + 2];
-                    i += 3;
-                } else {
-                    hit |= set[i] == c;
-                    i += 1;
-                }
-            }
-            hit != negate && fnmatch(&p[end + 1..], &s[1..])
-        }
+            None => s.first() == Some(&b'[') && fnmatch(&p[1..], &s[1..]),
+        },
         Some(c) => s.first() == Some(c) && fnmatch(&p[1..], &s[1..]),
+    }
+}
+
+/// A parsed bracket expression.
+struct Bracket {
+    negate: bool,
+    items: Vec<Item>,
+}
+
+enum Item {
+    Byte(u8),
+    Range(u8, u8),
+    Class(Vec<u8>),
+}
+
+impl Bracket {
+    fn matches(&self, c: u8) -> bool {
+        let hit = self.items.iter().any(|i| match i {
+            Item::Byte(b) => *b == c,
+            Item::Range(a, b) => *a <= c && c <= *b,
+            Item::Class(name) => class_matches(name, c),
+        });
+        hit != self.negate
+    }
+}
+
+fn class_matches(name: &[u8], c: u8) -> bool {
+    match name {
+        b"alpha" => c.is_ascii_alphabetic() || c >= 0x80,
+        b"digit" => c.is_ascii_digit(),
+        b"alnum" => c.is_ascii_alphanumeric() || c >= 0x80,
+        b"upper" => c.is_ascii_uppercase() || c >= 0x80,
+        b"lower" => c.is_ascii_lowercase() || c >= 0x80,
+        b"space" => c.is_ascii_whitespace() || c == 0x0b,
+        b"blank" => c == b' ' || c == b'\t',
+        b"punct" => c.is_ascii_punctuation() || c >= 0x80,
+        b"print" => !c.is_ascii_control(),
+        b"graph" => c.is_ascii_graphic() || c >= 0x80,
+        b"cntrl" => c.is_ascii_control(),
+        b"xdigit" => c.is_ascii_hexdigit(),
+        b"word" => c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80,
+        // An unknown class name: assume it may match (stricter).
+        _ => true,
+    }
+}
+
+/// Parses the bracket expression after `[`; returns it and the bytes used
+/// (through the closing `]`), or `None` when it is not terminated (then the
+/// `[` is literal).
+fn bracket(p: &[u8]) -> Option<(Bracket, usize)> {
+    let mut i = 0;
+    let negate = matches!(p.first(), Some(b'!' | b'^'));
+    if negate {
+        i += 1;
+    }
+    let mut items = Vec::new();
+    let mut first = true;
+    loop {
+        let c = *p.get(i)?;
+        if c == b']' && !first {
+            return Some((Bracket { negate, items }, i + 1));
+        }
+        first = false;
+        // `[:class:]`, `[=c=]`, `[.c.]`
+        if c == b'['
+            && let Some(&kind) = p.get(i + 1)
+            && matches!(kind, b':' | b'=' | b'.')
+        {
+            let body = &p[i + 2..];
+            if let Some(end) = body.windows(2).position(|w| w[0] == kind && w[1] == b']') {
+                let name = body[..end].to_vec();
+                items.push(match kind {
+                    b':' => Item::Class(name),
+                    // Equivalence classes and collating symbols: any of
+                    // their bytes (a multi-byte name could be anything).
+                    _ if name.len() == 1 => Item::Byte(name[0]),
+                    _ => Item::Range(0, 255),
+                });
+                i += 2 + end + 2;
+                continue;
+            }
+        }
+        let (lo, used) = if c == b'\\' {
+            (*p.get(i + 1)?, 2)
+        } else {
+            (c, 1)
+        };
+        if p.get(i + used) == Some(&b'-') && p.get(i + used + 1).is_some_and(|n| *n != b']') {
+            let hi_at = i + used + 1;
+            let (hi, hused) = if p[hi_at] == b'\\' {
+                (*p.get(hi_at + 1)?, 2)
+            } else {
+                (p[hi_at], 1)
+            };
+            items.push(Item::Range(lo, hi));
+            i = hi_at + hused;
+        } else {
+            items.push(Item::Byte(lo));
+            i += used;
+        }
     }
 }
 
@@ -291,5 +412,32 @@ mod tests {
         assert!(!glob_may_reach(Path::new("/home/*"), deny, false));
         assert!(glob_may_reach(Path::new("/home/u/.s*"), deny, true));
         assert!(fnmatch(b"[!a]b", b"cb") && !fnmatch(b"[!a]b", b"ab"));
+        // Every bracket form bash knows.
+        for p in [
+            "/home/u/.ss[[:alpha:]]/id_rsa",
+            "/home/u/.ss[[:lower:]]/id_rsa",
+            "/home/u/.ss[[=h=]]/id_rsa",
+            "/home/u/.ss[[.h.]]/id_rsa",
+            "/home/u/.ss[]h]/id_rsa",
+            "/home/u/.ss[\\h]/id_rsa",
+            "/home/u/.ss[^a]/id_rsa",
+            "/home/u/.ss[a-z]/id_rsa",
+            "/home/u/.@(ssh)/id_rsa",
+            "/home/u/.!(x)/id_rsa",
+            "/home/**/id_rsa",
+            "/**/id_rsa",
+        ] {
+            assert!(glob_may_reach(Path::new(p), deny, false), "{p}");
+        }
+        assert!(!glob_may_reach(
+            Path::new("/home/u/.ss[[:digit:]]/id_rsa"),
+            deny,
+            false
+        ));
+        assert!(!fnmatch(b"[[:digit:]]", b"h"));
+        assert!(glob_then_parent("./.gi?/../../home/.bashrc"));
+        assert!(glob_then_parent("./*/.."));
+        assert!(glob_then_parent("@(x)/../y"));
+        assert!(!glob_then_parent("../src/*.rs"));
     }
 }

@@ -297,6 +297,11 @@ pub const EFFECTS: &[(&str, Effect)] = &[
 /// Types an option value or operand can have.
 pub const VALUE_TYPES: &[&str] = &[
     "literal",
+    "pid",
+    "process_pattern",
+    "digits",
+    "rustc_codegen",
+    "chdir",
     "read_path",
     "write_path",
     "path",

@@ -265,9 +265,14 @@ pub fn validate_custom(
     errs
 }
 
+/// Marks an entry of the policy's code list that is a segment's canonical
+/// argument list (see `policy::canonical_view`), not inline code.
+pub const CANONICAL: &str = "\u{0}canonical:";
+
 /// Renders the views rules are matched against: each segment with its
 /// wrappers and assignments, each segment unwrapped, each pipeline joined
-/// with ` | `, and the inline code given to interpreters.
+/// with ` | `, the segments' canonical argument lists, and the inline code
+/// given to interpreters.
 pub fn views(model: &CommandModel, code: &[String], raw: Option<&str>) -> Vec<String> {
     let mut out = Vec::new();
     for s in &model.segments {
@@ -322,10 +327,14 @@ pub fn views(model: &CommandModel, code: &[String], raw: Option<&str>) -> Vec<St
     }
     // Inline code: string delimiters become spaces so `system("rm -rf ~")`
     // reads as the command it runs.
-    out.extend(
-        code.iter()
-            .map(|c| format!("code {}", c.replace(['"', '\'', '`'], " "))),
-    );
+    for c in code {
+        match c.strip_prefix(CANONICAL) {
+            // A segment's arguments as its program reads them: a view like
+            // any other segment's.
+            Some(canonical) => out.push(canonical.to_string()),
+            None => out.push(format!("code {}", c.replace(['"', '\'', '`'], " "))),
+        }
+    }
     if let Some(raw) = raw {
         // The quote-masked string (seed 003): what the parser could not turn
         // into segments stays visible, quoted data does not.
@@ -358,7 +367,7 @@ pub fn render(s: &Segment) -> String {
     v
 }
 
-fn quote(w: &str) -> String {
+pub(crate) fn quote(w: &str) -> String {
     if w.is_empty()
         || w.chars()
             .any(|c| c.is_whitespace() || "'\"`;&|<>()\\".contains(c))

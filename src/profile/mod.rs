@@ -612,6 +612,21 @@ impl Profile {
         if a.doc_env_looser(b) {
             out.push("[env]".into());
         }
+        for (name, value) in &a.env.set {
+            if b.env.set.get(name) != Some(value)
+                && (crate::policy::variables::dangerous(name, Some(value)).is_some()
+                    || crate::policy::variables::scrubbed(name).is_some())
+            {
+                out.push(format!("[env] set {name}"));
+            }
+        }
+        if !subset(&b.paths.protected, &a.paths.protected) {
+            out.push("[paths] protected".into());
+        }
+        if !subset(&b.paths.secret_names, &a.paths.secret_names) {
+            out.push("[paths] secret_names".into());
+        }
+        out.extend(unjudged_differences(a, b));
         for (name, spec) in &a.commands {
             let same = b
                 .commands
@@ -636,6 +651,103 @@ impl Profile {
         out.extend(crate::audit::loosens(&a.audit, &b.audit));
         out
     }
+}
+
+/// Settings `loosens` compares one by one (each judged stricter or looser).
+/// Any other setting that differs from the pinned profile counts as
+/// loosening: a section or field added later is covered by the pin without
+/// anyone remembering to add it here.
+const JUDGED: &[&str] = &[
+    "name",
+    "description",
+    "extends",
+    "policy.mode",
+    "policy.allow_dangerous",
+    "policy.unknown_commands",
+    "policy.unknown_constructs",
+    "policy.above_mode",
+    "policy.critical",
+    "policy.hook_file_tools",
+    "paths.read",
+    "paths.write",
+    "paths.deny_read",
+    "paths.runtime",
+    "paths.broad",
+    "paths.protected",
+    "paths.secret_names",
+    "shell.interpreter",
+    "shell.max_depth",
+    "shell.max_segments",
+    "shell.max_length",
+    "shell.trusted_source_dirs",
+    "shell.operators",
+    "shell.redirections",
+    "shell.substitutions",
+    "shell.process_substitutions",
+    "shell.heredocs",
+    "shell.groups",
+    "shell.control_flow",
+    "sandbox.limits",
+    "sandbox.network",
+    "sandbox.unix_sockets",
+    "sandbox.enforcement",
+    "sandbox.timeout_seconds",
+    "confirmation.timeout_seconds",
+    "env.mode",
+    "env.remove",
+    "env.allow",
+    "env.set",
+    "commands",
+    "rule",
+    "validator",
+    "guard",
+    "hook",
+    "audit",
+];
+
+/// Every setting (dotted path) where `a` differs from `b` and that
+/// `loosens` does not judge: counted as loosening.
+fn unjudged_differences(a: &ProfileDoc, b: &ProfileDoc) -> Vec<String> {
+    fn flatten(
+        prefix: &str,
+        v: &serde_json::Value,
+        out: &mut std::collections::BTreeMap<String, serde_json::Value>,
+    ) {
+        match v {
+            serde_json::Value::Object(m) if !JUDGED.contains(&prefix) => {
+                for (k, x) in m {
+                    let p = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    flatten(&p, x, out);
+                }
+            }
+            _ => {
+                out.insert(prefix.to_string(), v.clone());
+            }
+        }
+    }
+    let (Ok(x), Ok(y)) = (serde_json::to_value(a), serde_json::to_value(b)) else {
+        return vec!["the profile cannot be compared with the pinned one".into()];
+    };
+    let (mut fa, mut fb) = (
+        std::collections::BTreeMap::new(),
+        std::collections::BTreeMap::new(),
+    );
+    flatten("", &x, &mut fa);
+    flatten("", &y, &mut fb);
+    let keys: std::collections::BTreeSet<&String> = fa.keys().chain(fb.keys()).collect();
+    keys.into_iter()
+        .filter(|k| {
+            !JUDGED
+                .iter()
+                .any(|j| *k == j || k.starts_with(&format!("{j}.")))
+        })
+        .filter(|k| fa.get(*k) != fb.get(*k))
+        .map(|k| format!("{k} differs from the pinned profile"))
+        .collect()
 }
 
 trait EnvLooser {

@@ -76,48 +76,9 @@ pub const SECRET_PATTERNS: &[&str] = &[
 const SECRET_EXCEPTIONS: &[&str] = &["TOKENIZERS_PARALLELISM"];
 
 /// Built-in names that make a loader, shell or interpreter run code the
-/// command did not ask for, matched case-sensitively. Removed in every mode.
-pub const INJECTION_PATTERNS: &[&str] = &[
-    "LD_*",
-    "DYLD_*",
-    "GLIBC_TUNABLES",
-    "GCONV_PATH",
-    "HOSTALIASES",
-    "BASH_ENV",
-    "ENV",
-    "ZDOTDIR",
-    "PROMPT_COMMAND",
-    "SHELLOPTS",
-    "BASHOPTS",
-    "PS4",
-    "BASH_FUNC_*",
-    "IFS",
-    "CDPATH",
-    "GLOBIGNORE",
-    "PYTHONSTARTUP",
-    "PERL5OPT",
-    "RUBYOPT",
-    "NODE_OPTIONS",
-    "JAVA_TOOL_OPTIONS",
-    "_JAVA_OPTIONS",
-    "JDK_JAVA_OPTIONS",
-    "GIT_SSH",
-    "GIT_SSH_COMMAND",
-    "GIT_EXEC_PATH",
-    "GIT_ASKPASS",
-    "SSH_ASKPASS",
-    "GIT_PROXY_COMMAND",
-    "GIT_EXTERNAL_DIFF",
-    "GIT_TEMPLATE_DIR",
-    "GIT_CONFIG_PARAMETERS",
-    "GIT_CONFIG_COUNT",
-    "GIT_CONFIG_KEY_*",
-    "GIT_CONFIG_VALUE_*",
-    "VIMINIT",
-    "EXINIT",
-    "GVIMINIT",
-];
-
+/// command did not ask for are the `scrub = true` groups of the one shared
+/// list, `profiles/env/variables.toml` (see [`crate::policy::variables`]),
+/// matched case-sensitively (or as the group says). Removed in every mode.
 /// Set in every sandboxed command so tools (and tests) can tell.
 pub const SANDBOX_MARKER: &str = "SAFE_EXEC_SANDBOX";
 /// Set when the network is off (like Codex's `CODEX_SANDBOX_NETWORK_DISABLED`)
@@ -187,10 +148,7 @@ pub fn glob_match(pattern: &str, name: &str, fold: bool) -> bool {
 
 /// Why `name` must be removed under `policy`, or `None` to keep it.
 pub fn removal_reason(name: &str, policy: &EnvPolicy) -> Option<String> {
-    if let Some(p) = INJECTION_PATTERNS
-        .iter()
-        .find(|p| glob_match(p, name, false))
-    {
+    if let Some(p) = crate::policy::variables::scrubbed(name) {
         return Some(format!(
             "loader/shell injection variable (built-in list: {p})"
         ));
