@@ -45,6 +45,7 @@ pub fn run(a: CheckArgs) -> i32 {
         Err(e) => return error(e),
     };
     situation::apply_system_state(&mut sit, &selection.system);
+    sit.confined = !a.unconfined;
     let profile = selection.profile;
     let layer_opts = decide::LayerOptions {
         session: common.session.clone(),
@@ -126,6 +127,7 @@ pub fn to_json(
         .collect();
     json!({
         "decision": v.decision,
+        "confined": decide::confined(profile, sit),
         "risk": v.risk,
         "severity": v.severity,
         "confirmation": v.confirmation,

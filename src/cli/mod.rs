@@ -115,6 +115,10 @@ pub struct CheckArgs {
     /// Explain the decision layer by layer.
     #[arg(long)]
     pub explain: bool,
+    /// Decide as for a command that nothing confines (the agent hook
+    /// without `--rewrite`): whatever is not fully seen through asks.
+    #[arg(long)]
+    pub unconfined: bool,
     /// Shared options.
     #[command(flatten)]
     pub common: Common,

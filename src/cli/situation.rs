@@ -46,6 +46,9 @@ pub fn build(
         },
         tmpdir_env,
         interactive,
+        // Run mode and `check` decide for the sandboxed run; the hook sets
+        // this from `--rewrite`, `check --unconfined` clears it.
+        confined: !hook_mode,
     })
 }
 

@@ -3,6 +3,7 @@
 //! shell shape, allowed roots, safety rules, and the profile's mode.
 
 pub mod args;
+pub mod confined;
 pub mod forms;
 pub mod keywords;
 pub mod paths;
@@ -78,6 +79,11 @@ pub struct PolicyContext<'a> {
     pub roots: &'a Roots,
     /// A person typed this at a terminal (critical rules ask instead of deny).
     pub interactive: bool,
+    /// The command runs inside the sandbox with the profile's enforcement
+    /// achieved: what the kernel contains runs without asking. `false` when
+    /// nothing confines it (`hook` without `--rewrite`, `check
+    /// --unconfined`): whatever is not fully seen through asks.
+    pub confined: bool,
     /// Files written by redirections in this command (filled by
     /// [`evaluate`]): running one of them in the same string cannot be checked.
     pub written: Vec<PathBuf>,
@@ -170,6 +176,7 @@ pub fn evaluate(model: &CommandModel, ctx: &PolicyContext, raw: Option<&str>) ->
         profile: ctx.profile,
         roots: ctx.roots,
         interactive: ctx.interactive,
+        confined: ctx.confined,
         written,
         links: symlinks(model),
     };
@@ -203,6 +210,7 @@ pub fn evaluate(model: &CommandModel, ctx: &PolicyContext, raw: Option<&str>) ->
                 .registry
                 .get(&s.program)
                 .is_some_and(|sp| sp.form.is_some())
+                && !confined::is_loopback_request(s)
         })
         .count();
     if form_segments > 0
@@ -410,12 +418,16 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
     for n in &seg.notes {
         v.note(Layer::Parse, format!("{label}: {n}"));
     }
-    if let Some(u) = &seg.unknown {
+    if let Some(u) = &seg.unknown
+        && !confined::source_inside_roots(seg, ctx, v)
+    {
         unknown(v, ctx, u);
     }
     // Assignments in front of the command.
     for a in &seg.assignments {
-        if is_dangerous_var(&a.name) {
+        if is_dangerous_var(&a.name)
+            && !confined::code_path_assignment(&a.name, &a.value, seg, ctx, v)
+        {
             v.add(
                 Layer::Policy,
                 "policy.dangerous_assignment",
@@ -464,6 +476,11 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
             Layer::Policy,
             format!("{label}: runs as a template; its arguments are completed at run time"),
         );
+    }
+    confined::signals(seg, ctx, v);
+    if confined::is_loopback_request(seg) {
+        confined::loopback_request(seg, ctx, v);
+        return;
     }
 
     // Registry, including subcommands.
@@ -515,8 +532,13 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
         }
         Maturity::Stable => {}
     }
+    confined::docker(&name, v);
     if spec.network_touching {
-        v.warn(NETWORK_WARNING.into());
+        if spec.form.is_none() {
+            confined::needs_network(&name, ctx, v);
+        } else {
+            v.warn(NETWORK_WARNING.into());
+        }
     }
     if spec.interpreter {
         risk = risk.max(Risk::Write);
@@ -639,6 +661,8 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
     }
     risk = risk.max(options(&name, &parsed, seg, ctx, v, code));
     risk = risk.max(operands(&name, &parsed, seg, ctx, v, code));
+    confined::unconfined_interpreter(&name, &spec, &parsed, seg, ctx, v);
+    confined::unconfined_expanded_operand(&name, &spec, &parsed, ctx, v);
     let risky_options = spec.options.iter().filter_map(|o| o.parse().ok()).any(|o| {
         o.effects.iter().any(|e| {
             matches!(
@@ -696,14 +720,26 @@ type Layered<'w> = (String, std::sync::Arc<CommandSpec>, &'w [Word]);
 
 /// A program (or subcommand) the registry does not know.
 fn unregistered(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, missing: &str) {
-    let d = decision_of(ctx.profile.doc.policy.unknown_commands);
-    v.add(
-        Layer::Policy,
-        "registry.unknown_command",
-        d,
-        format!("`{missing}` is not in the command registry"),
-        None,
-    );
+    if !confined::unregistered(ctx, v, missing) {
+        let d = decision_of(ctx.profile.doc.policy.unknown_commands);
+        let suggestion = if ctx.confined {
+            format!(
+                "use a registered program, or add `{missing}` to the registry (profiles/registry, docs/profile-format.md)"
+            )
+        } else {
+            format!(
+                "{}; or add `{missing}` to the registry",
+                "run it inside the sandbox: install the hook with `--rewrite` (or use `safe-exec -c`)"
+            )
+        };
+        v.add(
+            Layer::Policy,
+            "registry.unknown_command",
+            d,
+            format!("`{missing}` is not in the command registry"),
+            Some(suggestion),
+        );
+    }
     // Still check its operands as paths it might read.
     for w in &seg.words[1..] {
         if !w.value.starts_with('-') {
@@ -834,6 +870,13 @@ fn path_reason(v: &mut Verdict, p: &Path, e: &PathProblem, what: &str) {
             format!("{what} `{shown}`, outside the writable roots"),
             Some("write inside the project directory or $TMPDIR".into()),
         ),
+        PathProblem::Secret(d) if d == p => v.add(
+            Layer::Policy,
+            "roots.secret",
+            Decision::Deny,
+            format!("{what} `{shown}`, a secret file (its name is in [paths] secret_names)"),
+            Some("leave secrets alone: read the non-secret template (e.g. .env.example) or ask the user for the value you need".into()),
+        ),
         PathProblem::Secret(d) => v.add(
             Layer::Policy,
             "roots.secret",
@@ -842,8 +885,21 @@ fn path_reason(v: &mut Verdict, p: &Path, e: &PathProblem, what: &str) {
                 "{what} `{shown}`, inside the protected path `{}`",
                 d.display()
             ),
-            None,
+            Some("leave secrets alone: work with the project's own files, or ask the user for the value you need".into()),
         ),
+        PathProblem::Protected(d) => {
+            v.add(
+                Layer::Policy,
+                "roots.protected",
+                Decision::Deny,
+                format!(
+                    "{what} `{shown}`, which changes `{}`: a protected file ([paths] protected) that runs later outside any sandbox",
+                    d.display()
+                ),
+                Some("leave it unchanged and ask the user to make this change".into()),
+            );
+            v.risk = Risk::Dangerous;
+        }
         PathProblem::Broad => {
             v.add(
                 Layer::Policy,
@@ -908,7 +964,7 @@ fn options(
                         None,
                     );
                 }
-                Effect::Network => v.warn(NETWORK_WARNING.into()),
+                Effect::Network => confined::needs_network(name, ctx, v),
                 Effect::Blocked => v.add(
                     Layer::Policy,
                     "registry.blocked_option",
@@ -1235,6 +1291,16 @@ fn path_operand(
     name: &str,
 ) {
     if w.unresolved {
+        if confined::unresolved_read_ok(ctx, t, destructive) {
+            v.note(
+                Layer::Policy,
+                format!(
+                    "{name}: reads `{}`, known only at run time; runs confined",
+                    w.raw
+                ),
+            );
+            return;
+        }
         unknown(
             v,
             ctx,
@@ -1325,16 +1391,22 @@ fn untrusted_program_path(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
             || dir.as_deref() == Some(d)
             || std::fs::canonicalize(d).ok().as_deref() == p.parent()
     });
-    // Such a program is an unknown command, whatever its name.
+    // Such a program is an unknown command, whatever its name: the sandbox
+    // contains it when confined.
     let d = decision_of(ctx.profile.doc.policy.unknown_commands);
     if !trusted && d != Decision::Allow {
-        v.add(
-            Layer::Policy,
-            "registry.untrusted_path",
-            d,
-            format!("`{written}` is run from `{}`, not from a system directory, so it is not the registry's `{}`", p.parent().map(|d| d.display().to_string()).unwrap_or_default(), seg.program),
-            Some(format!("run the system `{}` by name", seg.program)),
-        );
+        let dir = p.parent().map(Path::to_path_buf).unwrap_or_default();
+        if d == Decision::Deny {
+            v.add(
+                Layer::Policy,
+                "registry.untrusted_path",
+                d,
+                format!("`{written}` is a program from `{}`, not a system program, and this profile refuses programs it does not know", dir.display()),
+                Some("use a registered program, or a profile that allows unknown programs".into()),
+            );
+        } else {
+            confined::project_program(seg, ctx, v, &dir);
+        }
     }
 }
 
@@ -1365,13 +1437,7 @@ fn stdin_program(
 fn written_then_run(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, file: &str, name: &str) {
     let p = ctx.resolve(seg, file);
     if ctx.written.contains(&p) {
-        unknown(
-            v,
-            ctx,
-            &format!(
-                "`{name}` runs `{file}`, which this same command writes; its content cannot be checked"
-            ),
-        );
+        confined::written_then_run(ctx, v, file, name);
     }
 }
 

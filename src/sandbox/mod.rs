@@ -195,6 +195,17 @@ pub fn kernel_gaps(spec: &SandboxSpec, abi: u32, seccomp_ok: bool) -> (Vec<Strin
     (missing, degraded)
 }
 
+/// Whether the kernel layer restricts a confined command's connections to
+/// loopback addresses (127.0.0.0/8, ::1), so that `[sandbox] network =
+/// "loopback"` really means loopback only. Landlock cannot filter by
+/// address; the supervisor (seccomp user notification on `connect`)
+/// replaces this with the real answer. Until then it is `false`: loopback
+/// runs as `off`, and the policy asks for loopback requests instead of
+/// allowing them to fail.
+pub fn loopback_enforced() -> bool {
+    false
+}
+
 /// What the run would be enforced with, predicted from the kernel, before
 /// anything is applied (`check --json`, best-effort warnings).
 pub fn predict_report(spec: &SandboxSpec) -> EnforcementReport {
