@@ -5,6 +5,7 @@
 pub mod args;
 pub mod confined;
 pub mod forms;
+pub mod history;
 pub mod keywords;
 pub mod paths;
 pub mod registry;
@@ -661,6 +662,10 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
     }
     risk = risk.max(options(&name, &parsed, seg, ctx, v, code));
     risk = risk.max(operands(&name, &parsed, seg, ctx, v, code));
+    history::git(&name, &parsed, seg, ctx, v);
+    if name == "find" {
+        history::find_delete(&parsed, seg, ctx, v);
+    }
     confined::unconfined_interpreter(&name, &spec, &parsed, seg, ctx, v);
     confined::unconfined_expanded_operand(&name, &spec, &parsed, ctx, v);
     let risky_options = spec.options.iter().filter_map(|o| o.parse().ok()).any(|o| {
@@ -1521,6 +1526,16 @@ fn git_config(name: &str, w: &Word, v: &mut Verdict) -> Risk {
         "includeif",
         "alias.",
     ];
+    if key == "clean.requireforce" {
+        v.add(
+            Layer::Policy,
+            "history.destroy",
+            Decision::Deny,
+            format!("`{name} -c clean.requireForce=...` lets `git clean` delete untracked files without `-f`; the sandbox cannot protect work inside the project"),
+            Some("list what would go with `git clean -n`".into()),
+        );
+        return Risk::Dangerous;
+    }
     let exec_suffix = [
         ".textconv",
         ".clean",
@@ -1576,6 +1591,31 @@ fn strip_sed_address(c: &str) -> &str {
     rest.trim_start().trim_start_matches('!').trim_start()
 }
 
+/// The parts of a sed `s` command split at its delimiter, where a
+/// backslash-escaped delimiter (`s/a\/b/c/`) stays inside its part:
+/// `["s", "a\/b", "c", "flags"]`.
+fn sed_s_parts(c: &str) -> Vec<String> {
+    let mut chars = c.chars();
+    chars.next();
+    let Some(delim) = chars.next() else {
+        return vec![c.to_string()];
+    };
+    let mut parts = vec!["s".to_string(), String::new()];
+    let mut escaped = false;
+    for ch in chars {
+        let open = parts.len() < 4;
+        if !escaped && open && ch == delim {
+            parts.push(String::new());
+            continue;
+        }
+        escaped = !escaped && open && ch == '\\';
+        if let Some(cur) = parts.last_mut() {
+            cur.push(ch);
+        }
+    }
+    parts
+}
+
 /// A sed script: `e` runs commands, `w FILE` writes.
 fn sed_script(name: &str, w: &Word, seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) -> Risk {
     let s = w.value.as_str();
@@ -1585,9 +1625,9 @@ fn sed_script(name: &str, w: &Word, seg: &Segment, ctx: &PolicyContext, v: &mut 
         c == "e"
             || c.starts_with("e ")
             || (c.starts_with('s') && c.len() > 1 && {
-                let delim = c.chars().nth(1).unwrap_or('/');
-                let parts: Vec<&str> = c.split(delim).collect();
-                parts.len() >= 4 && parts[3].contains('e')
+                let parts = sed_s_parts(c);
+                // Flags end at `w FILE`, whose file name is not a flag.
+                parts.len() >= 4 && parts[3].split('w').next().is_some_and(|f| f.contains('e'))
             })
     });
     if exec {
@@ -1596,7 +1636,7 @@ fn sed_script(name: &str, w: &Word, seg: &Segment, ctx: &PolicyContext, v: &mut 
             "registry.sed_exec",
             Decision::Deny,
             format!("the `{name}` script uses the `e` command, which runs shell commands"),
-            None,
+            Some("drop the `e` command or flag and run the command separately".into()),
         );
         return Risk::Dangerous;
     }
@@ -1604,19 +1644,18 @@ fn sed_script(name: &str, w: &Word, seg: &Segment, ctx: &PolicyContext, v: &mut 
     for cmd in s.split(['\n', ';']) {
         let c = strip_sed_address(cmd.trim());
         let target = if let Some(f) = c.strip_prefix("w ").or_else(|| c.strip_prefix("W ")) {
-            Some(f.trim())
+            Some(f.trim().to_string())
         } else if c.starts_with('s') && c.len() > 1 {
-            let delim = c.chars().nth(1).unwrap_or('/');
-            let parts: Vec<&str> = c.splitn(4, delim).collect();
+            let parts = sed_s_parts(c);
             parts
                 .get(3)
-                .and_then(|flags| flags.find('w').map(|i| flags[i + 1..].trim()))
+                .and_then(|flags| flags.find('w').map(|i| flags[i + 1..].trim().to_string()))
         } else {
             None
         };
         if let Some(f) = target.filter(|f| !f.is_empty()) {
             risk = Risk::Write;
-            let p = ctx.resolve(seg, f);
+            let p = ctx.resolve(seg, &f);
             if let Err(e) = ctx.roots.check_redirect(&p) {
                 path_reason(v, &p, &e, &format!("the `{name}` script writes"));
             }
