@@ -574,10 +574,13 @@ const DOCKER_READ_ONLY: &[&str] = &[
 /// confined, in either mode. Read-only subcommands ask, saying why; the
 /// rest asks as dangerous (strong confirmation).
 pub fn docker(name: &str, v: &mut Verdict) {
-    if !(name == "docker" || name.starts_with("docker ")) {
+    let engine = ["docker", "docker-compose", "podman"]
+        .iter()
+        .any(|e| name == *e || name.starts_with(&format!("{e} ")));
+    if !engine {
         return;
     }
-    if DOCKER_READ_ONLY.contains(&name) || name == "docker" {
+    if DOCKER_READ_ONLY.contains(&name) || name == "docker" || name == "docker compose" {
         v.add(
             Layer::Policy,
             "docker.daemon",
