@@ -116,6 +116,7 @@ pub fn decide(input: &CommandInput, profile: &Profile, sit: &Situation) -> Decid
         confined: confined(profile, sit),
         written: Vec::new(),
         links: Vec::new(),
+        written_text: Vec::new(),
     };
     let raw = match input {
         CommandInput::String { text, .. } => Some(text.as_str()),

@@ -95,24 +95,96 @@ pub fn project_program(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, dir:
     );
 }
 
-/// A file that this same command writes and then runs (`cat > t.py <<EOF
-/// ... EOF` then `python t.py`): allowed confined; unknown unconfined.
-pub fn written_then_run(ctx: &PolicyContext, v: &mut Verdict, file: &str, name: &str) {
-    if ctx.confined {
-        v.note(
-            Layer::Policy,
-            format!("`{name}` runs `{file}`, which this command writes; runs confined"),
+/// What each redirection of `model` writes, where the string shows it: a
+/// heredoc or here-string fed to the writer (`cat <<'EOF' > t.py`), or the
+/// arguments of `echo`/`printf`.
+pub fn written_text(model: &crate::parse::CommandModel) -> Vec<(std::path::PathBuf, String)> {
+    let mut out = Vec::new();
+    for s in &model.segments {
+        let text = match (&s.stdin_data, s.program.as_str()) {
+            (Some(d), _) => Some(d.clone()),
+            (None, "echo" | "printf") => Some(s.argv[1..].join(" ")),
+            _ => None,
+        };
+        let Some(text) = text else { continue };
+        for r in s.redirections.iter().filter(|r| r.writes) {
+            out.push((super::paths::resolve(&s.cwd, &r.target), text.clone()));
+        }
+    }
+    out
+}
+
+/// Shells whose script is parsed as commands.
+const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "ash"];
+
+/// A file that this same command writes and then runs (`cat <<'EOF' >
+/// t.py ... EOF` then `python t.py`). Confined: allowed, but what the
+/// string shows of the file is checked: a shell script's commands by the
+/// whole policy, other code by the rules (like `python -c`). Unconfined:
+/// unknown, since nothing contains it.
+pub fn written_then_run(
+    seg: &Segment,
+    ctx: &PolicyContext,
+    v: &mut Verdict,
+    path: &Path,
+    file: &str,
+    name: &str,
+    code: &mut Vec<String>,
+) {
+    if !ctx.confined {
+        super::unknown_with(
+            v,
+            ctx,
+            &format!(
+                "`{name}` runs `{file}`, which this same command writes; its content cannot be checked, and nothing confines it here"
+            ),
+            RUN_CONFINED,
         );
-        v.risk = v.risk.max(Risk::Write);
         return;
     }
-    super::unknown(
-        v,
-        ctx,
-        &format!(
-            "`{name}` runs `{file}`, which this same command writes; its content cannot be checked, and nothing confines it here"
-        ),
+    v.note(
+        Layer::Policy,
+        format!("`{name}` runs `{file}`, which this command writes; runs confined"),
     );
+    v.risk = v.risk.max(Risk::Write);
+    let Some((_, text)) = ctx.written_text.iter().rev().find(|(p, _)| p == path) else {
+        return;
+    };
+    let shebang = text.lines().next().unwrap_or("");
+    let shell = SHELLS.contains(&name)
+        || (seg.argv[0] == file
+            && (!shebang.starts_with("#!")
+                || SHELLS.iter().any(|s| {
+                    shebang.ends_with(&format!("/{s}")) || shebang.ends_with(&format!(" {s}"))
+                })));
+    if !shell {
+        code.push(text.clone());
+        super::code_paths(name, text, seg, ctx, v);
+        return;
+    }
+    let pctx = crate::parse::ParseContext::new(seg.cwd.clone(), ctx.roots.home.clone());
+    let model = crate::parse::parse_string(text, &pctx);
+    let inner = super::evaluate(&model, ctx, Some(text));
+    for r in inner
+        .reasons
+        .iter()
+        .filter(|r| r.decision != Decision::Allow)
+    {
+        v.add(
+            r.layer,
+            &r.rule,
+            r.decision,
+            format!(
+                "in `{file}`, which this command writes and runs: {}",
+                r.message
+            ),
+            r.suggestion.clone(),
+        );
+    }
+    v.risk = v.risk.max(inner.risk);
+    for w in inner.warnings {
+        v.warn(w);
+    }
 }
 
 /// `source FILE` / `. FILE` of a readable file inside a writable root

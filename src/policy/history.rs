@@ -54,12 +54,13 @@ pub fn git(name: &str, p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext, v: &m
     let ops: Vec<&str> = p.operands.iter().map(|(w, _)| w.value.as_str()).collect();
     let whole = ops.iter().any(|o| whole_repo_pathspec(o));
     match name {
-        "git checkout" | "git restore" | "git rm" | "git clean" | "git stash push"
-            if whole =>
-        {
+        "git checkout" | "git restore" | "git rm" | "git clean" | "git stash push" if whole => {
             refuse(
                 v,
-                format!("`{name} {}` names every file of the repository and throws away their uncommitted changes", ops.join(" ")),
+                format!(
+                    "`{name} {}` names every file of the repository and throws away their uncommitted changes",
+                    ops.join(" ")
+                ),
                 "name the files you mean, e.g. `git restore src/file.py`, or `git stash` to keep the changes",
             );
         }
@@ -98,13 +99,26 @@ fn config_write(p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext, v: &mut Verd
     let reads = written.iter().any(|o| {
         matches!(
             *o,
-            "--get" | "--get-all" | "--get-regexp" | "--list" | "-l" | "--show-origin" | "--name-only"
+            "--get"
+                | "--get-all"
+                | "--get-regexp"
+                | "--list"
+                | "-l"
+                | "--show-origin"
+                | "--name-only"
         )
     });
-    let changes = written
-        .iter()
-        .any(|o| matches!(*o, "--unset" | "--unset-all" | "--add" | "--replace-all" | "--remove-section" | "--rename-section"))
-        || p.operands.len() >= 2;
+    let changes = written.iter().any(|o| {
+        matches!(
+            *o,
+            "--unset"
+                | "--unset-all"
+                | "--add"
+                | "--replace-all"
+                | "--remove-section"
+                | "--rename-section"
+        )
+    }) || p.operands.len() >= 2;
     if elsewhere || reads || !changes {
         return;
     }
@@ -118,7 +132,11 @@ fn config_write(p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext, v: &mut Verd
         return;
     };
     if let Some(hit) = ctx.roots.protected_hit(&dir, false) {
-        let key = p.operands.first().map(|(w, _)| w.value.as_str()).unwrap_or("");
+        let key = p
+            .operands
+            .first()
+            .map(|(w, _)| w.value.as_str())
+            .unwrap_or("");
         v.add(
             Layer::Policy,
             "roots.protected",

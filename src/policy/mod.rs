@@ -92,6 +92,10 @@ pub struct PolicyContext<'a> {
     /// link path to target (filled by [`evaluate`]): later paths through the
     /// link are checked where they really lead.
     pub links: Vec<Link>,
+    /// What those redirections write, where the command shows it (a
+    /// heredoc, `echo`/`printf` arguments), by file (filled by
+    /// [`evaluate`]): a script written and run in one string is checked.
+    pub written_text: Vec<(PathBuf, String)>,
 }
 
 /// A symbolic link the command makes, and the `ln` that makes it.
@@ -180,6 +184,7 @@ pub fn evaluate(model: &CommandModel, ctx: &PolicyContext, raw: Option<&str>) ->
         confined: ctx.confined,
         written,
         links: symlinks(model),
+        written_text: confined::written_text(model),
     };
     let mut v = Verdict::default();
     let policy = &ctx.profile.doc.policy;
@@ -320,6 +325,16 @@ fn decision_of(a: Action) -> Decision {
 }
 
 fn unknown(v: &mut Verdict, ctx: &PolicyContext, why: &str) {
+    unknown_with(
+        v,
+        ctx,
+        why,
+        "write the command with literal words (no variables, substitutions or eval in command position)",
+    );
+}
+
+/// Like [`unknown`], with what to do instead.
+fn unknown_with(v: &mut Verdict, ctx: &PolicyContext, why: &str, instead: &str) {
     // Unknown constructs are never allowed, whatever the profile says.
     let d = decision_of(ctx.profile.doc.policy.unknown_constructs).max(Decision::Ask);
     v.add(
@@ -327,7 +342,7 @@ fn unknown(v: &mut Verdict, ctx: &PolicyContext, why: &str) {
         "parse.unknown",
         d,
         format!("cannot be checked: {why}"),
-        Some("write the command with literal words (no variables, substitutions or eval in command position)".into()),
+        Some(instead.into()),
     );
 }
 
@@ -469,7 +484,7 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
         return;
     }
     if seg.argv[0].contains('/') {
-        written_then_run(seg, ctx, v, &seg.argv[0], &label);
+        written_then_run(seg, ctx, v, &seg.argv[0], &label, code);
         untrusted_program_path(seg, ctx, v);
     }
     if seg.origin == Origin::ExecTemplate {
@@ -662,6 +677,9 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
     }
     risk = risk.max(options(&name, &parsed, seg, ctx, v, code));
     risk = risk.max(operands(&name, &parsed, seg, ctx, v, code));
+    if let Some(sub) = network_operands(&spec, &parsed) {
+        confined::needs_network(&format!("{name} {sub}").trim_end().to_string(), ctx, v);
+    }
     history::git(&name, &parsed, seg, ctx, v);
     if name == "find" {
         history::find_delete(&parsed, seg, ctx, v);
@@ -709,6 +727,28 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
         code_paths(&name, data, seg, ctx, v);
     }
     v.risk = v.risk.max(risk);
+}
+
+/// Whether the first operands are one of the entry's `network_when`
+/// (`uv pip install`, `bun add`; `(none)`: no operand at all, `yarn`).
+fn network_operands(spec: &CommandSpec, p: &ParsedArgs) -> Option<String> {
+    let ops: Vec<&str> = p.operands.iter().map(|(w, _)| w.value.as_str()).collect();
+    spec.network_when
+        .iter()
+        .find(|n| {
+            if n.as_str() == "(none)" {
+                return ops.is_empty();
+            }
+            let want: Vec<&str> = n.split_whitespace().collect();
+            !want.is_empty() && ops.len() >= want.len() && ops[..want.len()] == want[..]
+        })
+        .map(|n| {
+            if n == "(none)" {
+                String::new()
+            } else {
+                n.clone()
+            }
+        })
 }
 
 /// Whether the command around a form segment has anything besides it.
@@ -1086,7 +1126,7 @@ fn typed_value(
                 return Risk::Write;
             }
             path_operand(seg, ctx, v, w, "read_path", false, name);
-            written_then_run(seg, ctx, v, &w.value, name);
+            written_then_run(seg, ctx, v, &w.value, name, code);
             Risk::Safe
         }
         "sync_src" | "sync_src_tree" | "sync_dest" => {
@@ -1306,13 +1346,14 @@ fn path_operand(
             );
             return;
         }
-        unknown(
+        unknown_with(
             v,
             ctx,
             &format!(
                 "`{name}` path `{}` contains an expansion the policy cannot resolve",
                 w.raw
             ),
+            "run the inner command first and pass the path it prints literally",
         );
         return;
     }
@@ -1439,10 +1480,17 @@ fn stdin_program(
 
 /// Running a file that a redirection in the same string wrote
 /// (`printf ... > x.sh && sh x.sh`): its content is not known when checking.
-fn written_then_run(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, file: &str, name: &str) {
+fn written_then_run(
+    seg: &Segment,
+    ctx: &PolicyContext,
+    v: &mut Verdict,
+    file: &str,
+    name: &str,
+    code: &mut Vec<String>,
+) {
     let p = ctx.resolve(seg, file);
     if ctx.written.contains(&p) {
-        confined::written_then_run(ctx, v, file, name);
+        confined::written_then_run(seg, ctx, v, &p, file, name, code);
     }
 }
 
