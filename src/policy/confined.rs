@@ -30,22 +30,31 @@ const RUN_CONFINED: &str = "run it inside the sandbox: install the hook with `--
 /// The reason prefix of every network ask.
 pub const NEEDS_NETWORK: &str = "needs network";
 
-/// One line on what makes an allowed confined command safe, for `--explain`.
-pub fn sandbox_line(ctx: &PolicyContext) -> String {
-    let writes = ctx
-        .roots
+/// One line on which layer makes an allowed command safe, for `--explain`:
+/// the sandbox (confined), or the static policy alone (unconfined).
+pub fn safety_line(
+    profile: &crate::profile::Profile,
+    roots: &super::paths::Roots,
+    confined: bool,
+) -> String {
+    if !confined {
+        return "seen through by the static policy: nothing confines it here".into();
+    }
+    let writes = roots
         .write
         .iter()
         .map(|p| p.display().to_string())
         .collect::<Vec<_>>()
         .join(", ");
-    let net = if loopback_allowed(ctx) {
-        "no network but loopback"
-    } else {
-        "no network"
+    let loopback = profile.doc.sandbox.network >= NetworkSetting::Loopback
+        && crate::sandbox::loopback_enforced();
+    let net = match profile.doc.sandbox.network {
+        NetworkSetting::Full => "network open (the profile says so)",
+        _ if loopback => "no network but loopback",
+        _ => "no network",
     };
     format!(
-        "runs confined: writes only in {writes}, {net}, secrets unreadable, no process outlives it"
+        "runs confined: writes only in {writes}, {net}, secrets unreadable ([paths] deny_read), no process outlives it"
     )
 }
 
@@ -370,6 +379,8 @@ pub fn needs_network(name: &str, ctx: &PolicyContext, v: &mut Verdict) {
 /// Whether the profile lets confined commands reach loopback, and the
 /// kernel layer enforces that they reach nothing else.
 pub fn loopback_allowed(ctx: &PolicyContext) -> bool {
+    // Confined, the profile allows loopback, and the kernel layer holds it
+    // there.
     ctx.confined
         && ctx.profile.doc.sandbox.network >= NetworkSetting::Loopback
         && crate::sandbox::loopback_enforced()
