@@ -190,11 +190,7 @@ pub fn explain(
     if v.decision == Decision::Allow {
         out.push_str(&format!(
             "safe because: {}\n",
-            crate::policy::confined::safety_line(
-                profile,
-                &profile.roots(&sit.places),
-                confined
-            )
+            crate::policy::confined::safety_line(profile, &profile.roots(&sit.places), confined)
         ));
     }
     out.push_str("\nlayer 0 (parse):\n");

@@ -222,6 +222,17 @@ pub fn source_inside_roots(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) 
     true
 }
 
+/// The file of a `source FILE` that is not lifted: still a read, checked
+/// like one (`source .env` reads a secret).
+pub fn source_reads(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
+    if !matches!(seg.program.as_str(), "source" | ".") {
+        return;
+    }
+    if let Some(f) = seg.words.get(1).filter(|w| !w.unresolved && !w.glob) {
+        super::path_operand(seg, ctx, v, f, "read_path", false, &seg.program);
+    }
+}
+
 /// Variables that name where code is loaded from, and are fine when they
 /// point inside the roots of a confined run (`PYTHONPATH=. pytest`).
 const CODE_PATH_VARIABLES: &[&str] = &["PYTHONPATH", "NODE_PATH"];
@@ -758,5 +769,86 @@ pub fn signals(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
             return;
         }
         i += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seg(argv: &[&str]) -> Segment {
+        let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
+        let ctx = crate::parse::ParseContext::new("/p".into(), "/home/u".into());
+        crate::parse::parse_list(&argv, &ctx).segments.remove(0)
+    }
+
+    #[test]
+    fn loopback_hosts() {
+        for h in [
+            "localhost",
+            "127.0.0.1",
+            "127.1.2.3",
+            "::1",
+            "app.localhost",
+        ] {
+            assert!(is_loopback_host(h), "{h}");
+        }
+        for h in [
+            "0.0.0.0",
+            "10.0.0.1",
+            "example.com",
+            "localhost.example.com",
+            "128.0.0.1",
+        ] {
+            assert!(!is_loopback_host(h), "{h}");
+        }
+        assert_eq!(
+            url_host("http://localhost:8000/x").as_deref(),
+            Some("localhost")
+        );
+        assert_eq!(url_host("https://[::1]:8443/").as_deref(), Some("::1"));
+        assert_eq!(url_host("localhost:3000/api").as_deref(), Some("localhost"));
+        assert_eq!(url_host("http://127.0.0.1@evil.com/"), None);
+        assert_eq!(url_host("ftp://localhost/"), None);
+        assert_eq!(url_host("file:///etc/passwd"), None);
+    }
+
+    #[test]
+    fn loopback_requests() {
+        for a in [
+            &["curl", "-s", "http://localhost:8000/x"][..],
+            &["curl", "-X", "POST", "-d", "{}", "127.0.0.1:5000/api"],
+            &["curl", "--url", "http://localhost/"],
+            &["wget", "-qO-", "http://127.0.0.1:8080"],
+            &["curl", "-o", "out.json", "http://localhost:8000/x"],
+        ] {
+            assert!(is_loopback_request(&seg(a)), "{a:?}");
+        }
+        for a in [
+            &["curl", "https://example.com"][..],
+            &["curl", "http://localhost", "https://example.com"],
+            &["curl", "-x", "http://proxy:3128", "http://localhost/"],
+            &[
+                "curl",
+                "--unix-socket",
+                "/var/run/docker.sock",
+                "http://localhost/",
+            ],
+            &[
+                "curl",
+                "--resolve",
+                "localhost:80:1.2.3.4",
+                "http://localhost/",
+            ],
+            &["wget", "-e", "use_proxy=on", "http://localhost/"],
+            &["curl", "-s"],
+            &["nc", "localhost", "80"],
+        ] {
+            assert!(!is_loopback_request(&seg(a)), "{a:?}");
+        }
+        let r =
+            request(&seg(&["curl", "-d", "@.env", "-o", "o.txt", "localhost"])).expect("request");
+        assert_eq!(r.reads[0].value, ".env");
+        assert_eq!(r.writes[0].value, "o.txt");
     }
 }

@@ -437,6 +437,7 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
     if let Some(u) = &seg.unknown
         && !confined::source_inside_roots(seg, ctx, v)
     {
+        confined::source_reads(seg, ctx, v);
         unknown(v, ctx, u);
     }
     // Assignments in front of the command.
