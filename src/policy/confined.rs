@@ -360,10 +360,46 @@ pub fn unconfined_expanded_operand(
     }
 }
 
+/// A command substitution whose command changes something (`ls $(rm -rf
+/// x)`), in an unconfined decision: only read-only substitutions are seen
+/// through (`echo "$(git rev-parse HEAD)"`).
+pub fn unconfined_substitution(seg: &Segment, risk: Risk, ctx: &PolicyContext, v: &mut Verdict) {
+    use crate::parse::Origin;
+    if ctx.confined
+        || risk == Risk::Safe
+        || !matches!(
+            seg.origin,
+            Origin::Substitution | Origin::ProcessSubstitution
+        )
+    {
+        return;
+    }
+    v.add(
+        Layer::Policy,
+        "policy.unconfined_substitution",
+        Decision::Ask,
+        format!(
+            "the substitution runs `{}`, which changes files, and nothing confines it here",
+            seg.argv.join(" ")
+        ),
+        Some(format!(
+            "run `{}` as a command of its own",
+            seg.argv.join(" ")
+        )),
+    );
+}
+
 /// An unresolved read path in a confined run (`cat "$(ls -t | head -1)"`):
 /// the sandbox keeps secrets unreadable, so it is not asked about.
-pub fn unresolved_read_ok(ctx: &PolicyContext, t: &str, destructive: bool) -> bool {
-    ctx.confined && t == "read_path" && !destructive
+/// Only command substitutions: other expansions in a path operand
+/// (`${HOME:0:1}`, `$X`) stay unknown (contract, first clarifications).
+pub fn unresolved_read_ok(ctx: &PolicyContext, w: &Word, t: &str, destructive: bool) -> bool {
+    ctx.confined
+        && t == "read_path"
+        && !destructive
+        && w.value.contains("$(")
+        && !w.value.contains("${")
+        && !w.value.replace("$(", "").contains('$')
 }
 
 /// A program or option that reaches other hosts. Confined, the sandbox

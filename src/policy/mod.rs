@@ -235,7 +235,12 @@ pub fn evaluate(model: &CommandModel, ctx: &PolicyContext, raw: Option<&str>) ->
     }
     let mut code_views = Vec::new();
     for seg in &model.segments {
+        let before = v.risk;
+        v.risk = Risk::Safe;
         segment(seg, ctx, &mut v, &mut code_views);
+        let seg_risk = v.risk;
+        v.risk = v.risk.max(before);
+        confined::unconfined_substitution(seg, seg_risk, ctx, &mut v);
     }
 
     // Safety rules over normalised views.
@@ -1337,7 +1342,7 @@ fn path_operand(
     name: &str,
 ) {
     if w.unresolved {
-        if confined::unresolved_read_ok(ctx, t, destructive) {
+        if confined::unresolved_read_ok(ctx, w, t, destructive) {
             v.note(
                 Layer::Policy,
                 format!(
