@@ -631,7 +631,18 @@ fn request(seg: &Segment) -> Option<Request> {
 /// A curl or wget request whose every URL is a loopback address
 /// (`curl -s localhost:8000/api`, `wget -qO- http://127.0.0.1:3000`).
 pub fn is_loopback_request(seg: &Segment) -> bool {
-    matches!(seg.program.as_str(), "curl" | "wget")
+    // `curl -I URL` is seed 002's form, whatever the host: the form decides.
+    let head_form = seg.program == "curl"
+        && seg.words[1..]
+            .iter()
+            .filter(|w| !matches!(w.value.as_str(), "-I" | "--head"))
+            .count()
+            == 1
+        && seg.words[1..]
+            .iter()
+            .any(|w| matches!(w.value.as_str(), "-I" | "--head"));
+    !head_form
+        && matches!(seg.program.as_str(), "curl" | "wget")
         && request(seg).is_some_and(|r| {
             r.urls
                 .iter()
@@ -862,6 +873,7 @@ mod tests {
         }
         for a in [
             &["curl", "https://example.com"][..],
+            &["curl", "-I", "http://127.0.0.1/"],
             &["curl", "http://localhost", "https://example.com"],
             &["curl", "-x", "http://proxy:3128", "http://localhost/"],
             &[
