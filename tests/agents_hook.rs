@@ -427,7 +427,7 @@ fn rewrite_keeps_other_fields_and_the_profile() {
 #[test]
 fn rewrite_applies_only_to_allowed_commands() {
     let w = World::new();
-    for (c, d) in [("rm -rf ~", "deny"), ("frobnicate", "ask")] {
+    for (c, d) in [("rm -rf ~", "deny"), ("pkill -f frobnicate", "ask")] {
         let v = parse_json(&w.hook(&["--json", "--rewrite"], c));
         assert_shape(&v, d, false);
     }
