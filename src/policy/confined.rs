@@ -237,6 +237,58 @@ pub fn source_reads(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
 /// point inside the roots of a confined run (`PYTHONPATH=. pytest`).
 const CODE_PATH_VARIABLES: &[&str] = &["PYTHONPATH", "NODE_PATH"];
 
+/// Every entry of a code path inside a writable root; `$NAME` (the
+/// caller's own value, `PYTHONPATH=$PYTHONPATH:.`) is kept as it is.
+fn inside_roots(name: &str, value: &str, cwd: &Path, ctx: &PolicyContext) -> bool {
+    let own = [format!("${name}"), format!("${{{name}}}")];
+    value.split(':').all(|e| {
+        if own.iter().any(|o| o == e) {
+            return true;
+        }
+        if e.contains('$') || e.contains('`') {
+            return false;
+        }
+        let p = super::paths::resolve(cwd, if e.is_empty() { "." } else { e });
+        ctx.roots.write.iter().any(|w| p.starts_with(w))
+    })
+}
+
+/// `export PYTHONPATH=.` / a bare `PYTHONPATH=src` on its own: the
+/// variable set for later commands. Fine when every value the command
+/// gives it points inside the roots (confined or not: the later commands
+/// are judged on their own).
+pub fn assigned_code_path_ok(
+    name: &str,
+    model: &crate::parse::CommandModel,
+    ctx: &PolicyContext,
+) -> bool {
+    if !CODE_PATH_VARIABLES.contains(&name) {
+        return false;
+    }
+    let mut values = Vec::new();
+    for s in &model.segments {
+        for a in s.assignments.iter().filter(|a| a.name == name) {
+            values.push((a.value.clone(), s.cwd.clone()));
+        }
+        if matches!(
+            s.program.as_str(),
+            "export" | "declare" | "typeset" | "readonly" | "local"
+        ) {
+            for w in &s.words[1..] {
+                if let Some((n, val)) = w.value.split_once('=')
+                    && n == name
+                {
+                    values.push((val.to_string(), s.cwd.clone()));
+                }
+            }
+        }
+    }
+    !values.is_empty()
+        && values
+            .iter()
+            .all(|(val, cwd)| inside_roots(name, val, cwd, ctx))
+}
+
 /// `PYTHONPATH=DIR` / `NODE_PATH=DIR`: every entry inside a writable root.
 /// Confined: allowed (returns true). Unconfined: asks (the project's code
 /// runs unseen) and returns true, so the assignment is not denied as an
@@ -251,13 +303,7 @@ pub fn code_path_assignment(
     if !CODE_PATH_VARIABLES.contains(&name) {
         return false;
     }
-    let entries: Vec<&str> = value.split(':').collect();
-    let inside = !value.contains('$')
-        && entries.iter().all(|e| {
-            let p = ctx.resolve(seg, if e.is_empty() { "." } else { e });
-            ctx.roots.write.iter().any(|w| p.starts_with(w))
-        });
-    if !inside {
+    if !inside_roots(name, value, &seg.cwd, ctx) {
         return false;
     }
     if ctx.confined {

@@ -194,7 +194,7 @@ pub fn evaluate(model: &CommandModel, ctx: &PolicyContext, raw: Option<&str>) ->
     }
     shape(model, ctx, &mut v);
     for name in &model.assigned {
-        if is_dangerous_var(name) {
+        if is_dangerous_var(name) && !confined::assigned_code_path_ok(name, model, ctx) {
             v.add(
                 Layer::Policy,
                 "policy.dangerous_assignment",
@@ -703,7 +703,9 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
                     | Effect::Delete
             )
         }) || o.value_type == "command"
-    }) || spec.unknown_options == UnknownOptions::Allow;
+    }) || (spec.unknown_options == UnknownOptions::Allow
+        // Confined, an unlisted option of a read-only program is contained.
+        && !(ctx.confined && spec.risk == Risk::Safe));
     if seg.template
         && risk < Risk::Write
         && seg.wrappers.iter().any(|w| w == "xargs")
@@ -1213,8 +1215,9 @@ fn typed_value(
             Risk::Safe
         }
         "env_assignment" => {
-            if let Some((n, _)) = w.value.split_once('=')
+            if let Some((n, val)) = w.value.split_once('=')
                 && is_dangerous_var(n)
+                && !confined::code_path_assignment(n, val, seg, ctx, v)
             {
                 v.add(
                         Layer::Policy,
