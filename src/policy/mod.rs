@@ -202,7 +202,7 @@ pub fn evaluate(model: &CommandModel, ctx: &PolicyContext, raw: Option<&str>) ->
                 format!(
                     "the command sets `{name}`, which changes which program runs or what it loads"
                 ),
-                None,
+                Some("drop the assignment; configure the tool in its own config file".into()),
             );
             v.risk = Risk::Dangerous;
         }
@@ -613,7 +613,7 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
                 "registry.malformed",
                 Decision::Deny,
                 format!("`{pname}`: {e}"),
-                None,
+                Some("give the arguments the program expects (see its --help)".into()),
             );
         }
         if !p.unknown_options.is_empty() && pspec.unknown_options != UnknownOptions::Allow {
@@ -629,7 +629,7 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
                     "`{pname}` option(s) {} are not in the registry",
                     p.unknown_options.join(", ")
                 ),
-                None,
+                Some(format!("leave the option out, or add it to the registry entry of `{pname}` (docs/profile-format.md)")),
             );
         }
         risk = risk.max(options(pname, &p, seg, ctx, v, code));
@@ -659,7 +659,7 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
             "registry.malformed",
             Decision::Deny,
             format!("`{name}`: {e}"),
-            None,
+            Some("give the arguments the program expects (see its --help)".into()),
         );
     }
     if !parsed.unknown_options.is_empty() {
@@ -677,7 +677,7 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
                     "`{name}` option(s) {} are not in the registry",
                     parsed.unknown_options.join(", ")
                 ),
-                None,
+                Some(format!("leave the option out, or add it to the registry entry of `{name}` (docs/profile-format.md)")),
             );
         }
     }
@@ -914,7 +914,7 @@ fn path_reason(v: &mut Verdict, p: &Path, e: &PathProblem, what: &str) {
             "roots.not_readable",
             Decision::Deny,
             format!("{what} `{shown}`, outside the readable roots"),
-            None,
+            Some("read inside the project, or ask the user for what you need".into()),
         ),
         PathProblem::NotWritable => v.add(
             Layer::Policy,
@@ -1014,7 +1014,7 @@ fn options(
                             o.written,
                             why.as_ref().map(|w| format!(": {w}")).unwrap_or_default()
                         ),
-                        None,
+                        Some("run the other program as a command of its own".into()),
                     );
                 }
                 Effect::Network => confined::needs_network(name, ctx, v),
@@ -1224,7 +1224,7 @@ fn typed_value(
                         "policy.dangerous_assignment",
                         Decision::Deny,
                         format!("`{name} {n}=...` changes which program later commands run or what they load"),
-                        None,
+                        Some("drop the assignment; configure the tool in its own config file".into()),
                     );
                 return Risk::Dangerous;
             }
@@ -1241,7 +1241,7 @@ fn typed_value(
                 "registry.exec_value",
                 Decision::Deny,
                 format!("`{name} {what}` runs the program `{}`", w.value),
-                None,
+                Some("run the other program as a command of its own".into()),
             );
             Risk::Dangerous
         }
@@ -1267,11 +1267,17 @@ fn typed_value(
                     None,
                 );
             }
-            v.warn(NETWORK_WARNING.into());
+            // Confined, the sandbox has no network: the program's own entry
+            // asks "needs network" where it reaches other hosts.
+            if !ctx.confined {
+                v.warn(NETWORK_WARNING.into());
+            }
             Risk::Safe
         }
         "host" | "domain" => {
-            v.warn(NETWORK_WARNING.into());
+            if !ctx.confined {
+                v.warn(NETWORK_WARNING.into());
+            }
             Risk::Safe
         }
         "git_config" | "git_config_key" => git_config(name, w, v),
