@@ -41,6 +41,7 @@ fn main() {
         },
         tmpdir_env: std::env::var("TMPDIR").ok(),
         interactive: false,
+        confined: true,
     };
     time("profile::select (built-in default)", n, || {
         select(&SelectionInputs::from_env(None, cwd.clone())).map(|s| s.profile.doc.name.len())

@@ -484,7 +484,7 @@ pub fn loopback_allowed(ctx: &PolicyContext) -> bool {
 fn url_host(u: &str) -> Option<String> {
     let lower = u.to_ascii_lowercase();
     let rest = match lower.split_once("://") {
-        Some((scheme, rest)) if matches!(scheme, "http" | "https") => rest,
+        Some(("http" | "https", rest)) => rest,
         Some(_) => return None,
         None => lower.as_str(),
     };

@@ -684,7 +684,7 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
     risk = risk.max(options(&name, &parsed, seg, ctx, v, code));
     risk = risk.max(operands(&name, &parsed, seg, ctx, v, code));
     if let Some(sub) = network_operands(&spec, &parsed) {
-        confined::needs_network(&format!("{name} {sub}").trim_end().to_string(), ctx, v);
+        confined::needs_network(format!("{name} {sub}").trim_end(), ctx, v);
     }
     history::git(&name, &parsed, seg, ctx, v);
     if name == "find" {
