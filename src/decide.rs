@@ -46,9 +46,10 @@ pub struct Situation {
     pub tmpdir_env: Option<String>,
     /// A person typed this at a terminal.
     pub interactive: bool,
-    /// The command will run confined (run mode, `hook --rewrite`); false
-    /// where nothing confines it (`hook` without `--rewrite`, `check
-    /// --unconfined`) and the static policy is all there is.
+    /// The command will run inside the sandbox: run mode (`--`, `-c`, the
+    /// configured shell) and `hook --rewrite`. `false` for `hook` without
+    /// `--rewrite` and `check --unconfined`. [`decide`] also requires the
+    /// profile's enforcement to be achieved (see [`confined`]).
     pub confined: bool,
 }
 
@@ -106,10 +107,11 @@ pub fn decide(input: &CommandInput, profile: &Profile, sit: &Situation) -> Decid
         profile,
         roots: &roots,
         interactive: sit.interactive,
-        confined: sit.confined,
+        confined: confined(profile, sit),
         writes_seen: Default::default(),
         written: Vec::new(),
         links: Vec::new(),
+        written_text: Vec::new(),
     };
     let raw = match input {
         CommandInput::String { text, .. } => Some(text.as_str()),
@@ -117,6 +119,20 @@ pub fn decide(input: &CommandInput, profile: &Profile, sit: &Situation) -> Decid
     };
     let verdict = policy::evaluate(&model, &ctx, raw);
     Decided { model, verdict }
+}
+
+/// Whether the decision is made for a confined run: the situation says the
+/// command runs inside the sandbox, and the kernel achieves the profile's
+/// enforcement. `enforcement = "required"` refuses to run when it cannot
+/// (exit 125), so the decision may count on it; `best-effort` on a kernel
+/// that lacks a needed feature runs the command unconfined, and decides so.
+pub fn confined(profile: &Profile, sit: &Situation) -> bool {
+    if !sit.confined {
+        return false;
+    }
+    let spec = profile.sandbox_spec(&sit.places, None);
+    spec.enforcement == crate::sandbox::Enforcement::Required
+        || crate::sandbox::predict_report(&spec).missing.is_empty()
 }
 
 /// A fixed situation for checking examples: nothing on disk is consulted

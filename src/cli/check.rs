@@ -144,7 +144,7 @@ pub fn to_json(
         .collect();
     json!({
         "decision": v.decision,
-        "confined": sit.confined,
+        "confined": decide::confined(profile, sit),
         "risk": v.risk,
         "severity": v.severity,
         "confirmation": v.confirmation,
@@ -195,6 +195,21 @@ pub fn explain(
             .map(|c| format!("  confirmation: {c:?}"))
             .unwrap_or_default()
     ));
+    let confined = decide::confined(profile, sit);
+    out.push_str(&format!(
+        "confined: {}\n",
+        if confined {
+            "yes (runs inside the sandbox)"
+        } else {
+            "no (nothing confines the command: whatever is not fully seen through asks)"
+        }
+    ));
+    if v.decision == Decision::Allow {
+        out.push_str(&format!(
+            "safe because: {}\n",
+            crate::policy::confined::safety_line(profile, &profile.roots(&sit.places), confined)
+        ));
+    }
     out.push_str("\nlayer 0 (parse):\n");
     out.push_str(&format!("  form: {:?}\n", d.model.form));
     for s in &d.model.segments {

@@ -318,7 +318,8 @@ fn load(a: &HookArgs, hook: &HookInput) -> Result<Loaded, HookError> {
     .map_err(|e| HookError::Profile(e.to_string()))?;
     let mut sit = sit;
     situation::apply_system_state(&mut sit, &selection.system);
-    // Without --rewrite the agent runs the command itself: nothing confines it.
+    // Only a rewritten command runs inside the sandbox; without
+    // `--rewrite` nothing confines what the agent runs.
     sit.confined = a.rewrite;
     Ok(Loaded {
         profile: selection.profile,

@@ -64,6 +64,7 @@ pub fn run(args: &[OsString]) -> i32 {
                 }
                 let mut sandbox = profile.sandbox_spec(&sit.places, parsed.common.timeout);
                 sandbox.write.push(dir);
+                let supervisor = Some(supervisor_spec(&profile, &sit, &sandbox));
                 let plan = ExecPlan {
                     argv: vec![
                         profile.doc.shell.interpreter.clone().into(),
@@ -73,6 +74,7 @@ pub fn run(args: &[OsString]) -> i32 {
                     env: env::scrub(std::env::vars_os(), &profile.doc.env).kept,
                     cwd: sit.places.cwd.clone(),
                     sandbox,
+                    supervisor,
                     supervise: false,
                 };
                 return match run::execute(plan) {
@@ -84,6 +86,8 @@ pub fn run(args: &[OsString]) -> i32 {
                 };
             }
             Some(harness::Step::CodexSnapshot) => {
+                let sandbox = profile.sandbox_spec(&sit.places, parsed.common.timeout);
+                let supervisor = Some(supervisor_spec(&profile, &sit, &sandbox));
                 let plan = ExecPlan {
                     argv: vec![
                         profile.doc.shell.interpreter.clone().into(),
@@ -92,7 +96,8 @@ pub fn run(args: &[OsString]) -> i32 {
                     ],
                     env: env::scrub(std::env::vars_os(), &profile.doc.env).kept,
                     cwd: sit.places.cwd.clone(),
-                    sandbox: profile.sandbox_spec(&sit.places, parsed.common.timeout),
+                    sandbox,
+                    supervisor,
                     supervise: false,
                 };
                 return match run::execute(plan) {
@@ -391,17 +396,7 @@ pub fn exec_plan(
     };
     let scrubbed = env::scrub(std::env::vars_os(), &profile.doc.env);
     let sandbox = profile.sandbox_spec(&sit.places, timeout);
-    let supervisor = crate::supervisor::SupervisorSpec {
-        write_roots: sandbox
-            .write
-            .iter()
-            .map(|r| std::fs::canonicalize(r).unwrap_or_else(|_| r.clone()))
-            .collect(),
-        protected: profile.doc.paths.protected.clone(),
-        exec_rules: Some(profile.doc.rule.clone()),
-        home: Some(sit.places.home.clone()),
-        loopback: sandbox.network == crate::sandbox::NetworkAccess::Loopback,
-    };
+    let supervisor = supervisor_spec(profile, sit, &sandbox);
     ExecPlan {
         argv,
         env: scrubbed.kept,
@@ -411,6 +406,25 @@ pub fn exec_plan(
         // Background jobs (`cmd &`) must not outlive safe-exec: supervise so
         // the whole process group is reaped when the command ends.
         supervise: model.constructs.background,
+    }
+}
+
+/// What the supervisor watches for a run in `sandbox`.
+fn supervisor_spec(
+    profile: &Profile,
+    sit: &Situation,
+    sandbox: &crate::sandbox::SandboxSpec,
+) -> crate::supervisor::SupervisorSpec {
+    crate::supervisor::SupervisorSpec {
+        write_roots: sandbox
+            .write
+            .iter()
+            .map(|r| std::fs::canonicalize(r).unwrap_or_else(|_| r.clone()))
+            .collect(),
+        protected: profile.doc.paths.protected.clone(),
+        exec_rules: Some(profile.doc.rule.clone()),
+        home: Some(sit.places.home.clone()),
+        loopback: sandbox.network == crate::sandbox::NetworkAccess::Loopback,
     }
 }
 

@@ -57,7 +57,9 @@ pub fn build(
         },
         tmpdir_env,
         interactive,
-        confined: true,
+        // Run mode and `check` decide for the sandboxed run; the hook sets
+        // this from `--rewrite`, `check --unconfined` clears it.
+        confined: !hook_mode,
     })
 }
 

@@ -818,7 +818,12 @@ impl<'a> Walker<'a> {
                 ));
                 break;
             }
-            if !first.literal {
+            // `~/bin/tool`: the home directory is known, and nothing else
+            // in the word expands; the program is that path.
+            let home_program = first.raw.starts_with("~/")
+                && !first.raw.contains(['$', '`', '"', '\\', '\''])
+                && !first.value.starts_with('~');
+            if !first.literal && !home_program {
                 unknown = Some(format!(
                     "the program name `{}` contains an expansion; the program must be written literally",
                     first.raw

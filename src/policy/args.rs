@@ -125,7 +125,7 @@ pub fn parse_args(spec: &CommandSpec, args: &[Word]) -> ParsedArgs {
             continue;
         }
         // A cluster of short options: -rf, -ofile, -n5.
-        if is_numeric_option(a, &opts) {
+        if is_numeric_option(a, &opts) || is_signal_option(a, &opts) {
             continue;
         }
         let chars: Vec<char> = a[1..].chars().collect();
@@ -257,6 +257,18 @@ fn is_numeric_option(a: &str, opts: &[OptionSpec]) -> bool {
     a.len() > 1
         && a[1..].chars().all(|c| c.is_ascii_digit())
         && opts.iter().any(|o| o.names.iter().any(|n| n == "-NUM"))
+}
+
+/// `-TERM`, `-SIGKILL`, `-USR1` for entries that list `-SIGNAL` (`kill`):
+/// a signal name, not a cluster of `-T -E -R -M`.
+fn is_signal_option(a: &str, opts: &[OptionSpec]) -> bool {
+    let name = &a[1..];
+    a.len() > 2
+        && name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '+' || c == '-')
+        && opts.iter().any(|o| o.names.iter().any(|n| n == "-SIGNAL"))
 }
 
 fn with_value(w: &Word, v: String) -> Word {

@@ -170,6 +170,11 @@ impl FormCheck<'_, '_> {
                 d.display()
             ),
             PathProblem::Broad => format!("{what} `{}` is too broad", p.display()),
+            PathProblem::Protected(d) => format!(
+                "{what} `{}` changes the protected file `{}`",
+                p.display(),
+                d.display()
+            ),
         };
         self.refuse("form.roots", msg, None);
     }

@@ -4,8 +4,10 @@
 
 pub mod args;
 pub mod awk;
+pub mod confined;
 pub mod forms;
 pub mod git_config;
+pub mod history;
 pub mod keywords;
 pub mod paths;
 pub mod registry;
@@ -36,9 +38,10 @@ pub struct PolicyContext<'a> {
     pub roots: &'a Roots,
     /// A person typed this at a terminal (critical rules ask instead of deny).
     pub interactive: bool,
-    /// The command runs confined by the sandbox (run mode, `hook
-    /// --rewrite`); false when nothing confines it (`hook` without
-    /// `--rewrite`, `check --unconfined`).
+    /// The command runs inside the sandbox with the profile's enforcement
+    /// achieved: what the kernel contains runs without asking. `false` when
+    /// nothing confines it (`hook` without `--rewrite`, `check
+    /// --unconfined`): whatever is not fully seen through asks.
     pub confined: bool,
     /// Files written by redirections in this command (filled by
     /// [`evaluate`]): running one of them in the same string cannot be checked.
@@ -51,6 +54,10 @@ pub struct PolicyContext<'a> {
     /// link path to target (filled by [`evaluate`]): later paths through the
     /// link are checked where they really lead.
     pub links: Vec<Link>,
+    /// What those redirections write, where the command shows it (a
+    /// heredoc, `echo`/`printf` arguments), by file (filled by
+    /// [`evaluate`]): a script written and run in one string is checked.
+    pub written_text: Vec<(PathBuf, String)>,
 }
 
 /// A symbolic link the command makes, and the `ln` that makes it.
@@ -170,6 +177,7 @@ pub fn evaluate(model: &CommandModel, ctx: &PolicyContext, raw: Option<&str>) ->
         writes_seen: Default::default(),
         written,
         links: symlinks(model, &ctx.profile.registry),
+        written_text: confined::written_text(model),
     };
     let mut v = Verdict::default();
     let policy = &ctx.profile.doc.policy;
@@ -179,13 +187,15 @@ pub fn evaluate(model: &CommandModel, ctx: &PolicyContext, raw: Option<&str>) ->
     }
     shape(model, ctx, &mut v);
     for name in &model.assigned {
-        if let Some(what) = is_dangerous_var(name, None) {
+        if let Some(what) = is_dangerous_var(name, None)
+            && !confined::assigned_code_path_ok(name, model, ctx)
+        {
             v.add(
                 Layer::Policy,
                 "policy.dangerous_assignment",
                 Decision::Deny,
                 format!("the command sets `{name}`, which {what}"),
-                None,
+                Some("drop the assignment; configure the tool in its own config file".into()),
             );
             v.risk = Risk::Dangerous;
         }
@@ -199,6 +209,7 @@ pub fn evaluate(model: &CommandModel, ctx: &PolicyContext, raw: Option<&str>) ->
                 .registry
                 .get(&s.program)
                 .is_some_and(|sp| sp.form.is_some())
+                && !confined::is_loopback_request(s)
         })
         .count();
     if form_segments > 0
@@ -217,7 +228,12 @@ pub fn evaluate(model: &CommandModel, ctx: &PolicyContext, raw: Option<&str>) ->
     }
     let mut code_views = Vec::new();
     for seg in &model.segments {
+        let before = v.risk;
+        v.risk = Risk::Safe;
         segment(seg, ctx, &mut v, &mut code_views);
+        let seg_risk = v.risk;
+        v.risk = v.risk.max(before);
+        confined::unconfined_substitution(seg, seg_risk, ctx, &mut v);
     }
 
     // Safety rules over normalised views.
@@ -311,6 +327,16 @@ fn decision_of(a: Action) -> Decision {
 }
 
 fn unknown(v: &mut Verdict, ctx: &PolicyContext, why: &str) {
+    unknown_with(
+        v,
+        ctx,
+        why,
+        "write the command with literal words (no variables, substitutions or eval in command position)",
+    );
+}
+
+/// Like [`unknown`], with what to do instead.
+fn unknown_with(v: &mut Verdict, ctx: &PolicyContext, why: &str, instead: &str) {
     // Unknown constructs are never allowed, whatever the profile says.
     let d = decision_of(ctx.profile.doc.policy.unknown_constructs).max(Decision::Ask);
     v.add(
@@ -318,7 +344,7 @@ fn unknown(v: &mut Verdict, ctx: &PolicyContext, why: &str) {
         "parse.unknown",
         d,
         format!("cannot be checked: {why}"),
-        Some("write the command with literal words (no variables, substitutions or eval in command position)".into()),
+        Some(instead.into()),
     );
 }
 
@@ -410,12 +436,17 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
     for n in &seg.notes {
         v.note(Layer::Parse, format!("{label}: {n}"));
     }
-    if let Some(u) = &seg.unknown {
+    if let Some(u) = &seg.unknown
+        && !confined::source_inside_roots(seg, ctx, v)
+    {
+        confined::source_reads(seg, ctx, v);
         unknown(v, ctx, u);
     }
     // Assignments in front of the command.
     for a in &seg.assignments {
-        if let Some(what) = is_dangerous_var(&a.name, Some(&a.value)) {
+        if let Some(what) = is_dangerous_var(&a.name, Some(&a.value))
+            && !confined::code_path_assignment(&a.name, &a.value, seg, ctx, v)
+        {
             v.add(
                 Layer::Policy,
                 "policy.dangerous_assignment",
@@ -453,7 +484,7 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
         return;
     }
     if seg.argv[0].contains('/') {
-        written_then_run(seg, ctx, v, &seg.argv[0], &label);
+        written_then_run(seg, ctx, v, &seg.argv[0], &label, code);
         untrusted_program_path(seg, ctx, v);
     }
     if seg.origin == Origin::ExecTemplate {
@@ -461,6 +492,11 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
             Layer::Policy,
             format!("{label}: runs as a template; its arguments are completed at run time"),
         );
+    }
+    confined::signals(seg, ctx, v);
+    if confined::is_loopback_request(seg) {
+        confined::loopback_request(seg, ctx, v);
+        return;
     }
 
     // Registry, including subcommands.
@@ -515,8 +551,13 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
         }
         Maturity::Stable => {}
     }
+    confined::docker(&name, v);
     if spec.network_touching {
-        v.warn(NETWORK_WARNING.into());
+        if spec.form.is_none() {
+            confined::needs_network(&name, ctx, v);
+        } else {
+            v.warn(NETWORK_WARNING.into());
+        }
     }
     if spec.interpreter {
         risk = risk.max(Risk::Write);
@@ -601,7 +642,7 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
                 "registry.malformed",
                 Decision::Deny,
                 format!("`{pname}`: {e}"),
-                None,
+                Some("give the arguments the program expects (see its --help)".into()),
             );
         }
         if !p.unknown_options.is_empty()
@@ -619,7 +660,7 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
                     "`{pname}` option(s) {} are not in the registry",
                     p.unknown_options.join(", ")
                 ),
-                None,
+                Some(format!("leave the option out, or add it to the registry entry of `{pname}` (docs/profile-format.md)")),
             );
         }
         risk = risk.max(options(pname, &p, seg, ctx, v, code));
@@ -655,7 +696,7 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
             "registry.malformed",
             Decision::Deny,
             format!("`{name}`: {e}"),
-            None,
+            Some("give the arguments the program expects (see its --help)".into()),
         );
     }
     if !parsed.unknown_options.is_empty() {
@@ -676,7 +717,7 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
                     "`{name}` option(s) {} are not in the registry",
                     parsed.unknown_options.join(", ")
                 ),
-                None,
+                Some(format!("leave the option out, or add it to the registry entry of `{name}` (docs/profile-format.md)")),
             );
         }
     }
@@ -692,6 +733,15 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
     }
     risk = risk.max(options(&name, &parsed, seg, ctx, v, code));
     risk = risk.max(operands(&name, &parsed, seg, ctx, v, code));
+    if let Some(sub) = network_operands(&spec, &parsed) {
+        confined::needs_network(format!("{name} {sub}").trim_end(), ctx, v);
+    }
+    history::git(&name, &parsed, seg, ctx, v);
+    if name == "find" {
+        history::find_delete(&parsed, seg, ctx, v);
+    }
+    confined::unconfined_interpreter(&name, &spec, &parsed, seg, ctx, v);
+    confined::unconfined_expanded_operand(&name, &spec, &parsed, ctx, v);
     let risky_options = spec.options.iter().filter_map(|o| o.parse().ok()).any(|o| {
         o.effects.iter().any(|e| {
             matches!(
@@ -703,7 +753,9 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
                     | Effect::Delete
             )
         }) || o.value_type == "command"
-    }) || spec.unknown_options == UnknownOptions::Allow;
+    }) || (spec.unknown_options == UnknownOptions::Allow
+        // Confined, an unlisted option of a read-only program is contained.
+        && !(ctx.confined && spec.risk == Risk::Safe));
     if seg.template
         && risk < Risk::Write
         && seg.wrappers.iter().any(|w| w == "xargs")
@@ -843,6 +895,28 @@ fn canonical_view(
     out.join(" ")
 }
 
+/// Whether the first operands are one of the entry's `network_when`
+/// (`uv pip install`, `bun add`; `(none)`: no operand at all, `yarn`).
+fn network_operands(spec: &CommandSpec, p: &ParsedArgs) -> Option<String> {
+    let ops: Vec<&str> = p.operands.iter().map(|(w, _)| w.value.as_str()).collect();
+    spec.network_when
+        .iter()
+        .find(|n| {
+            if n.as_str() == "(none)" {
+                return ops.is_empty();
+            }
+            let want: Vec<&str> = n.split_whitespace().collect();
+            !want.is_empty() && ops.len() >= want.len() && ops[..want.len()] == want[..]
+        })
+        .map(|n| {
+            if n == "(none)" {
+                String::new()
+            } else {
+                n.clone()
+            }
+        })
+}
+
 /// Whether the command around a form segment has anything besides it.
 fn whole_string_violation(seg: &Segment) -> bool {
     seg.depth > 0
@@ -857,14 +931,26 @@ type Layered<'w> = (String, std::sync::Arc<CommandSpec>, &'w [Word]);
 
 /// A program (or subcommand) the registry does not know.
 fn unregistered(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, missing: &str) {
-    let d = decision_of(ctx.profile.doc.policy.unknown_commands);
-    v.add(
-        Layer::Policy,
-        "registry.unknown_command",
-        d,
-        format!("`{missing}` is not in the command registry"),
-        None,
-    );
+    if !confined::unregistered(ctx, v, missing) {
+        let d = decision_of(ctx.profile.doc.policy.unknown_commands);
+        let suggestion = if ctx.confined {
+            format!(
+                "use a registered program, or add `{missing}` to the registry (profiles/registry, docs/profile-format.md)"
+            )
+        } else {
+            format!(
+                "{}; or add `{missing}` to the registry",
+                "run it inside the sandbox: install the hook with `--rewrite` (or use `safe-exec -c`)"
+            )
+        };
+        v.add(
+            Layer::Policy,
+            "registry.unknown_command",
+            d,
+            format!("`{missing}` is not in the command registry"),
+            Some(suggestion),
+        );
+    }
     // Still check its operands as paths it might read.
     for w in &seg.words[1..] {
         if !w.value.starts_with('-') {
@@ -987,7 +1073,7 @@ fn path_reason(v: &mut Verdict, p: &Path, e: &PathProblem, what: &str) {
             "roots.not_readable",
             Decision::Deny,
             format!("{what} `{shown}`, outside the readable roots"),
-            None,
+            Some("read inside the project, or ask the user for what you need".into()),
         ),
         PathProblem::NotWritable => v.add(
             Layer::Policy,
@@ -995,6 +1081,13 @@ fn path_reason(v: &mut Verdict, p: &Path, e: &PathProblem, what: &str) {
             Decision::Deny,
             format!("{what} `{shown}`, outside the writable roots"),
             Some("write inside the project directory or $TMPDIR".into()),
+        ),
+        PathProblem::Secret(d) if d == p => v.add(
+            Layer::Policy,
+            "roots.secret",
+            Decision::Deny,
+            format!("{what} `{shown}`, a secret file (its name is in [paths] secret_names)"),
+            Some("leave secrets alone: read the non-secret template (e.g. .env.example) or ask the user for the value you need".into()),
         ),
         PathProblem::Secret(d) => v.add(
             Layer::Policy,
@@ -1004,8 +1097,21 @@ fn path_reason(v: &mut Verdict, p: &Path, e: &PathProblem, what: &str) {
                 "{what} `{shown}`, inside the protected path `{}`",
                 d.display()
             ),
-            None,
+            Some("leave secrets alone: work with the project's own files, or ask the user for the value you need".into()),
         ),
+        PathProblem::Protected(d) => {
+            v.add(
+                Layer::Policy,
+                "roots.protected",
+                Decision::Deny,
+                format!(
+                    "{what} `{shown}`, which changes `{}`: a protected file ([paths] protected) that runs later outside any sandbox",
+                    d.display()
+                ),
+                Some("leave it unchanged and ask the user to make this change".into()),
+            );
+            v.risk = Risk::Dangerous;
+        }
         PathProblem::Broad => {
             v.add(
                 Layer::Policy,
@@ -1067,10 +1173,10 @@ fn options(
                             o.written,
                             why.as_ref().map(|w| format!(": {w}")).unwrap_or_default()
                         ),
-                        None,
+                        Some("run the other program as a command of its own".into()),
                     );
                 }
-                Effect::Network => v.warn(NETWORK_WARNING.into()),
+                Effect::Network => confined::needs_network(name, ctx, v),
                 Effect::Blocked => v.add(
                     Layer::Policy,
                     "registry.blocked_option",
@@ -1187,7 +1293,7 @@ fn typed_value(
                 return Risk::Write;
             }
             path_operand(seg, ctx, v, w, "read_path", false, name);
-            written_then_run(seg, ctx, v, &w.value, name);
+            written_then_run(seg, ctx, v, &w.value, name, code);
             Risk::Safe
         }
         "sync_src" | "sync_src_tree" | "sync_dest" => {
@@ -1270,13 +1376,14 @@ fn typed_value(
         "env_assignment" => {
             if let Some((n, val)) = w.value.split_once('=')
                 && let Some(what) = is_dangerous_var(n, (!w.unresolved).then_some(val))
+                && !confined::code_path_assignment(n, val, seg, ctx, v)
             {
                 v.add(
                     Layer::Policy,
                     "policy.dangerous_assignment",
                     Decision::Deny,
                     format!("`{name} {n}=...` {what}"),
-                    None,
+                    Some("drop the assignment; configure the tool in its own config file".into()),
                 );
                 return Risk::Dangerous;
             }
@@ -1293,7 +1400,7 @@ fn typed_value(
                 "registry.exec_value",
                 Decision::Deny,
                 format!("`{name} {what}` runs the program `{}`", w.value),
-                None,
+                Some("run the other program as a command of its own".into()),
             );
             Risk::Dangerous
         }
@@ -1330,11 +1437,17 @@ fn typed_value(
                     None,
                 );
             }
-            v.warn(NETWORK_WARNING.into());
+            // Confined, the sandbox has no network: the program's own entry
+            // asks "needs network" where it reaches other hosts.
+            if !ctx.confined {
+                v.warn(NETWORK_WARNING.into());
+            }
             Risk::Safe
         }
         "host" | "domain" => {
-            v.warn(NETWORK_WARNING.into());
+            if !ctx.confined {
+                v.warn(NETWORK_WARNING.into());
+            }
             Risk::Safe
         }
         // Unconfined, nothing keeps a signal inside the command's own
@@ -1496,13 +1609,24 @@ fn path_operand(
     name: &str,
 ) {
     if w.unresolved {
-        unknown(
+        if confined::unresolved_read_ok(ctx, w, t, destructive) {
+            v.note(
+                Layer::Policy,
+                format!(
+                    "{name}: reads `{}`, known only at run time; runs confined",
+                    w.raw
+                ),
+            );
+            return;
+        }
+        unknown_with(
             v,
             ctx,
             &format!(
                 "`{name}` path `{}` contains an expansion the policy cannot resolve",
                 w.raw
             ),
+            "run the inner command first and pass the path it prints literally",
         );
         return;
     }
@@ -1616,16 +1740,22 @@ fn untrusted_program_path(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
             || dir.as_deref() == Some(d)
             || std::fs::canonicalize(d).ok().as_deref() == p.parent()
     });
-    // Such a program is an unknown command, whatever its name.
+    // Such a program is an unknown command, whatever its name: the sandbox
+    // contains it when confined.
     let d = decision_of(ctx.profile.doc.policy.unknown_commands);
     if !trusted && d != Decision::Allow {
-        v.add(
-            Layer::Policy,
-            "registry.untrusted_path",
-            d,
-            format!("`{written}` is run from `{}`, not from a system directory, so it is not the registry's `{}`", p.parent().map(|d| d.display().to_string()).unwrap_or_default(), seg.program),
-            Some(format!("run the system `{}` by name", seg.program)),
-        );
+        let dir = p.parent().map(Path::to_path_buf).unwrap_or_default();
+        if d == Decision::Deny {
+            v.add(
+                Layer::Policy,
+                "registry.untrusted_path",
+                d,
+                format!("`{written}` is a program from `{}`, not a system program, and this profile refuses programs it does not know", dir.display()),
+                Some("use a registered program, or a profile that allows unknown programs".into()),
+            );
+        } else {
+            confined::project_program(seg, ctx, v, &dir);
+        }
     }
 }
 
@@ -1694,16 +1824,17 @@ fn written_then_loaded(
 
 /// Running a file that a redirection in the same string wrote
 /// (`printf ... > x.sh && sh x.sh`): its content is not known when checking.
-fn written_then_run(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, file: &str, name: &str) {
+fn written_then_run(
+    seg: &Segment,
+    ctx: &PolicyContext,
+    v: &mut Verdict,
+    file: &str,
+    name: &str,
+    code: &mut Vec<String>,
+) {
     let p = ctx.resolve(seg, file);
     if ctx.written.contains(&p) {
-        unknown(
-            v,
-            ctx,
-            &format!(
-                "`{name}` runs `{file}`, which this same command writes; its content cannot be checked"
-            ),
-        );
+        confined::written_then_run(seg, ctx, v, &p, file, name, code);
     }
 }
 
@@ -1760,6 +1891,16 @@ fn git_config(name: &str, w: &Word, v: &mut Verdict) -> Risk {
         Some((k, val)) => (k, Some(val)),
         None => (w.value.as_str(), Some("true")),
     };
+    if key.eq_ignore_ascii_case("clean.requireForce") {
+        v.add(
+            Layer::Policy,
+            "history.destroy",
+            Decision::Deny,
+            format!("`{name} -c clean.requireForce=...` lets `git clean` delete untracked files without `-f`; the sandbox cannot protect work inside the project"),
+            Some("list what would go with `git clean -n`".into()),
+        );
+        return Risk::Dangerous;
+    }
     if w.unresolved || !git_config::harmless(key, value) {
         v.add(
             Layer::Policy,
@@ -1816,7 +1957,7 @@ fn sed_script(name: &str, w: &Word, seg: &Segment, ctx: &PolicyContext, v: &mut 
             "registry.sed_exec",
             Decision::Deny,
             format!("the `{name}` script uses the `e` command, which runs shell commands"),
-            None,
+            Some("drop the `e` command or flag and run the command separately".into()),
         );
         return Risk::Dangerous;
     }

@@ -18,6 +18,12 @@ pub struct Roots {
     pub broad: Vec<PathBuf>,
     /// The user's home (broad by itself).
     pub home: PathBuf,
+    /// Protected files inside every writable root (`[paths] protected`):
+    /// paths relative to the root, `dir/` for a tree, `*` and `**` globs.
+    pub protected: Vec<String>,
+    /// Secret file names wherever they are (`[paths] secret_names`), with
+    /// `!` exceptions.
+    pub secret_names: Vec<String>,
 }
 
 /// Why a path is refused.
@@ -31,6 +37,10 @@ pub enum PathProblem {
     Secret(PathBuf),
     /// The target is a broad root for a recursive or destructive operation.
     Broad,
+    /// A protected file inside a writable root (configuration that runs
+    /// later outside any sandbox), or a tree holding one for a destructive
+    /// operation; the path is the protected entry.
+    Protected(PathBuf),
 }
 
 /// Resolves `p` (relative to `cwd`) to an absolute path with symlinks of the
@@ -127,6 +137,9 @@ impl Roots {
         if let Some(pid_dir) = other_process(path) {
             return Err(PathProblem::Secret(pid_dir));
         }
+        if self.is_secret_name(path) {
+            return Err(PathProblem::Secret(path.to_path_buf()));
+        }
         if let Some(d) = self.deny_read.iter().find(|d| path.starts_with(d)) {
             return Err(PathProblem::Secret(d.clone()));
         }
@@ -156,6 +169,9 @@ impl Roots {
         {
             return Err(PathProblem::Secret(d.clone()));
         }
+        if let Some(p) = self.protected_hit(path, destructive) {
+            return Err(PathProblem::Protected(p));
+        }
         if self.write.iter().any(|r| path.starts_with(r)) {
             Ok(())
         } else {
@@ -171,6 +187,67 @@ impl Roots {
             return Ok(());
         }
         self.check_write(path, false)
+    }
+
+    /// Whether the last component of `path` is a secret file name
+    /// (`.env`, `.env.local`; not an excepted `.env.example`).
+    pub fn is_secret_name(&self, path: &Path) -> bool {
+        let Some(name) = path.file_name().map(|n| n.to_string_lossy()) else {
+            return false;
+        };
+        let hit = |g: &str| fnmatch(g.as_bytes(), name.as_bytes());
+        self.secret_names
+            .iter()
+            .any(|g| !g.starts_with('!') && hit(g))
+            && !self
+                .secret_names
+                .iter()
+                .filter_map(|g| g.strip_prefix('!'))
+                .any(hit)
+    }
+
+    /// The protected entry that a write to `path` changes: `path` is a
+    /// protected file (or inside a protected directory) of some writable
+    /// root; with `destructive`, also a directory that holds one
+    /// (`rm -rf .git` removes `.git/config`).
+    pub fn protected_hit(&self, path: &Path, destructive: bool) -> Option<PathBuf> {
+        for root in &self.write {
+            let Ok(rel) = path.strip_prefix(root) else {
+                continue;
+            };
+            let rel: Vec<String> = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            for entry in &self.protected {
+                let tree = entry.ends_with('/');
+                let pat: Vec<&str> = entry
+                    .trim_end_matches('/')
+                    .split('/')
+                    .filter(|c| !c.is_empty() && *c != ".")
+                    .collect();
+                if pat.is_empty() {
+                    continue;
+                }
+                let inside = if tree {
+                    (pat.len()..=rel.len()).any(|k| components_match(&pat, &rel[..k]))
+                } else {
+                    components_match(&pat, &rel)
+                };
+                // A destructive operation on an ancestor of a fixed entry.
+                let holds = destructive
+                    && rel.len() < pat.len()
+                    && !pat[..rel.len()].contains(&"**")
+                    && rel
+                        .iter()
+                        .zip(&pat)
+                        .all(|(r, p)| fnmatch(p.as_bytes(), r.as_bytes()));
+                if inside || holds {
+                    return Some(root.join(entry.trim_end_matches('/')));
+                }
+            }
+        }
+        None
     }
 
     /// `/`, the home directory, system roots, a writable root itself, or any
@@ -266,6 +343,19 @@ pub fn glob_then_parent(pattern: &str) -> bool {
         }
     }
     false
+}
+
+/// Path components against glob components, `**` matching any number.
+fn components_match(pat: &[&str], path: &[String]) -> bool {
+    match pat.first() {
+        None => path.is_empty(),
+        Some(&"**") => (0..=path.len()).any(|i| components_match(&pat[1..], &path[i..])),
+        Some(p) => {
+            !path.is_empty()
+                && fnmatch(p.as_bytes(), path[0].as_bytes())
+                && components_match(&pat[1..], &path[1..])
+        }
+    }
 }
 
 /// Shell pattern matching of one path component: `*`, `?`, and bracket
@@ -392,6 +482,83 @@ fn bracket(p: &[u8]) -> Option<(Bracket, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn project() -> Roots {
+        Roots {
+            read: vec![PathBuf::from("/")],
+            write: vec![PathBuf::from("/p"), PathBuf::from("/t")],
+            home: PathBuf::from("/home/u"),
+            protected: [
+                ".git/config",
+                ".git/hooks/",
+                ".claude/",
+                ".cargo/config*",
+                "**/site-packages/*.pth",
+            ]
+            .map(String::from)
+            .to_vec(),
+            secret_names: [".env", ".env.*", "!.env.example"]
+                .map(String::from)
+                .to_vec(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn protected_files_in_every_root() {
+        let r = project();
+        let hit = |p: &str, d: bool| r.protected_hit(Path::new(p), d);
+        assert_eq!(
+            hit("/p/.git/config", false),
+            Some(PathBuf::from("/p/.git/config"))
+        );
+        assert_eq!(
+            hit("/t/.git/config", false),
+            Some(PathBuf::from("/t/.git/config"))
+        );
+        assert!(hit("/p/.git/hooks/pre-commit", false).is_some());
+        assert!(hit("/p/.git/hooks", false).is_some());
+        assert!(hit("/p/.claude/settings.json", false).is_some());
+        assert!(hit("/p/.cargo/config.toml", false).is_some());
+        assert!(hit("/p/.venv/lib/python3.12/site-packages/evil.pth", false).is_some());
+        assert!(
+            hit("/p/.git", true).is_some(),
+            "rm -rf .git removes .git/config"
+        );
+        assert!(hit("/p", true).is_some());
+        // Positive controls.
+        assert!(hit("/p/.git", false).is_none());
+        assert!(hit("/p/.git/HEAD", false).is_none());
+        assert!(hit("/p/src/.git/config", false).is_none());
+        assert!(hit("/p/.venv", false).is_none());
+        assert!(hit("/p/src", true).is_none());
+        assert!(hit("/elsewhere/.git/config", false).is_none());
+        assert_eq!(
+            r.check_write(Path::new("/p/.claude/x"), false),
+            Err(PathProblem::Protected(PathBuf::from("/p/.claude")))
+        );
+        assert!(r.check_write(Path::new("/p/src/x"), false).is_ok());
+    }
+
+    #[test]
+    fn secret_names_with_exceptions() {
+        let r = project();
+        for s in [
+            "/p/.env",
+            "/p/.env.local",
+            "/p/sub/.env.production",
+            "/home/u/x/.env",
+        ] {
+            assert!(r.is_secret_name(Path::new(s)), "{s}");
+            assert!(
+                matches!(r.check_read(Path::new(s)), Err(PathProblem::Secret(_))),
+                "{s}"
+            );
+        }
+        for s in ["/p/.env.example", "/p/env", "/p/.envrc", "/p/x.env"] {
+            assert!(!r.is_secret_name(Path::new(s)), "{s}");
+        }
+    }
 
     #[test]
     fn globs_that_reach_protected_paths() {

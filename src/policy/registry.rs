@@ -84,7 +84,10 @@ pub enum OptionStyle {
 pub struct CommandSpec {
     /// One line on what it does, shown by `--explain`.
     pub summary: String,
-    /// Base risk before options and operands are considered.
+    /// Base risk before options and operands are considered; `write` when
+    /// omitted (a program that works on the project: the sandbox confines
+    /// its writes to the roots).
+    #[serde(default = "default_risk")]
     pub risk: Risk,
     /// Trust in the entry.
     #[serde(default)]
@@ -95,6 +98,11 @@ pub struct CommandSpec {
     /// Contacts other hosts.
     #[serde(default)]
     pub network_touching: bool,
+    /// Operands that make the command reach other hosts, matched against
+    /// the first operands (`["install", "add", "pip install"]`): `bun
+    /// install` needs the network, `bun test` does not.
+    #[serde(default)]
+    pub network_when: Vec<String>,
     /// Runs code or scripts given to it (`python`, `node`, `bash script.sh`):
     /// at least `write` risk; the sandbox contains what the validator cannot see.
     #[serde(default)]
@@ -124,8 +132,47 @@ pub struct CommandSpec {
     #[serde(default)]
     pub form: Option<String>,
     /// Commands that must and must not be allowed with this entry, checked
-    /// when the profile loads and in the tests.
+    /// when the profile loads and in the tests. Required (non-empty) when
+    /// the entry has options that matter (see [`CommandSpec::needs_examples`]).
+    #[serde(default)]
     pub examples: Examples,
+}
+
+fn default_risk() -> Risk {
+    Risk::Write
+}
+
+impl CommandSpec {
+    /// The options or traits that make this entry special, which its
+    /// examples must cover: options that run programs, write, delete, need
+    /// the network, ask or are blocked; network use; a structured form.
+    /// An entry without any of these needs no examples.
+    pub fn needs_examples(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.network_touching || !self.network_when.is_empty() {
+            out.push("network".to_string());
+        }
+        if self.form.is_some() {
+            out.push("form".to_string());
+        }
+        for o in self.options.iter().filter_map(|o| o.parse().ok()) {
+            let special = o.effects.iter().any(|e| {
+                matches!(
+                    e,
+                    Effect::Exec
+                        | Effect::Dangerous
+                        | Effect::Network
+                        | Effect::Blocked
+                        | Effect::Ask
+                        | Effect::Delete
+                )
+            }) || matches!(o.value_type.as_str(), "command" | "write_path" | "code");
+            if special {
+                out.push(o.names.join(" "));
+            }
+        }
+        out
+    }
 }
 
 /// Example commands for an entry.
@@ -374,6 +421,7 @@ impl Registry {
                     "the built-in registry entry for `{name}` does not deserialise ({e}); this is a bug in safe-exec"
                 )),
                 network_touching: false,
+                network_when: Vec::new(),
                 interpreter: false,
                 option_style: OptionStyle::default(),
                 options: Vec::new(),
@@ -441,9 +489,11 @@ pub fn check_spec(name: &str, spec: &CommandSpec) -> Vec<String> {
             errs.push(format!("command `{name}`: unknown operand type `{op}`"));
         }
     }
-    if spec.examples.allow.is_empty() && spec.examples.deny.is_empty() {
+    let special = spec.needs_examples();
+    if !special.is_empty() && spec.examples.allow.is_empty() && spec.examples.deny.is_empty() {
         errs.push(format!(
-            "command `{name}` has no examples; add [command.\"{name}\".examples] allow/deny"
+            "command `{name}` has options that matter ({}) but no examples; add [command.\"{name}\".examples] allow/deny",
+            special.join(", ")
         ));
     }
     errs

@@ -412,6 +412,8 @@ impl Profile {
             deny_read: ph.expand_all(&p.deny_read),
             broad,
             home: ph.home.clone(),
+            protected: p.protected.clone(),
+            secret_names: p.secret_names.clone(),
         }
     }
 

@@ -55,7 +55,7 @@ fn allowed_command_exits_0_with_no_output() {
     for c in [
         "git status",
         "ls -la",
-        "cargo test && git diff",
+        "git log -1 && git diff",
         "grep -rn foo src | head",
     ] {
         let o = w.hook(&[], c);
@@ -429,7 +429,9 @@ fn rewrite_applies_only_to_allowed_commands() {
     assert_shape(&v, "deny", false);
     // An ask is rewritten too (Claude Code asks its user, then runs the
     // command confined with a one-time approval): see agents_hook_protocols.
-    let v = parse_json(&w.hook(&["--json", "--rewrite"], "frobnicate"));
+    // (An unknown program runs confined without asking under --rewrite; a
+    // signal to processes the command did not start still asks.)
+    let v = parse_json(&w.hook(&["--json", "--rewrite"], "pkill -f frobnicate"));
     assert_shape(&v, "ask", true);
 }
 

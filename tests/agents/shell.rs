@@ -102,7 +102,11 @@ fn untrusted_source_in_the_chain_is_not_trusted() {
     let evil = w.work.join("snap.sh");
     std::fs::write(&evil, "rm -rf ~\n").expect("write");
     let chain = claude_shell_chain(&evil, "git status");
-    assert_ne!(w.check_json(&chain)["decision"], "allow");
+    // Confined, a project file is sourced like any script the sandbox
+    // contains; unconfined (the hook without --rewrite) it is not trusted.
+    let out = w.run(&["check", "--json", "--unconfined", "-c", &chain], "");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_ne!(v["decision"], "allow");
     // `..` out of the trusted directory does not count either.
     let sneaky = w.snapshot().parent().expect("dir").join("../../.bashrc");
     assert_ne!(

@@ -73,7 +73,7 @@ fn on_tty(e: &Env, args: &str, answer: Option<&str>) -> Output {
     out
 }
 
-/// An executable that is not in the registry, so running it asks.
+/// A project executable: risk `write`, so under mode `safe` running it asks.
 fn write_tool(e: &Env) {
     let tool = e.cwd.join("tool.sh");
     std::fs::write(&tool, "#!/bin/sh\necho ran-it\n").expect("write");
@@ -85,12 +85,14 @@ fn write_tool(e: &Env) {
 }
 
 const BASE: &str = "extends = \"default\"\n[confirmation]\ntimeout_seconds = 5\n";
+// Mode `safe`: a confined project executable (risk `write`) asks.
+const SAFE_MODE: &str = "[policy]\nmode = \"safe\"\n";
 
 #[test]
 fn standard_confirmation_accepts_y_and_refuses_anything_else() {
     have_script();
-    let e = env(BASE);
-    // An unknown command asks (policy.unknown_commands = "ask").
+    let e = env(&format!("{BASE}{SAFE_MODE}"));
+    // A project executable runs confined with risk `write`: above mode `safe`, it asks.
     write_tool(&e);
     let out = on_tty(&e, "-- ./tool.sh", Some("y"));
     let text = String::from_utf8_lossy(&out.stdout);
@@ -155,7 +157,9 @@ fn very_strong_confirmation_needs_the_program_name() {
 #[test]
 fn no_answer_in_time_is_a_refusal() {
     have_script();
-    let e = env("extends = \"default\"\n[confirmation]\ntimeout_seconds = 1\n");
+    let e = env(&format!(
+        "extends = \"default\"\n[confirmation]\ntimeout_seconds = 1\n{SAFE_MODE}"
+    ));
     write_tool(&e);
     let out = on_tty(&e, "-- ./tool.sh", None);
     let text = String::from_utf8_lossy(&out.stdout);
@@ -167,7 +171,7 @@ fn no_answer_in_time_is_a_refusal() {
 
 #[test]
 fn without_a_terminal_an_ask_is_a_denial_naming_confirmation() {
-    let e = env(BASE);
+    let e = env(&format!("{BASE}{SAFE_MODE}"));
     write_tool(&e);
     let out = Command::new(env!("CARGO_BIN_EXE_safe-exec"))
         .args([

@@ -77,8 +77,9 @@ fn run_policy_deny_is_126_with_one_denied_line() {
 fn run_ask_without_terminal_is_a_denial_mentioning_confirmation() {
     let w = World::new();
     for args in [
-        vec!["-c", "frobnicate-xyz --now"],
-        vec!["--", "frobnicate-xyz"],
+        // Confined, unknown programs run; signalling processes by name asks.
+        vec!["-c", "pkill -f frobnicate-xyz"],
+        vec!["--", "pkill", "frobnicate-xyz"],
     ] {
         let (out, _) = w.run(&args);
         assert_eq!(code(&out), 126, "{args:?}: stderr {}", stderr(&out));
@@ -107,9 +108,12 @@ fn run_missing_program_is_127() {
     assert_eq!(code(&out), 127, "stderr {}", stderr(&out));
     let (out, _) = w.run(["--profile", p, "-c", "no-such-program-safe-exec-test -l"]);
     assert_eq!(code(&out), 127, "stderr {}", stderr(&out));
-    // Under the default profile a program by path asks instead (126 with no terminal).
+    // The default profile runs unknown programs and programs by path
+    // confined, so they reach the run too.
     let (out, _) = w.run(["--", "/nonexistent/dir/ls"]);
-    assert_eq!(code(&out), 126, "stderr {}", stderr(&out));
+    assert_eq!(code(&out), 127, "stderr {}", stderr(&out));
+    let (out, _) = w.run(["--", "no-such-program-safe-exec-test"]);
+    assert_eq!(code(&out), 127, "stderr {}", stderr(&out));
 }
 
 #[test]
@@ -278,8 +282,10 @@ fn check_exit_codes() {
         (&["check", "--", "ls", "-la"], 0),
         (&["check", "-c", "rm -rf /"], 2),
         (&["check", "--", "rm", "-rf", "/"], 2),
-        (&["check", "-c", "frobnicate-xyz"], 3),
-        (&["check", "--", "frobnicate-xyz"], 3),
+        (&["check", "-c", "pkill -f frobnicate-xyz"], 3),
+        (&["check", "--", "pkill", "frobnicate-xyz"], 3),
+        (&["check", "--unconfined", "-c", "frobnicate-xyz"], 3),
+        (&["check", "--unconfined", "--", "frobnicate-xyz"], 3),
         (&["check"], 125),
         (
             &["check", "--profile", "no-such-profile-xyz", "-c", "ls"],
@@ -287,10 +293,15 @@ fn check_exit_codes() {
         ),
         (&["check", "--json", "-c", "git status"], 0),
         (&["check", "--json", "-c", "rm -rf /"], 2),
-        (&["check", "--json", "-c", "frobnicate-xyz"], 3),
+        (&["check", "--json", "-c", "pkill -f frobnicate-xyz"], 3),
+        (
+            &["check", "--json", "--unconfined", "-c", "frobnicate-xyz"],
+            3,
+        ),
+        (&["check", "--json", "-c", "frobnicate-xyz"], 0),
         (&["check", "--explain", "-c", "git status"], 0),
         (&["check", "--explain", "-c", "rm -rf /"], 2),
-        (&["check", "--explain", "-c", "frobnicate-xyz"], 3),
+        (&["check", "--explain", "-c", "pkill -f frobnicate-xyz"], 3),
     ];
     for (args, want) in cases {
         let (out, _) = w.run(*args);
@@ -410,8 +421,14 @@ fn check_json_fields() {
         (vec!["--", "git", "status"], "list", "allow"),
         (vec!["-c", "rm -rf /"], "string", "deny"),
         (vec!["--", "rm", "-rf", "/"], "list", "deny"),
-        (vec!["-c", "frobnicate-xyz a b"], "string", "ask"),
-        (vec!["--", "frobnicate-xyz", "a"], "list", "ask"),
+        (vec!["-c", "pkill -f frobnicate-xyz"], "string", "ask"),
+        (vec!["--", "pkill", "frobnicate-xyz"], "list", "ask"),
+        (
+            vec!["--unconfined", "-c", "frobnicate-xyz a b"],
+            "string",
+            "ask",
+        ),
+        (vec!["-c", "frobnicate-xyz a b"], "string", "allow"),
         (vec!["-c", "git push --force"], "string", "deny"),
     ] {
         let (_, v) = w.check_json_args(&args);

@@ -169,7 +169,9 @@ fn download_then_chmod_then_run_is_denied() {
 #[test]
 fn secrets_then_network_is_denied() {
     let env = Env::new();
-    env.profile("[guard]\nenabled = true");
+    // The static policy refuses `.env` itself ([paths] secret_names); the
+    // guard is tested on its own here.
+    env.profile("[paths]\nsecret_names = []\n[guard]\nenabled = true");
     std::fs::write(env.path("cwd/.env"), "API_KEY=x\n").unwrap();
     assert_eq!(code(&env.run(&["--session", "s", "--", "cat", ".env"])), 0);
     let o = env.env_check(&["--session", "s", "--json", "-c", "git push origin main"]);

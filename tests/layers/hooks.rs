@@ -102,7 +102,7 @@ fn blocking_hook_failures_deny() {
             let cmd: &[&str] = if event == "pre_tool_use" {
                 &["--", "echo", "hi"]
             } else {
-                &["--", "frobnicate-x"]
+                &["--", "pkill", "frobnicate-x"]
             };
             let o = env.run(cmd);
             assert_eq!(code(&o), 126, "{event} {body}: {}", stderr(&o));
@@ -127,7 +127,7 @@ fn permission_request_fires_only_for_asks_and_can_deny() {
     );
     assert_eq!(code(&env.run(&["--", "true"])), 0);
     assert!(env.read("h.in").is_empty(), "no ask, no permission_request");
-    let o = env.run(&["--", "frobnicate-x"]);
+    let o = env.run(&["--", "pkill", "frobnicate-x"]);
     assert_eq!(code(&o), 126);
     assert!(stderr(&o).contains("nobody home"), "{}", stderr(&o));
     assert_eq!(env.json_lines("h.in")[0]["event"], "permission_request");
@@ -315,7 +315,7 @@ fn session_start_fires_once_per_session() {
 fn notification_for_confirmation_needed() {
     let env = Env::new();
     one_hook(&env, "notification", "exit 1", "");
-    let o = env.run(&["--", "frobnicate-x"]);
+    let o = env.run(&["--", "pkill", "frobnicate-x"]);
     assert_eq!(code(&o), 126);
     let n = &env.json_lines("h.in")[0];
     assert_eq!(n["event"], "notification");

@@ -9,14 +9,26 @@
 use crate::common::policy as common;
 use common::*;
 
-/// Asserts that no case is allowed and that every `deny` case is denied;
-/// lists every offender in one failure.
+/// Asserts that every `deny` case is denied (confined or not: visible
+/// danger) and that no case is allowed unconfined (`check --unconfined`,
+/// the hook without `--rewrite`: nothing contains what the policy cannot
+/// see; confined, the sandbox does, see tests/policy_confined.rs); lists
+/// every offender in one failure.
 fn technique(n: u32, name: &str, deny: &[&str], not_allow: &[&str]) {
     let w = World::new();
     let mut fails = collect_failures(&w, deny, "must be deny", |d| d != "deny");
-    fails.extend(collect_failures(&w, not_allow, "must not be allow", |d| {
-        d == "allow"
-    }));
+    for c in deny.iter().chain(not_allow) {
+        let (_, v) = w.check_json_args(&["--unconfined", "-c", c]);
+        let d = v["decision"].as_str().unwrap_or("<missing>");
+        let must_deny = deny.contains(c);
+        if (must_deny && d != "deny") || d == "allow" {
+            fails.push(format!(
+                "unconfined must not be allow{}: {c:?} -> {d} ({})",
+                if must_deny { " (deny)" } else { "" },
+                v["reasons"]
+            ));
+        }
+    }
     assert!(
         fails.is_empty(),
         "technique {n} ({name}):\n  {}",
@@ -68,11 +80,18 @@ fn t03_command_substitution() {
         "command substitution",
         &[
             "echo \"$(rm -rf ~/proj)\"",
-            "ls `rm -rf x`",
             "echo $(cat ~/.ssh/id_rsa)",
             "touch \"$(rm -rf /)\"",
         ],
-        &["$(echo rm) -rf x", "`echo rm` -rf x", "echo \"`id`\""],
+        // A substitution of an allowed read-only command into a harmless
+        // argument is seen through (`echo "`id`"`); one that changes files
+        // asks unconfined and runs confined.
+        &[
+            "$(echo rm) -rf x",
+            "`echo rm` -rf x",
+            "ls `rm -rf x`",
+            "cat \"$(touch y)\"",
+        ],
     );
 }
 

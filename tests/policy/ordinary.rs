@@ -4,6 +4,9 @@
 use crate::common::policy as common;
 use common::*;
 
+// Commands that need the network (`git push`, `npm install`), docker and
+// signals to processes the command did not start ask by design: see
+// tests/policy_confined.rs.
 fn all_allowed(cases: &[&str]) {
     let w = World::new();
     let fails = collect_failures(&w, cases, "must be allow", |d| d != "allow");
@@ -34,11 +37,6 @@ fn everyday_git() {
         "git branch",
         "git stash",
         "git stash pop",
-        "git fetch origin",
-        "git pull --rebase",
-        "git push",
-        "git push -u origin feature",
-        "git push --force-with-lease",
         "git rev-parse HEAD",
         "git ls-files",
         "git blame src/main.rs",
@@ -62,7 +60,6 @@ fn everyday_build_and_test() {
         "make -j4 test",
         "npm test",
         "npm run build",
-        "npm install",
         "python3 -m pytest -q",
         "python3 script.py",
         "python3 -c 'print(1)'",
@@ -71,7 +68,6 @@ fn everyday_build_and_test() {
         "go build ./...",
         "go vet ./...",
         "node app.js",
-        "pip install -r requirements.txt",
         "gcc -O2 -Wall -o hello hello.c",
         "javac -d out src/Main.java",
         "mvn -q test",
@@ -79,7 +75,6 @@ fn everyday_build_and_test() {
         "cmake -S . -B build && cmake --build build",
         "tsc --noEmit",
         "yarn test",
-        "pnpm install",
     ]);
 }
 
@@ -217,14 +212,12 @@ fn everyday_system_inspection() {
         "uptime",
         "nproc",
         "top -b -n 1",
-        "kill 12345",
-        "kill -9 12345",
+        "kill %1",
+        "kill -9 %1",
         "systemctl status docker",
         "journalctl -u nginx -n 50 --no-pager",
         "apt list --installed",
         "dpkg -l",
-        "docker ps",
-        "docker images",
         "kubectl get pods",
         "man ls",
         "curl -I https://example.com",

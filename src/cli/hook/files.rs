@@ -87,6 +87,11 @@ pub fn check(
             "`{tool}` of {} is refused: the target is too broad; name a file inside the project",
             path.display()
         ),
+        PathProblem::Protected(d) => format!(
+            "`{tool}` of {} is refused: it changes the protected file {}, which runs later outside any sandbox; ask the user to make this change",
+            path.display(),
+            d.display()
+        ),
     })
 }
 
@@ -195,6 +200,7 @@ mod tests {
             deny_read: vec![PathBuf::from("/nonexistent-home/.ssh")],
             broad: vec![],
             home: PathBuf::from("/nonexistent-home"),
+            ..Default::default()
         }
     }
 

@@ -1,0 +1,185 @@
+//! Damage inside the writable roots that no sandbox can prevent: the
+//! project's history and uncommitted work. The sandbox lets a command write
+//! the project, so these are refused up front, confined or not, each with
+//! what to do instead.
+
+use super::args::ParsedArgs;
+use super::registry::Risk;
+use super::{Decision, Layer, PolicyContext, Verdict};
+use crate::parse::Segment;
+
+fn refuse(v: &mut Verdict, what: String, instead: &str) {
+    v.add(
+        Layer::Policy,
+        "history.destroy",
+        Decision::Deny,
+        format!("{what}; the sandbox cannot protect work inside the project"),
+        Some(instead.into()),
+    );
+    v.risk = Risk::Dangerous;
+}
+
+/// Whether an option (or a short cluster) was given: `-W`, `-SW`, `--worktree`.
+fn has_flag(p: &ParsedArgs, short: char, long: &str) -> bool {
+    p.options.iter().any(|o| {
+        o.written == long
+            || (!o.written.starts_with("--")
+                && o.written.starts_with('-')
+                && o.written[1..].contains(short))
+            || o.name == format!("-{short}")
+    })
+}
+
+/// A git pathspec naming the whole repository whatever the cwd: `:/`,
+/// `:/*`, `:(top)`, `:(top).`, `:(top,glob)**`.
+fn whole_repo_pathspec(s: &str) -> bool {
+    let rest = if let Some(r) = s.strip_prefix(":(") {
+        let Some((magic, rest)) = r.split_once(')') else {
+            return false;
+        };
+        if !magic.split(',').any(|m| m == "top") {
+            return false;
+        }
+        rest
+    } else if let Some(r) = s.strip_prefix(":/") {
+        r
+    } else {
+        return false;
+    };
+    rest.trim_matches(['*', '.', '/']).is_empty()
+}
+
+/// Checks one git subcommand (`name` is `git checkout`, ...).
+pub fn git(name: &str, p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
+    let ops: Vec<&str> = p.operands.iter().map(|(w, _)| w.value.as_str()).collect();
+    let whole = ops.iter().any(|o| whole_repo_pathspec(o));
+    match name {
+        "git checkout" | "git restore" | "git rm" | "git clean" | "git stash push" if whole => {
+            refuse(
+                v,
+                format!(
+                    "`{name} {}` names every file of the repository and throws away their uncommitted changes",
+                    ops.join(" ")
+                ),
+                "name the files you mean, e.g. `git restore src/file.py`, or `git stash` to keep the changes",
+            );
+        }
+        "git restore" if has_flag(p, 'W', "--worktree") => {
+            // `-S` alone only unstages; with `-W` the working tree is
+            // overwritten too, like `git restore PATH`.
+            for (w, _) in &p.operands {
+                super::path_operand(seg, ctx, v, w, "write_path", true, name);
+            }
+        }
+        "git stash drop" | "git stash clear" => refuse(
+            v,
+            format!("`{name}` deletes stashed work for good"),
+            "leave the stash in place; `git stash list` and `git stash show -p` show what it holds",
+        ),
+        "git reflog" if matches!(ops.first(), Some(&"expire") | Some(&"delete")) => refuse(
+            v,
+            format!(
+                "`git reflog {}` deletes reflog entries, the record that lets lost commits be recovered",
+                ops[0]
+            ),
+            "leave the reflog alone; `git reflog` shows it",
+        ),
+        "git config" => config_write(p, seg, ctx, v),
+        _ => {}
+    }
+}
+
+/// `git config KEY VALUE` (and `--unset`, `--add`, `--replace-all`, ...)
+/// without `--global`/`--system` writes `.git/config`, a protected file.
+fn config_write(p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
+    let written: Vec<&str> = p.options.iter().map(|o| o.written.as_str()).collect();
+    let elsewhere = written
+        .iter()
+        .any(|o| matches!(*o, "--global" | "--system" | "--file" | "-f"));
+    let reads = written.iter().any(|o| {
+        matches!(
+            *o,
+            "--get"
+                | "--get-all"
+                | "--get-regexp"
+                | "--list"
+                | "-l"
+                | "--show-origin"
+                | "--name-only"
+        )
+    });
+    let changes = written.iter().any(|o| {
+        matches!(
+            *o,
+            "--unset"
+                | "--unset-all"
+                | "--add"
+                | "--replace-all"
+                | "--remove-section"
+                | "--rename-section"
+        )
+    }) || p.operands.len() >= 2;
+    if elsewhere || reads || !changes {
+        return;
+    }
+    let Some(dir) = ctx
+        .roots
+        .write
+        .iter()
+        .find(|w| seg.cwd.starts_with(w))
+        .map(|w| w.join(".git/config"))
+    else {
+        return;
+    };
+    if let Some(hit) = ctx.roots.protected_hit(&dir, false) {
+        let key = p
+            .operands
+            .first()
+            .map(|(w, _)| w.value.as_str())
+            .unwrap_or("");
+        v.add(
+            Layer::Policy,
+            "roots.protected",
+            Decision::Deny,
+            format!(
+                "`git config` changes `{}`: a protected file ([paths] protected) that runs later outside any sandbox",
+                hit.display()
+            ),
+            Some(format!(
+                "set it for one command instead: `git -c {key}=VALUE ...`, or ask the user to change the repository's configuration"
+            )),
+        );
+        v.risk = Risk::Dangerous;
+    }
+}
+
+/// `find` with `-delete` and no filter, or no start path at all (`find
+/// -delete` starts at `.`): deletes the whole tree.
+pub fn find_delete(p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
+    let deletes = p.options.iter().any(|o| o.written == "-delete");
+    if !deletes || !p.operands.is_empty() {
+        return;
+    }
+    // No start path: find walks `.`.
+    let filtered = p
+        .options
+        .iter()
+        .any(|o| o.spec.effects.contains(&super::registry::Effect::Filter));
+    let dot = crate::parse::Word::literal(".");
+    super::path_operand(seg, ctx, v, &dot, "write_path", !filtered, "find");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_repository_pathspecs() {
+        for s in [":/", ":/*", ":(top)", ":(top).", ":(top)*", ":/."] {
+            assert!(whole_repo_pathspec(s), "{s}");
+        }
+        for s in [":/src", "src", ":(top)src", ".", "main"] {
+            assert!(!whole_repo_pathspec(s), "{s}");
+        }
+    }
+}
