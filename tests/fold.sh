@@ -20,7 +20,7 @@ cd "$(dirname "$0")"
 rewrite_headers() {
   perl -0pi -e '
     s/#\[path\s*=\s*"common\/(\w+)\.rs"\]\s*\n\s*mod common;/use crate::common::$1 as common;/g;
-    s/^mod (agents_support|layers_support|common);$/use crate::$1;/mg;
+    s/^mod (\w+_support|common);$/use crate::$1;/mg;
   ' "$1"
 }
 

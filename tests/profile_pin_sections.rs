@@ -2,8 +2,7 @@
 //! under a pinned system profile cannot set code-loading variables in
 //! `[env] set`, drop protected paths, or change any setting the pin check
 //! does not judge; a profile that only tightens still loads.
-#[path = "common/policy.rs"]
-mod common;
+use crate::common::policy as common;
 use common::*;
 
 fn run_pinned(w: &World, profile_text: &str) -> std::process::Output {

@@ -17,15 +17,18 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 mod agents;
+mod agents_real_support;
 mod agents_support;
 mod cli;
 mod common;
 mod corpus;
 mod data;
 mod docs;
+mod fuzz_parse_policy;
 mod layers;
 mod layers_support;
 mod packaging;
 mod policy;
+mod profile_pin_sections;
 mod sandbox;
 mod structure;

@@ -3,5 +3,7 @@
 mod classify;
 mod home_under_tmp;
 mod hook;
+mod hook_protocols;
 mod layers;
+mod real;
 mod shell;

@@ -1,6 +1,8 @@
 //! The static policy: ordinary commands, bypasses, seed 002's forms.
 
 mod bypass;
+mod confined;
 mod forms;
 mod ordinary;
 mod review;
+mod unconfined_classes;

@@ -4,5 +4,8 @@ mod cli;
 mod daily;
 mod env;
 mod fs;
+mod kernel_escapes;
 mod net;
 mod proc;
+mod supervisor;
+mod unlistable;

@@ -3,8 +3,7 @@
 //! owned by the user), and the other places where set-up could fail on an
 //! ordinary system explain themselves. Run as an unprivileged user (nobody),
 //! with positive controls.
-#[path = "common/sandbox.rs"]
-mod common;
+use crate::common::sandbox as common;
 use common::*;
 
 use std::os::unix::fs::PermissionsExt;

@@ -5,8 +5,7 @@
 //! succeeds), as root and as an unprivileged user where they differ.
 //! Operations are performed by the probe (tests/probe/kernel_ops.rs), which
 //! exits with the errno.
-#[path = "common/sandbox.rs"]
-mod common;
+use crate::common::sandbox as common;
 use common::*;
 
 use serde_json::json;

@@ -3,8 +3,7 @@
 //! escape runs for real with a harmless payload (a canary file the test
 //! made, a `sleep` the test can find), next to a positive control, as root
 //! and as an unprivileged user (uid 65534 through `setpriv`).
-#[path = "common/sandbox.rs"]
-mod common;
+use crate::common::sandbox as common;
 use common::*;
 use serde_json::json;
 use std::net::{TcpListener, UdpSocket};

@@ -4,7 +4,7 @@
 //! from the real CLIs (/work/notes/agents-findings.md), to the real binary.
 //! The end-to-end tests with the CLIs themselves are the `agents` team's.
 
-mod agents_support;
+use crate::agents_support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -5,8 +5,7 @@
 //! (exit 2) and by its JSON protocol (`deny` or `ask`). Beside each class,
 //! ordinary commands of the same shape stay allowed (the positive control:
 //! exit 0 and no opinion from the hook).
-#[path = "common/policy.rs"]
-mod common;
+use crate::common::policy as common;
 use common::*;
 
 use serde_json::{Value, json};

@@ -11,7 +11,7 @@
 //! copied, the temporary HOME and the canaries survive). Findings of the
 //! issue are named in the test names (`claude_1_...`, `codex_2_...`).
 
-mod agents_real_support;
+use crate::agents_real_support;
 
 use agents_real_support::{KEY, Run, Step, Wiring, World, bin, sh};
 

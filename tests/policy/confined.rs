@@ -5,8 +5,7 @@
 //! nothing contains. What the sandbox cannot contain (damage inside the
 //! roots, protected files, secrets, signals to other processes) is refused
 //! in both, with what to do instead; what it withholds (network) asks.
-#[path = "common/policy.rs"]
-mod common;
+use crate::common::policy as common;
 use common::*;
 use serde_json::Value;
 use std::io::Write;
