@@ -507,7 +507,7 @@ fn supervise_inner(
         if subreaper {
             // Orphans of the tree are reparented to us: reap them as they
             // exit (not the command itself, which is waited for above).
-            reap_orphans(pid);
+            sup::reap::reap_orphans(pid);
         }
         let timeout_ms = match deadline {
             None => -1,
@@ -558,37 +558,6 @@ fn supervise_inner(
         (libc::WEXITSTATUS(status), None)
     };
     Ok((code, signal, timed_out))
-}
-
-/// Reaps exited children other than `main` (orphans reparented to the
-/// subreaper), without touching `main`'s status.
-fn reap_orphans(main: libc::pid_t) {
-    if let Ok(dir) = std::fs::read_dir("/proc") {
-        // SAFETY: getpid has no side effects.
-        let me = unsafe { libc::getpid() };
-        for e in dir.flatten() {
-            let Some(p) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-                continue;
-            };
-            if p == main {
-                continue;
-            }
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
-                continue;
-            };
-            let Some(rest) = stat.rfind(')').map(|i| &stat[i + 2..]) else {
-                continue;
-            };
-            let mut it = rest.split_whitespace();
-            let state = it.next();
-            let ppid = it.next().and_then(|s| s.parse::<i32>().ok());
-            if state == Some("Z") && ppid == Some(me) {
-                let mut st = 0;
-                // SAFETY: reap one exited child of ours.
-                unsafe { libc::waitpid(p, &mut st, libc::WNOHANG) };
-            }
-        }
-    }
 }
 
 /// The command stopped (Ctrl-Z): take the terminal back, stop safe-exec so

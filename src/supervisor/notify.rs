@@ -9,7 +9,7 @@
 //! `MSG_FASTOPEN`) and for the exec-time check, which is a documented first
 //! net.
 
-use std::ffi::{CString, OsStr};
+use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
@@ -995,10 +995,8 @@ fn resolve(
         Some(p) => p,
     };
     let c = CString::new(p).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
-    let mut how: libc::open_how = unsafe {
-        // SAFETY: all-zero open_how is valid.
-        std::mem::zeroed()
-    };
+    // SAFETY: an all-zero open_how is valid.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
     how.flags = (libc::O_PATH | libc::O_CLOEXEC | if follow { 0 } else { libc::O_NOFOLLOW }) as u64;
     how.resolve = libc::RESOLVE_NO_MAGICLINKS;
     // SAFETY: openat2 reads the path and `how`, returns a new descriptor.
@@ -1125,11 +1123,6 @@ fn perform(fd: i32, op: &Op) -> Answer {
             }))
         }
     }
-}
-
-#[allow(dead_code)]
-fn os(p: &[u8]) -> &OsStr {
-    OsStr::from_bytes(p)
 }
 
 #[cfg(test)]

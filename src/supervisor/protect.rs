@@ -139,11 +139,23 @@ fn expand(
         // venvs: pyvenv.cfg at the root or up to two levels below.
         let mut out = Vec::new();
         let mut bases = vec![PathBuf::new()];
+        let mut seen = 0usize;
         for depth in 0..2 {
             let mut next = Vec::new();
             for b in &bases {
                 if let Ok(rd) = fs::read_dir(root.join(b)) {
                     for e in rd.flatten() {
+                        seen += 1;
+                        if seen > 4000 {
+                            if seen > 4001 {
+                                break;
+                            }
+                            notes.push(format!(
+                                "protected pattern {pattern}: venv search under {} stopped after 4000 entries",
+                                root.display()
+                            ));
+                            break;
+                        }
                         let name = e.file_name();
                         if SKIP.iter().any(|s| name == *s) {
                             continue;

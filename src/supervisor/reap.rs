@@ -87,6 +87,32 @@ fn kill_if_ours(pid: i32, me: i32) {
     unsafe { libc::close(fd) };
 }
 
+/// Reaps exited children other than `main` (orphans reparented to the
+/// subreaper) without touching `main`'s status: peeks with `WNOWAIT`.
+pub fn reap_orphans(main: i32) {
+    for _ in 0..4096 {
+        // SAFETY: an all-zero siginfo is valid for waitid to fill.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: waitid peeks at an exited child without reaping it.
+        let rc = unsafe {
+            libc::waitid(
+                libc::P_ALL,
+                0,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT | libc::__WALL,
+            )
+        };
+        // SAFETY: si_pid is valid for CLD_* siginfo (0 when none exited).
+        let pid = unsafe { info.si_pid() };
+        if rc != 0 || pid == 0 || pid == main {
+            return;
+        }
+        let mut st = 0;
+        // SAFETY: reap that child.
+        unsafe { libc::waitpid(pid, &mut st, libc::WNOHANG | libc::__WALL) };
+    }
+}
+
 /// Reaps every exited child without blocking; returns the exit status of
 /// `main` if it was among them.
 pub fn reap_others(main: i32) -> Option<i32> {
@@ -112,6 +138,15 @@ pub fn kill_tree() -> usize {
     let me = unsafe { libc::getpid() };
     let mut killed = 0;
     for round in 0..500 {
+        // Fast path: every living descendant has a living ancestor chain
+        // ending in a child of ours (orphans are reparented to us), so no
+        // child at all means no descendant.
+        let mut st = 0;
+        // SAFETY: non-blocking waitpid for any child.
+        let rc = unsafe { libc::waitpid(-1, &mut st, libc::WNOHANG | libc::__WALL) };
+        if rc < 0 {
+            return killed;
+        }
         let left = descendants(me);
         if left.is_empty() {
             reap_others(-1);
