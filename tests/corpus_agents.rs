@@ -1,0 +1,575 @@
+//! The agent-command corpus (`tests/data/agent-commands.tsv`: shell commands
+//! that real agents ran, taken from public trajectories and session logs; see
+//! `tests/data/README.md`) goes through the real decision of `check` as run
+//! mode makes it: the library's `decide_full` (what `safe-exec check` calls),
+//! confined, with the built-in `default` profile, from an ordinary
+//! Python/Node project the test creates in a temp dir, with a temp HOME.
+//!
+//! `agent_corpus_decides_every_command` decides every row (no panic, bounded
+//! time) and prints the allow rate per source and agent kind;
+//! `agent_corpus_meets_allow_targets` asserts issue 10's targets.
+//! `write_agent_commands_report` (ignored) writes the agent-command section
+//! of `docs/corpus-report.md` and, with `SAFE_EXEC_REFUSALS_OUT=FILE`, the
+//! refusals grouped by cause:
+//! `cargo test --release --test corpus_agents -- --ignored --nocapture`.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use safe_exec::decide::{CommandInput, Decided, LayerOptions, Situation, decide_full};
+use safe_exec::policy::Decision;
+use safe_exec::profile::{self, Profile};
+
+/// Issue 10: at least this share of all commands is allowed.
+const TARGET_OVERALL: f64 = 0.97;
+/// Issue 10: at least this share of the commands of interactive agents.
+const TARGET_INTERACTIVE: f64 = 0.90;
+/// The interactive agents of issue 10's target ("Claude Code, Cursor"). The
+/// other kinds are reported on their own: mini-swe-agent ran unattended on
+/// SWE-bench; Codex and Gemini CLI rows come from one source each.
+const INTERACTIVE: &[&str] = &["claude-code", "cursor"];
+/// Marker the extraction put where the log had the agent's project
+/// directory (SWE-bench's `/testbed`, a Claude Code session's `cwd`).
+const PROJECT_MARKER: &str = "{{project}}";
+
+const DATA: &str = "tests/data/agent-commands.tsv";
+const REPORT: &str = "docs/corpus-report.md";
+const BEGIN: &str = "<!-- agent-commands:begin -->";
+const END: &str = "<!-- agent-commands:end -->";
+
+/// One row of the corpus.
+struct Row {
+    source: String,
+    agent: String,
+    command: String,
+}
+
+fn unescape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut it = s.chars();
+    while let Some(c) = it.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match it.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('\\') => out.push('\\'),
+            Some(o) => {
+                out.push('\\');
+                out.push(o);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+fn load_rows() -> Vec<Row> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(DATA);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (the corpus is part of the repository)",
+            path.display()
+        )
+    });
+    text.lines()
+        .skip(1)
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let mut f = l.splitn(3, '\t');
+            let (Some(source), Some(agent), Some(cmd)) = (f.next(), f.next(), f.next()) else {
+                panic!("malformed row: {l:?}");
+            };
+            Row {
+                source: source.to_string(),
+                agent: agent.to_string(),
+                command: unescape(cmd),
+            }
+        })
+        .collect()
+}
+
+/// An ordinary Python/Node project (git, pyproject, package.json, sources,
+/// tests, a venv and node_modules/.bin) at `HOME/src/app`, in a temp dir.
+/// The temp directory of the situation stays `/tmp` with no `$TMPDIR`, as
+/// for an agent on an ordinary machine (agents write `/tmp/x.py` often);
+/// nothing is written anywhere, the test only decides.
+struct World {
+    _dir: tempfile::TempDir,
+    project: PathBuf,
+    home: PathBuf,
+}
+
+fn world() -> World {
+    // Not under /tmp: the situation's temp dir is /tmp, which is writable,
+    // and HOME must not be.
+    let dir = tempfile::Builder::new()
+        .prefix("agent-corpus")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .expect("temp dir");
+    let root = std::fs::canonicalize(dir.path()).expect("canonical temp dir");
+    let home = root.join("home");
+    let project = home.join("src/app");
+    let files: &[(&str, &str)] = &[
+        (".git/HEAD", "ref: refs/heads/main\n"),
+        (".git/config", "[core]\n\trepositoryformatversion = 0\n"),
+        (".gitignore", ".venv/\nnode_modules/\n"),
+        (
+            "pyproject.toml",
+            "[project]\nname = \"app\"\nversion = \"0.1.0\"\n",
+        ),
+        ("setup.py", "from setuptools import setup\nsetup()\n"),
+        (
+            "package.json",
+            "{\"name\": \"app\", \"scripts\": {\"test\": \"jest\", \"build\": \"tsc\"}}\n",
+        ),
+        ("README.md", "# app\n"),
+        ("src/app/__init__.py", ""),
+        ("src/app/main.py", "print('hi')\n"),
+        ("src/index.ts", "export {};\n"),
+        ("tests/test_main.py", "def test_x():\n    assert True\n"),
+        (".venv/bin/python", "#!/bin/sh\n"),
+        ("node_modules/.bin/jest", "#!/bin/sh\n"),
+    ];
+    for (p, body) in files {
+        let f = project.join(p);
+        std::fs::create_dir_all(f.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&f, body).expect("write");
+    }
+    std::fs::create_dir_all(home.join(".local/state")).expect("home");
+    World {
+        _dir: dir,
+        project,
+        home,
+    }
+}
+
+/// The situation `check` builds from that cwd and HOME (run mode: the
+/// decision is made for the confined run).
+fn situation(w: &World) -> Situation {
+    let mut sit = safe_exec::decide::example_situation();
+    sit.places.cwd = w.project.clone();
+    sit.places.git_root = Some(w.project.clone());
+    sit.places.home = w.home.clone();
+    sit.places.tmp = PathBuf::from("/tmp");
+    sit.places.state = w.home.join(".local/state/safe-exec");
+    sit.tmpdir_env = None;
+    sit.interactive = false;
+    sit
+}
+
+fn decide_row(cmd: &str, w: &World, profile: &Profile, sit: &Situation) -> Decided {
+    let text = cmd.replace(PROJECT_MARKER, &w.project.display().to_string());
+    let input = CommandInput::String {
+        text,
+        positional: vec!["bash".into()],
+    };
+    let lo = LayerOptions {
+        record: false,
+        opts: serde_json::json!({"profile": "default", "dry_run": true}),
+        ..LayerOptions::default()
+    };
+    decide_full(&input, profile, sit, &lo).0
+}
+
+#[derive(Default, Clone, Copy)]
+struct Counts {
+    allow: usize,
+    ask: usize,
+    deny: usize,
+}
+
+impl Counts {
+    fn add(&mut self, d: Decision) {
+        match d {
+            Decision::Allow => self.allow += 1,
+            Decision::Ask => self.ask += 1,
+            Decision::Deny => self.deny += 1,
+        }
+    }
+    fn total(&self) -> usize {
+        self.allow + self.ask + self.deny
+    }
+    fn rate(&self) -> f64 {
+        self.allow as f64 / self.total().max(1) as f64
+    }
+}
+
+/// A refused command with its first refusing reason.
+struct Refusal {
+    source: String,
+    agent: String,
+    command: String,
+    decision: Decision,
+    rule: String,
+    program: String,
+    message: String,
+}
+
+struct Outcome {
+    total: Counts,
+    interactive: Counts,
+    per_source: BTreeMap<(String, String), Counts>,
+    per_agent: BTreeMap<String, Counts>,
+    refusals: Vec<Refusal>,
+    took: Duration,
+    slowest: (Duration, String),
+}
+
+fn run_corpus() -> Outcome {
+    let rows = load_rows();
+    assert!(rows.len() >= 5000, "only {} rows", rows.len());
+    let w = world();
+    let profile = profile::load("default").expect("default profile");
+    let sit = situation(&w);
+    let start = Instant::now();
+    let mut out = Outcome {
+        total: Counts::default(),
+        interactive: Counts::default(),
+        per_source: BTreeMap::new(),
+        per_agent: BTreeMap::new(),
+        refusals: Vec::new(),
+        took: Duration::ZERO,
+        slowest: (Duration::ZERO, String::new()),
+    };
+    for r in &rows {
+        let t = Instant::now();
+        let d = decide_row(&r.command, &w, &profile, &sit);
+        let took = t.elapsed();
+        if took > out.slowest.0 {
+            out.slowest = (took, r.command.clone());
+        }
+        let decision = d.verdict.decision;
+        out.total.add(decision);
+        if INTERACTIVE.contains(&r.agent.as_str()) {
+            out.interactive.add(decision);
+        }
+        out.per_source
+            .entry((r.source.clone(), r.agent.clone()))
+            .or_default()
+            .add(decision);
+        out.per_agent
+            .entry(r.agent.clone())
+            .or_default()
+            .add(decision);
+        if decision != Decision::Allow {
+            let reason = d.verdict.reasons.iter().find(|x| x.decision == decision);
+            let program = d
+                .model
+                .segments
+                .iter()
+                .map(|s| s.program.clone())
+                .find(|p| reason.is_some_and(|x| x.message.contains(p.as_str())))
+                .or_else(|| d.model.segments.first().map(|s| s.program.clone()))
+                .unwrap_or_default();
+            out.refusals.push(Refusal {
+                source: r.source.clone(),
+                agent: r.agent.clone(),
+                command: r.command.clone(),
+                decision,
+                rule: reason.map(|x| x.rule.clone()).unwrap_or_default(),
+                program,
+                message: reason.map(|x| x.message.clone()).unwrap_or_default(),
+            });
+        }
+    }
+    out.took = start.elapsed();
+    out
+}
+
+fn pct(c: &Counts) -> String {
+    format!("{:.1}%", 100.0 * c.rate())
+}
+
+fn summary(o: &Outcome) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "agent corpus: {} commands in {:?} (slowest {:?}); allow {} ({}), ask {}, deny {}; interactive agents: {} of {} allowed ({})",
+        o.total.total(),
+        o.took,
+        o.slowest.0,
+        o.total.allow,
+        pct(&o.total),
+        o.total.ask,
+        o.total.deny,
+        o.interactive.allow,
+        o.interactive.total(),
+        pct(&o.interactive)
+    );
+    for (agent, c) in &o.per_agent {
+        let _ = writeln!(
+            s,
+            "  {agent}: {} of {} allowed ({})",
+            c.allow,
+            c.total(),
+            pct(c)
+        );
+    }
+    for ((src, agent), c) in &o.per_source {
+        let _ = writeln!(
+            s,
+            "  {src} [{agent}]: {} of {} allowed ({})",
+            c.allow,
+            c.total(),
+            pct(c)
+        );
+    }
+    s
+}
+
+#[test]
+fn agent_corpus_decides_every_command() {
+    let o = run_corpus();
+    eprint!("{}", summary(&o));
+    // About 30 s of CPU in a debug build (25,000 commands); the bound is
+    // wide because the machine may be shared, and is there to catch a
+    // pathological slowdown, not to measure.
+    let budget = if cfg!(debug_assertions) { 600 } else { 120 };
+    assert!(
+        o.took < Duration::from_secs(budget),
+        "corpus took {:?}",
+        o.took
+    );
+    assert!(
+        o.slowest.0 < Duration::from_secs(2),
+        "one command took {:?}: {:?}",
+        o.slowest.0,
+        o.slowest.1
+    );
+    // Every source contributes, and interactive agents are represented.
+    assert!(o.per_source.values().all(|c| c.total() > 0));
+    assert!(
+        o.interactive.total() >= 500,
+        "{} interactive rows",
+        o.interactive.total()
+    );
+}
+
+#[test]
+fn agent_corpus_meets_allow_targets() {
+    let o = run_corpus();
+    let s = summary(&o);
+    assert!(
+        o.total.rate() >= TARGET_OVERALL && o.interactive.rate() >= TARGET_INTERACTIVE,
+        "targets: {:.0}% overall, {:.0}% interactive; measured:\n{s}",
+        100.0 * TARGET_OVERALL,
+        100.0 * TARGET_INTERACTIVE
+    );
+}
+
+/// (decision, rule, program) of a group of refusals.
+type Cause = (String, String, String);
+
+/// Refusals grouped by (decision, rule, program), largest first.
+fn groups(o: &Outcome) -> Vec<(Cause, Vec<&Refusal>)> {
+    let mut g: BTreeMap<Cause, Vec<&Refusal>> = BTreeMap::new();
+    for r in &o.refusals {
+        g.entry((
+            r.decision.as_str().to_string(),
+            r.rule.clone(),
+            r.program.clone(),
+        ))
+        .or_default()
+        .push(r);
+    }
+    let mut v: Vec<_> = g.into_iter().collect();
+    v.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
+    v
+}
+
+fn one_line(s: &str, max: usize) -> String {
+    let flat = s.replace('\n', "⏎").replace('|', "\\|").replace('`', "'");
+    if flat.chars().count() > max {
+        format!("{}…", flat.chars().take(max).collect::<String>())
+    } else {
+        flat
+    }
+}
+
+fn refusals_markdown(o: &Outcome) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "# Agent-command corpus: refusals grouped by cause\n");
+    let _ = writeln!(
+        s,
+        "Generated by `SAFE_EXEC_REFUSALS_OUT=/work/notes/corpus-refusals.md cargo test --release --test corpus_agents -- --ignored` (team corpus). The decision is `decide_full` as `check` runs it, confined (run mode), default profile, cwd an ordinary Python/Node project in a temp dir, temp HOME.\n"
+    );
+    s.push_str(&summary(o).replace("\n  ", "\n- "));
+    let _ = writeln!(
+        s,
+        "\n| count | decision | rule | program | reason (first example) |\n|---:|---|---|---|---|"
+    );
+    let gs = groups(o);
+    for ((d, rule, prog), v) in &gs {
+        let _ = writeln!(
+            s,
+            "| {} | {d} | `{rule}` | `{}` | {} |",
+            v.len(),
+            one_line(prog, 40),
+            one_line(&v[0].message, 160)
+        );
+    }
+    let _ = writeln!(s, "\n## Examples (3 per cause)\n");
+    for ((d, rule, prog), v) in &gs {
+        let _ = writeln!(
+            s,
+            "### {d} `{rule}` `{}` ({})\n",
+            one_line(prog, 40),
+            v.len()
+        );
+        let _ = writeln!(s, "Reason: {}\n", one_line(&v[0].message, 400));
+        for r in v.iter().take(3) {
+            let _ = writeln!(
+                s,
+                "- [{} / {}] `{}`",
+                r.agent,
+                r.source,
+                one_line(&r.command, 300)
+            );
+        }
+        s.push('\n');
+    }
+    s
+}
+
+#[test]
+#[ignore = "writes docs/corpus-report.md (and SAFE_EXEC_REFUSALS_OUT); run on demand"]
+fn write_agent_commands_report() {
+    let o = run_corpus();
+    eprint!("{}", summary(&o));
+    if let Ok(path) = std::env::var("SAFE_EXEC_REFUSALS_OUT") {
+        std::fs::write(&path, refusals_markdown(&o)).expect("write refusals");
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut out = String::new();
+    let _ = writeln!(out, "{BEGIN}");
+    let _ = writeln!(out, "## Agent commands (issue 10)\n");
+    let _ = writeln!(
+        out,
+        "Every one of the {} distinct commands of `tests/data/agent-commands.tsv` (shell commands real agents ran, from public trajectories and session logs; sources in `tests/data/README.md`) decided as `safe-exec check` decides it in run mode (confined), with the built-in `default` profile, from an ordinary Python/Node project in a temp dir with a temp HOME. Generated by `cargo test --release --test corpus_agents -- --ignored`; {:?} for the whole corpus in that run.\n",
+        o.total.total(),
+        o.took
+    );
+    let _ = writeln!(
+        out,
+        "| | commands | allow | ask | deny | allow rate | target |\n|---|---:|---:|---:|---:|---:|---:|"
+    );
+    let _ = writeln!(
+        out,
+        "| all | {} | {} | {} | {} | {} | {:.0}% |",
+        o.total.total(),
+        o.total.allow,
+        o.total.ask,
+        o.total.deny,
+        pct(&o.total),
+        100.0 * TARGET_OVERALL
+    );
+    let _ = writeln!(
+        out,
+        "| interactive agents ({}) | {} | {} | {} | {} | {} | {:.0}% |",
+        INTERACTIVE.join(", "),
+        o.interactive.total(),
+        o.interactive.allow,
+        o.interactive.ask,
+        o.interactive.deny,
+        pct(&o.interactive),
+        100.0 * TARGET_INTERACTIVE
+    );
+    let _ = writeln!(
+        out,
+        "\n### Per agent kind\n\n| agent | commands | allow | ask | deny | allow rate |\n|---|---:|---:|---:|---:|---:|"
+    );
+    for (a, c) in &o.per_agent {
+        let _ = writeln!(
+            out,
+            "| {a} | {} | {} | {} | {} | {} |",
+            c.total(),
+            c.allow,
+            c.ask,
+            c.deny,
+            pct(c)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\n### Per source\n\n| source | agent | commands | allow | ask | deny | allow rate |\n|---|---|---:|---:|---:|---:|---:|"
+    );
+    for ((src, a), c) in &o.per_source {
+        let _ = writeln!(
+            out,
+            "| {src} | {a} | {} | {} | {} | {} | {} |",
+            c.total(),
+            c.allow,
+            c.ask,
+            c.deny,
+            pct(c)
+        );
+    }
+    let _ = writeln!(out, "\n### Remaining refusals by cause\n");
+    let _ = writeln!(
+        out,
+        "Grouped by the first refusing reason's rule and the program it names; the explanation of each class is in `CLASSES` in `tests/corpus_agents.rs`.\n"
+    );
+    let _ = writeln!(
+        out,
+        "| rule | refusals | ask | deny | explanation | example |\n|---|---:|---:|---:|---|---|"
+    );
+    let mut by_rule: BTreeMap<&str, Vec<&Refusal>> = BTreeMap::new();
+    for r in &o.refusals {
+        by_rule.entry(r.rule.as_str()).or_default().push(r);
+    }
+    let mut rules: Vec<_> = by_rule.into_iter().collect();
+    rules.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(b.0)));
+    for (rule, v) in &rules {
+        let ask = v.iter().filter(|r| r.decision == Decision::Ask).count();
+        let _ = writeln!(
+            out,
+            "| `{rule}` | {} | {ask} | {} | {} | `{}` |",
+            v.len(),
+            v.len() - ask,
+            explain_class(rule),
+            one_line(&v[0].command, 100)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\n### Largest refusal groups (rule, program)\n\n| refusals | decision | rule | program | example |\n|---:|---|---|---|---|"
+    );
+    for ((d, rule, prog), v) in groups(&o).iter().take(40) {
+        let _ = writeln!(
+            out,
+            "| {} | {d} | `{rule}` | `{}` | `{}` |",
+            v.len(),
+            one_line(prog, 30),
+            one_line(&v[0].command, 100)
+        );
+    }
+    let _ = writeln!(out, "{END}");
+    let path = root.join(REPORT);
+    let existing = std::fs::read_to_string(&path).unwrap_or_else(|_| "# Corpus report\n\n".into());
+    let updated = match (existing.find(BEGIN), existing.find(END)) {
+        (Some(a), Some(b)) if b > a => format!(
+            "{}{}{}",
+            &existing[..a],
+            out.trim_end(),
+            &existing[b + END.len()..]
+        ),
+        _ => format!("{}\n\n{}", existing.trim_end(), out),
+    };
+    std::fs::write(&path, updated).expect("write report");
+}
+
+/// What each class of remaining refusal is, and whether it is right.
+const CLASSES: &[(&str, &str)] = &[];
+
+fn explain_class(rule: &str) -> String {
+    CLASSES
+        .iter()
+        .find(|(r, _)| *r == rule)
+        .map(|(_, e)| e.to_string())
+        .unwrap_or_else(|| "(not yet explained)".into())
+}
