@@ -282,7 +282,7 @@ BEARER = re.compile(r"(Bearer\s+)([A-Za-z0-9._~+/=-]{12,})")
 
 # Commands for Windows shells (cmd.exe, PowerShell) or naming Windows
 # paths: the sandbox and the policy are for Linux.
-WINDOWS = re.compile(r"(?:^|[\s\"'=(])[A-Z]:\\[A-Za-z0-9_.$]|^(?:reg|ren|copy|dir|del|powershell|cmd)(?:\.exe)?\s|^\$[A-Za-z_]+\s*=|\b(?:Get|Set|New|Remove|Start|Invoke)-[A-Z][a-z]+", re.M)
+WINDOWS = re.compile(r"(?:^|[\s\"'=(])[A-Z]:\\[A-Za-z0-9_.$]|^(?:reg|ren|copy|dir|del|powershell|pwsh|cmd|winget|choco|wsl|w32tm|ipconfig|wmic|tasklist|taskkill|bcdedit|sc|[\w.-]+\.exe)\b|^\$[A-Za-z_]+\s*=|\b(?:Get|Set|New|Remove|Start|Invoke)-[A-Z][a-z]+", re.M)
 
 
 def redact(cmd):
