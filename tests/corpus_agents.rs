@@ -16,6 +16,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use safe_exec::decide::{CommandInput, Decided, LayerOptions, Situation, decide_full};
@@ -220,6 +221,46 @@ struct Outcome {
     slowest: (Duration, String),
 }
 
+/// What the decision said about one row.
+struct Judged {
+    decision: Decision,
+    rule: String,
+    program: String,
+    message: String,
+    took: Duration,
+}
+
+fn judge(cmd: &str, w: &World, profile: &Profile, sit: &Situation) -> Judged {
+    let t = Instant::now();
+    let d = decide_row(cmd, w, profile, sit);
+    let took = t.elapsed();
+    let decision = d.verdict.decision;
+    let reason = d.verdict.reasons.iter().find(|x| x.decision == decision);
+    // The program the refusing reason names, else the first one.
+    let program = d
+        .model
+        .segments
+        .iter()
+        .map(|s| s.program.clone())
+        .find(|p| reason.is_some_and(|x| x.message.contains(p.as_str())))
+        .or_else(|| d.model.segments.first().map(|s| s.program.clone()))
+        .unwrap_or_default();
+    Judged {
+        decision,
+        rule: reason.map(|x| x.rule.clone()).unwrap_or_default(),
+        program,
+        message: reason.map(|x| x.message.clone()).unwrap_or_default(),
+        took,
+    }
+}
+
+/// The corpus decided once per test process (both tests and the report
+/// share it), on every available core.
+fn outcome() -> &'static Outcome {
+    static OUTCOME: OnceLock<Outcome> = OnceLock::new();
+    OUTCOME.get_or_init(run_corpus)
+}
+
 fn run_corpus() -> Outcome {
     let rows = load_rows();
     assert!(rows.len() >= 5000, "only {} rows", rows.len());
@@ -227,57 +268,62 @@ fn run_corpus() -> Outcome {
     let profile = profile::load("default").expect("default profile");
     let sit = situation(&w);
     let start = Instant::now();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunk = rows.len().div_ceil(threads);
+    let judged: Vec<Judged> = std::thread::scope(|scope| {
+        let handles: Vec<_> = rows
+            .chunks(chunk)
+            .map(|part| {
+                let (w, profile, sit) = (&w, &profile, &sit);
+                scope.spawn(move || {
+                    part.iter()
+                        .map(|r| judge(&r.command, w, profile, sit))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("decider thread"))
+            .collect()
+    });
     let mut out = Outcome {
         total: Counts::default(),
         interactive: Counts::default(),
         per_source: BTreeMap::new(),
         per_agent: BTreeMap::new(),
         refusals: Vec::new(),
-        took: Duration::ZERO,
+        took: start.elapsed(),
         slowest: (Duration::ZERO, String::new()),
     };
-    for r in &rows {
-        let t = Instant::now();
-        let d = decide_row(&r.command, &w, &profile, &sit);
-        let took = t.elapsed();
-        if took > out.slowest.0 {
-            out.slowest = (took, r.command.clone());
+    for (r, j) in rows.iter().zip(judged) {
+        if j.took > out.slowest.0 {
+            out.slowest = (j.took, r.command.clone());
         }
-        let decision = d.verdict.decision;
-        out.total.add(decision);
+        out.total.add(j.decision);
         if INTERACTIVE.contains(&r.agent.as_str()) {
-            out.interactive.add(decision);
+            out.interactive.add(j.decision);
         }
         out.per_source
             .entry((r.source.clone(), r.agent.clone()))
             .or_default()
-            .add(decision);
+            .add(j.decision);
         out.per_agent
             .entry(r.agent.clone())
             .or_default()
-            .add(decision);
-        if decision != Decision::Allow {
-            let reason = d.verdict.reasons.iter().find(|x| x.decision == decision);
-            let program = d
-                .model
-                .segments
-                .iter()
-                .map(|s| s.program.clone())
-                .find(|p| reason.is_some_and(|x| x.message.contains(p.as_str())))
-                .or_else(|| d.model.segments.first().map(|s| s.program.clone()))
-                .unwrap_or_default();
+            .add(j.decision);
+        if j.decision != Decision::Allow {
             out.refusals.push(Refusal {
                 source: r.source.clone(),
                 agent: r.agent.clone(),
                 command: r.command.clone(),
-                decision,
-                rule: reason.map(|x| x.rule.clone()).unwrap_or_default(),
-                program,
-                message: reason.map(|x| x.message.clone()).unwrap_or_default(),
+                decision: j.decision,
+                rule: j.rule,
+                program: j.program,
+                message: j.message,
             });
         }
     }
-    out.took = start.elapsed();
     out
 }
 
@@ -324,8 +370,8 @@ fn summary(o: &Outcome) -> String {
 
 #[test]
 fn agent_corpus_decides_every_command() {
-    let o = run_corpus();
-    eprint!("{}", summary(&o));
+    let o = outcome();
+    eprint!("{}", summary(o));
     // About 30 s of CPU in a debug build (25,000 commands); the bound is
     // wide because the machine may be shared, and is there to catch a
     // pathological slowdown, not to measure.
@@ -352,8 +398,8 @@ fn agent_corpus_decides_every_command() {
 
 #[test]
 fn agent_corpus_meets_allow_targets() {
-    let o = run_corpus();
-    let s = summary(&o);
+    let o = outcome();
+    let s = summary(o);
     assert!(
         o.total.rate() >= TARGET_OVERALL && o.interactive.rate() >= TARGET_INTERACTIVE,
         "targets: {:.0}% overall, {:.0}% interactive; measured:\n{s}",
@@ -439,10 +485,10 @@ fn refusals_markdown(o: &Outcome) -> String {
 #[test]
 #[ignore = "writes docs/corpus-report.md (and SAFE_EXEC_REFUSALS_OUT); run on demand"]
 fn write_agent_commands_report() {
-    let o = run_corpus();
-    eprint!("{}", summary(&o));
+    let o = outcome();
+    eprint!("{}", summary(o));
     if let Ok(path) = std::env::var("SAFE_EXEC_REFUSALS_OUT") {
-        std::fs::write(&path, refusals_markdown(&o)).expect("write refusals");
+        std::fs::write(&path, refusals_markdown(o)).expect("write refusals");
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut out = String::new();
@@ -539,7 +585,7 @@ fn write_agent_commands_report() {
         out,
         "\n### Largest refusal groups (rule, program)\n\n| refusals | decision | rule | program | example |\n|---:|---|---|---|---|"
     );
-    for ((d, rule, prog), v) in groups(&o).iter().take(40) {
+    for ((d, rule, prog), v) in groups(o).iter().take(40) {
         let _ = writeln!(
             out,
             "| {} | {d} | `{rule}` | `{}` | `{}` |",
@@ -563,8 +609,160 @@ fn write_agent_commands_report() {
     std::fs::write(&path, updated).expect("write report");
 }
 
-/// What each class of remaining refusal is, and whether it is right.
-const CLASSES: &[(&str, &str)] = &[];
+/// What each class of remaining refusal is, whether it is right, and what
+/// would change it. Keyed by the rule id of the first refusing reason; a
+/// rule that shows up without an entry is reported "(not yet explained)".
+const CLASSES: &[(&str, &str)] = &[
+    (
+        "registry.experimental",
+        "`npx`/`npm exec` (and `bunx`) may download and run any package: asks by design while npx has no confined form; most rows run a tool already in `node_modules` (`npx tsc`, `npx playwright test`), a false refusal where the package is installed locally",
+    ),
+    (
+        "registry.unknown_command",
+        "program not in the registry: unknown programs ask when unconfined; confined they run in the sandbox (issue 10). The largest are dev tools (uv, bun, lsof, sphinx-build, pylint, jest) and project CLIs (`minsky`); sysadmin tools of the Gemini CLI source (pacman, flatpak, dconf) stay refused",
+    ),
+    (
+        "form.whole_string",
+        "seed 002: a network command (curl, npm/pnpm install, git fetch) in a string with operators, pipes or redirections is denied whatever it does; almost all rows are `curl -s localhost:PORT/... | jq` or `sleep N && curl ...` against the project's own dev server, false refusals until loopback is enforced by the kernel (issue 10 loopback)",
+    ),
+    (
+        "form.curl_flags",
+        "seed 002's curl form accepts only `curl -I URL`; rows are GET/POST requests to the project's dev server on localhost (false refusals, loopback) or to external APIs (right: needs network)",
+    ),
+    ("form.roots", "a network form with a path outside the roots"),
+    (
+        "parse.unknown",
+        "the decision cannot see what runs: a script written and run in the same string (`cat > t.py <<EOF ... EOF && python t.py`), `source` of a file, an unparseable string (truncated heredocs in the logs), `cd -`; confined these run in the sandbox (issue 10), unconfined they ask by design",
+    ),
+    (
+        "registry.untrusted_path",
+        "a project-local executable (`./tests/runtests.py`, `bin/test`, `.venv/bin/python`, `node_modules/.bin/jest`) is not the registry's program of that name; confined it runs in the sandbox, unconfined it asks by design",
+    ),
+    (
+        "policy.dangerous_disabled",
+        "dangerous-risk programs are off in the default profile: `docker`/`docker compose` (docker.sock is root on the host: right to refuse, but the read-only subcommands should ask with a reason, issue 10), `gh` (network), `pnpm -g`",
+    ),
+    (
+        "registry.blocked",
+        "blocked network tools (`ssh`, `scp`, `nc`, `wget`): right, seed 002 (a `nc -z localhost PORT` port probe is the only harmless use seen)",
+    ),
+    (
+        "shape.substitution",
+        "`$(...)` in argument position was denied outright; issue 10: confined it runs, unconfined an allowed read-only inner command is seen through (Claude Code's `git commit -m \"$(cat <<'EOF' ... EOF)\"`)",
+    ),
+    (
+        "roots.not_writable",
+        "a visible write outside the writable roots (another project, `~/.local/state/...`, `/opt`): right (a clear refusal beats a silent EACCES); rows writing into the agent's own session or worktree directories of another tool are the remainder",
+    ),
+    (
+        "policy.privilege_escalation",
+        "`sudo`: right, never runs under safe-exec (almost all from the Gemini CLI sysadmin source)",
+    ),
+    (
+        "policy.dangerous_assignment",
+        "`PYTHONPATH=.`, `NODE_OPTIONS=...` in front of a command: code-loading variables; issue 10: pointing inside the roots is fine confined (false refusals until then)",
+    ),
+    (
+        "policy.template_options",
+        "`xargs`/`find -exec` hands run-time input to a program whose options could write or run programs: asks by design unconfined",
+    ),
+    (
+        "policy.template_write",
+        "`xargs rm` and the like change files named at run time: asks by design",
+    ),
+    (
+        "registry.unknown_option",
+        "an option the registry entry does not list (`npm list --depth=0`, `git show-ref --verify`, `git ls-tree --name-only`): registry gaps, false refusals",
+    ),
+    (
+        "registry.malformed",
+        "arguments that do not fit the entry (`docker logs NAME --tail N`, option values in the wrong place): parser or registry gaps",
+    ),
+    (
+        "roots.secret",
+        "reads of secret paths (`~/.ssh`, `~/.claude`, `~/.codex`, `/proc/PID/environ`, `.env`): right",
+    ),
+    (
+        "roots.protected",
+        "changes to protected files inside the roots (`.git/hooks`, `.claude/`, `.vscode/`, `.envrc`, ...): right, they run later outside any sandbox",
+    ),
+    (
+        "roots.broad_target",
+        "recursive delete or change of a broad target: right",
+    ),
+    (
+        "roots.not_readable",
+        "a read outside what the profile lets the command read: right",
+    ),
+    (
+        "registry.sed_exec",
+        "a sed script read as using the `e` command (runs shell commands): right when it does; a false refusal when an escaped `\\/` is misread",
+    ),
+    (
+        "registry.git_config_exec",
+        "`git -c` or `git config` with a key that names a program: right",
+    ),
+    (
+        "registry.npm_config_write",
+        "`npm config set` writes npm's configuration outside the project: right",
+    ),
+    (
+        "registry.ask_option",
+        "an option marked ask in the registry (runs programs, writes outside): by design",
+    ),
+    (
+        "registry.blocked_option",
+        "an option that is refused in the registry: right",
+    ),
+    (
+        "registry.exec_value",
+        "an option value that names a program to run: right",
+    ),
+    (
+        "network.needed",
+        "needs network the sandbox withholds (`pip install`, `npm install`, `git push/pull`, `curl https://...`): asks with the reason \"needs network\" (issue 10), right",
+    ),
+    (
+        "network.loopback",
+        "loopback connection (the project's own dev server) where the kernel layer does not yet enforce the address: asks until the supervisor enforces loopback-only connect",
+    ),
+    (
+        "policy.signal_others",
+        "signals to processes the command did not start (`pkill -f PATTERN`, `kill -9 -1`, `killall node`): right by issue 10; agents use `pkill -f uvicorn` to restart their own dev server, which the decision cannot tell apart",
+    ),
+    (
+        "policy.unconfined_substitution",
+        "unconfined: a substitution whose inner command is not itself allowed",
+    ),
+    (
+        "policy.unconfined_expansion",
+        "unconfined: an expansion the policy cannot resolve",
+    ),
+    (
+        "policy.unconfined_code",
+        "unconfined: interpreter code or a script the policy cannot see through",
+    ),
+    (
+        "policy.code_path",
+        "interpreter code names a path the policy refuses",
+    ),
+    (
+        "policy.glob_option_injection",
+        "a glob that could expand to an option: by design",
+    ),
+    (
+        "shape.process_substitution",
+        "`<(...)`/`>(...)`: refused by the shell shape checks",
+    ),
+    (
+        "git-reset-hard",
+        "`git reset --hard` destroys uncommitted work inside the roots, which the sandbox cannot prevent: right (issue 10)",
+    ),
+    ("git-force-push", "force push: right"),
+    ("sys-shutdown", "shutdown/reboot: right"),
+    ("sys-history-tamper", "clearing shell history: right"),
+    ("priv-sudo", "sudo: right"),
+];
 
 fn explain_class(rule: &str) -> String {
     CLASSES
