@@ -226,7 +226,33 @@ def gemini_json(text):
     yield from walk(json.loads(text))
 
 
+def claude_transcript_md(text):
+    """claude-transcript Markdown (`💻 **Bash: DESCRIPTION**` then a
+    fenced block with the command)."""
+    for m in re.finditer(
+        r"💻 \*\*Bash[^\n]*\n```(?:shell|bash|sh)?[ \t]*\n((?:(?!```).)*?)\n```", text, re.S
+    ):
+        yield m.group(1)
+
+
+def claude_console(text):
+    """A Claude Code terminal transcript copied from the console:
+    `⏺ Bash(COMMAND)…` lines. Only one-line commands that parse as complete
+    shell words are taken (the console wraps and elides long ones)."""
+    for m in re.finditer(r"^⏺ Bash\((.*)\)…?[ \t]*$", text, re.M):
+        c = m.group(1)
+        if "…" in c:
+            continue
+        try:
+            shlex.split(c)
+        except ValueError:
+            continue
+        yield c
+
+
 READERS = {
+    "claude-console": claude_console,
+    "claude-transcript-md": claude_transcript_md,
     "gemini-json": gemini_json,
     "claude-json-md": claude_json_md,
     "automaker": automaker,
