@@ -94,6 +94,34 @@ fn load_rows() -> Vec<Row> {
         .collect()
 }
 
+/// `.venv/bin` of the test project: the interpreter and the usual Python
+/// dev dependencies.
+const VENV_TOOLS: &[&str] = &[
+    "python", "python3", "pip", "pytest", "ruff", "black", "mypy", "flake8", "isort", "coverage",
+    "uvicorn", "alembic",
+];
+/// `node_modules/.bin` of the test project: the usual JavaScript and
+/// TypeScript dev dependencies.
+const NODE_TOOLS: &[&str] = &[
+    "tsc",
+    "eslint",
+    "prettier",
+    "jest",
+    "vitest",
+    "playwright",
+    "tsx",
+    "ts-node",
+    "vite",
+    "next",
+    "webpack",
+    "prisma",
+    "drizzle-kit",
+    "biome",
+    "turbo",
+    "nodemon",
+    "concurrently",
+];
+
 /// An ordinary Python/Node project (git, pyproject, package.json, sources,
 /// tests, a venv and node_modules/.bin) at `HOME/src/app`, in a temp dir.
 /// The temp directory of the situation stays `/tmp` with no `$TMPDIR`, as
@@ -107,10 +135,16 @@ struct World {
 
 fn world() -> World {
     // Not under /tmp: the situation's temp dir is /tmp, which is writable,
-    // and HOME must not be.
+    // and HOME must not be (the policy drops a writable root that contains
+    // HOME). Cargo's target tmp dir, unless the target dir is under /tmp.
+    let base = [env!("CARGO_TARGET_TMPDIR"), "/var/tmp"]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|b| !b.starts_with("/tmp") && b.is_dir())
+        .expect("a temp dir outside /tmp (target/tmp or /var/tmp)");
     let dir = tempfile::Builder::new()
         .prefix("agent-corpus")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .tempdir_in(base)
         .expect("temp dir");
     let root = std::fs::canonicalize(dir.path()).expect("canonical temp dir");
     let home = root.join("home");
@@ -133,13 +167,21 @@ fn world() -> World {
         ("src/app/main.py", "print('hi')\n"),
         ("src/index.ts", "export {};\n"),
         ("tests/test_main.py", "def test_x():\n    assert True\n"),
-        (".venv/bin/python", "#!/bin/sh\n"),
-        ("node_modules/.bin/jest", "#!/bin/sh\n"),
     ];
     for (p, body) in files {
         let f = project.join(p);
         std::fs::create_dir_all(f.parent().expect("parent")).expect("mkdir");
         std::fs::write(&f, body).expect("write");
+    }
+    // The executables an ordinary project's dev dependencies install.
+    for (dir, tools) in [(".venv/bin", VENV_TOOLS), ("node_modules/.bin", NODE_TOOLS)] {
+        for t in tools {
+            let f = project.join(dir).join(t);
+            std::fs::create_dir_all(f.parent().expect("parent")).expect("mkdir");
+            std::fs::write(&f, "#!/bin/sh\n").expect("write");
+            std::fs::set_permissions(&f, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+                .expect("chmod");
+        }
     }
     std::fs::create_dir_all(home.join(".local/state")).expect("home");
     World {
