@@ -424,7 +424,9 @@ fn agent_corpus_decides_every_command() {
         o.took
     );
     assert!(
-        o.slowest.0 < Duration::from_secs(2),
+        // Typically under 0.4 s (a long heredoc script); 1.4 s seen on a
+        // machine with a load of 16 on 2 cores.
+        o.slowest.0 < Duration::from_secs(5),
         "one command took {:?}: {:?}",
         o.slowest.0,
         o.slowest.1
@@ -718,11 +720,11 @@ const CLASSES: &[(&str, &str)] = &[
     ),
     (
         "registry.malformed",
-        "arguments that do not fit the entry (`docker logs NAME --tail N`, option values in the wrong place): parser or registry gaps",
+        "arguments that do not fit the entry (`docker logs NAME --tail N`, `xargs -n1 basename`): parser or registry gaps, false refusals",
     ),
     (
         "roots.secret",
-        "reads of secret paths (`~/.ssh`, `~/.claude`, `~/.codex`, `/proc/PID/environ`, `.env`): right",
+        "reads of secret paths (`~/.ssh`, `~/.claude`, `~/.codex`, `/proc/PID/environ`, the project's `.env`): right (listing `~/.codex/superpowers/skills` is refused with the whole of `~/.codex`)",
     ),
     (
         "roots.protected",
@@ -742,7 +744,7 @@ const CLASSES: &[(&str, &str)] = &[
     ),
     (
         "registry.git_config_exec",
-        "`git -c` or `git config` with a key that names a program: right",
+        "`git -c` or `git config` with a key that names a program: right when it sets one; a false refusal for a read (`git config --get core.hooksPath`)",
     ),
     (
         "registry.npm_config_write",
@@ -802,8 +804,14 @@ const CLASSES: &[(&str, &str)] = &[
     ),
     ("git-force-push", "force push: right"),
     ("sys-shutdown", "shutdown/reboot: right"),
-    ("sys-history-tamper", "clearing shell history: right"),
-    ("priv-sudo", "sudo: right"),
+    (
+        "sys-history-tamper",
+        "the rule also matches reading the history (`tail -n 50 ~/.bash_history`): a false positive of the rule; clearing it is refused rightly",
+    ),
+    (
+        "priv-sudo",
+        "sudo/pkexec: right; `pkexec --version` is a harmless false positive",
+    ),
 ];
 
 fn explain_class(rule: &str) -> String {

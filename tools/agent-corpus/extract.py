@@ -322,6 +322,11 @@ def normalise(cmd):
     return redact(cmd.replace("\r\n", "\n").strip())
 
 
+def md_cell(s):
+    """A regex in a Markdown table cell: `|` would end the cell."""
+    return s.replace("|", "\\|")
+
+
 def escape(s):
     return s.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
 
@@ -367,7 +372,7 @@ def main():
                 seen.add(c)
                 rows.append((repo, kind, c))
         table.append(f"| [{repo}](https://github.com/{repo}) | {agent} | `{head}` | "
-                     f"`{path_re}` | {files} | {len(rows) - n_before} | {licence} |")
+                     f"`{md_cell(path_re)}` | {files} | {len(rows) - n_before} | {licence} |")
     with open(out, "w", encoding="utf-8") as f:
         f.write("source\tagent\tcommand\n")
         for r in rows:
