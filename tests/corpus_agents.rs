@@ -802,6 +802,14 @@ const CLASSES: &[(&str, &str)] = &[
         "git-reset-hard",
         "`git reset --hard` destroys uncommitted work inside the roots, which the sandbox cannot prevent: right (issue 10)",
     ),
+    (
+        "docker.daemon",
+        "docker talks to the Docker daemon, which acts as root on the host: docker never runs confined and each docker command asks, read-only ones (`docker ps`, `docker compose logs`) with a reason that says so (issue 10): by design",
+    ),
+    (
+        "history.destroy",
+        "destroys the project's history or uncommitted work inside the roots (`git reset --hard`, `git clean -fdx`, `git checkout -- .`), which the sandbox cannot prevent: right (issue 10)",
+    ),
     ("git-force-push", "force push: right"),
     ("sys-shutdown", "shutdown/reboot: right"),
     (
@@ -820,4 +828,94 @@ fn explain_class(rule: &str) -> String {
         .find(|(r, _)| *r == rule)
         .map(|(_, e)| e.to_string())
         .unwrap_or_else(|| "(not yet explained)".into())
+}
+
+/// The data file itself: enough distinct commands, every row well formed,
+/// no duplicates, every source documented, no credential left in clear,
+/// every agent kind known.
+#[test]
+fn agent_corpus_data_is_well_formed() {
+    let rows = load_rows();
+    assert!(rows.len() >= 5000, "only {} rows", rows.len());
+    let mut seen = std::collections::HashSet::new();
+    for r in &rows {
+        assert!(
+            seen.insert(r.command.as_str()),
+            "duplicate command: {:?}",
+            r.command
+        );
+        assert!(
+            !r.command.trim().is_empty(),
+            "empty command from {}",
+            r.source
+        );
+        assert!(
+            r.command.len() <= 2500,
+            "over-long command from {}",
+            r.source
+        );
+    }
+    let kinds = [
+        "claude-code",
+        "cursor",
+        "codex",
+        "gemini-cli",
+        "mini-swe-agent",
+        "swe-agent",
+        "aider",
+        "openhands",
+    ];
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("tests/data/README.md")).expect("README");
+    for r in &rows {
+        assert!(
+            kinds.contains(&r.agent.as_str()),
+            "unknown agent kind {}",
+            r.agent
+        );
+        assert!(
+            readme.contains(&format!("[{}](https://github.com/{})", r.source, r.source)),
+            "source {} is not documented in tests/data/README.md",
+            r.source
+        );
+    }
+    // Shapes of real credentials (the extraction replaces them by REDACTED).
+    let secret_shapes = [
+        "AIza",
+        "ghp_",
+        "gho_",
+        "github_pat_",
+        "xoxb-",
+        "xoxp-",
+        "AKIA",
+        "sk-proj-",
+        "sk-ant-",
+        "sb_secret_",
+        "sb_publishable_",
+        "-----BEGIN",
+    ];
+    for r in &rows {
+        for shape in secret_shapes {
+            if let Some(i) = r.command.find(shape) {
+                let tail: String = r.command[i + shape.len()..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+                    .collect();
+                assert!(
+                    tail.len() < 16,
+                    "a credential-shaped string ({shape}...) in a command from {}",
+                    r.source
+                );
+            }
+        }
+    }
+    // The project marker is only ever the whole marker.
+    for r in &rows {
+        let stray = r.command.replace(PROJECT_MARKER, "");
+        assert!(
+            !stray.contains("{{project") && !stray.contains("project}}"),
+            "broken project marker in {:?}",
+            r.command
+        );
+    }
 }
