@@ -195,6 +195,44 @@ fn world() -> World {
     }
 }
 
+/// Creates, inside the test project, the relative directories the commands
+/// `cd` into (`cd reproduce_issue/testproject && ...`): they existed in the
+/// agent's project when it ran the command (it made them in an earlier
+/// step), and a `cd` into a missing directory leaves the working directory
+/// unknown to the decision.
+fn make_cd_targets(rows: &[Row], w: &World) {
+    for r in rows {
+        let text = r
+            .command
+            .replace(PROJECT_MARKER, &w.project.display().to_string());
+        let mut words = text.split(|c: char| c.is_whitespace() || ";&|()".contains(c));
+        while let Some(word) = words.next() {
+            if word != "cd" {
+                continue;
+            }
+            let Some(target) = words.find(|x| !x.is_empty()) else {
+                break;
+            };
+            let target = target.trim_matches(|c| c == '"' || c == '\'');
+            let literal = !target.is_empty()
+                && !target.starts_with(['-', '~', '$'])
+                && !target.contains(['$', '`', '*', '?', '{', '\\'])
+                && !target.split('/').any(|c| c == "..");
+            let dir = if target.starts_with('/') {
+                // Only absolute paths inside the test project.
+                Path::new(target)
+                    .starts_with(&w.project)
+                    .then(|| PathBuf::from(target))
+            } else {
+                Some(w.project.join(target))
+            };
+            if let (true, Some(dir)) = (literal, dir) {
+                let _ = std::fs::create_dir_all(dir);
+            }
+        }
+    }
+}
+
 /// The situation `check` builds from that cwd and HOME (run mode: the
 /// decision is made for the confined run).
 fn situation(w: &World) -> Situation {
@@ -311,6 +349,7 @@ fn run_corpus() -> Outcome {
     let rows = load_rows();
     assert!(rows.len() >= 5000, "only {} rows", rows.len());
     let w = world();
+    make_cd_targets(&rows, &w);
     let profile = profile::load("default").expect("default profile");
     let sit = situation(&w);
     let start = Instant::now();
