@@ -2,7 +2,9 @@
 //! tldr corpus through `check` (the library's `decide`, default profile),
 //! counted per decision and per command family, with the most common
 //! reasons. Regenerate with
-//! `cargo test --release --test tests -- --ignored corpus::decisions`.
+//! `cargo test --release --test tests -- --ignored corpus::decisions` (set
+//! `SAFE_EXEC_CORPUS` to read another copy of the corpus, e.g. from a
+//! worktree).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -41,7 +43,9 @@ impl Counts {
 #[ignore = "writes docs/corpus-report.md; run on demand"]
 fn write_decisions_report() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let corpus = root.join(CORPUS);
+    let corpus = std::env::var_os("SAFE_EXEC_CORPUS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| root.join(CORPUS));
     let text = std::fs::read_to_string(&corpus)
         .unwrap_or_else(|e| panic!("{} not readable: {e}", corpus.display()));
     let p = profile::load("default").expect("default profile");
