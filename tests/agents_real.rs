@@ -294,6 +294,25 @@ fn claude_6_rewrite_approved_ask_runs_confined() {
     }
 }
 
+/// Finding 6 with the configured shell: hook (`--json`) + CLAUDE_CODE_SHELL
+/// symlink. An ask the person approves in Claude Code runs in the shell,
+/// confined (`./evil.sh` cannot read the key), and `./build.sh` builds.
+#[test]
+fn claude_6_shell_and_hook_approved_ask_runs_confined() {
+    for hook in [&["--json"][..], &["--json", "--rewrite"][..]] {
+        let w = World::new();
+        let steps = [sh("./build.sh"), sh("./evil.sh; echo EVIL-DONE")];
+        let wiring = Wiring::claude_shell().with_hook(hook).approved();
+        let Some(run) = w.claude(&steps, &wiring) else {
+            return;
+        };
+        run.assert_steps(2);
+        run.assert_ran(0, "BUILD-OK");
+        assert_eq!(w.read("build.out"), "built\n", "{}", run.dump());
+        w.assert_key_not_leaked();
+    }
+}
+
 /// Finding 8: inputs that made the parser allocate without bound end in a
 /// block (exit 2 / deny), never in "no answer" that lets bash run them.
 #[test]
