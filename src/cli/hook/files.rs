@@ -22,7 +22,7 @@ pub enum Access {
 /// The access a tool needs, or `None` for tools this check does not cover.
 pub fn access_of(tool: &str) -> Option<Access> {
     match tool {
-        "Read" => Some(Access::Read),
+        "Read" | "Grep" | "Glob" | "LS" => Some(Access::Read),
         "Write" | "Edit" | "MultiEdit" | "NotebookEdit" | "apply_patch" => Some(Access::Write),
         _ => None,
     }
