@@ -283,6 +283,6 @@ mod tests {
         assert!(e.contains("secret"), "{e}");
         assert!(check(&roots(), &x, cwd, "Read", Access::Read, "/etc/hostname").is_ok());
         assert_eq!(access_of("NotebookEdit"), Some(Access::Write));
-        assert_eq!(access_of("Glob"), None);
+        assert_eq!(access_of("WebFetch"), None);
     }
 }
