@@ -875,6 +875,19 @@ fn claude_file_tools_are_checked_by_default() {
             json!({"notebook_path":"nb.ipynb","new_source":"x"}),
             0,
         ),
+        // Searching a secret directory.
+        (
+            "Grep",
+            json!({"pattern":"KEY","path": w.home.join(".ssh")}),
+            2,
+        ),
+        (
+            "Glob",
+            json!({"pattern":"*","path": w.home.join(".ssh")}),
+            2,
+        ),
+        ("Grep", json!({"pattern":"fn","path":"src"}), 0),
+        ("Grep", json!({"pattern":"fn"}), 0),
         // The approval key: unreadable to the agent's tools.
         (
             "Read",

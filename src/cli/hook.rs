@@ -573,10 +573,11 @@ fn judge_file(
             }
         }
     } else {
-        let p = if tool == "NotebookEdit" {
-            hook.notebook_path()?.or(hook.file_path()?)
-        } else {
-            hook.file_path()?
+        let p = match tool {
+            "NotebookEdit" => hook.notebook_path()?.or(hook.file_path()?),
+            // The directory searched (a missing `path` is the cwd).
+            "Grep" | "Glob" | "LS" => hook.search_path()?,
+            _ => hook.file_path()?,
         };
         match p {
             Some(p) if !p.is_empty() => vec![p.to_string()],
