@@ -183,20 +183,22 @@ fn claude_3_prefix_and_hook_exit_code() {
 }
 
 #[test]
-fn claude_configured_shell_and_hook_json() {
-    let w = World::new();
-    let wiring = Wiring::claude_shell()
-        .with_hook(&["--json"])
-        .arg("--allowedTools")
-        .arg("Bash");
-    let Some(run) = w.claude(&mixed_steps(), &wiring) else {
-        return;
-    };
-    check_mixed(&w, &run);
-    check_cd(&w, &run);
-    // (Claude Code blocks `rm -rf ~`, step 4, by itself before any hook.)
-    for i in [2, 3] {
-        run.assert_hook_blocked(i);
+fn claude_configured_shell_and_hook() {
+    for hook in [&["--json"][..], &[][..]] {
+        let w = World::new();
+        let wiring = Wiring::claude_shell()
+            .with_hook(hook)
+            .arg("--allowedTools")
+            .arg("Bash");
+        let Some(run) = w.claude(&mixed_steps(), &wiring) else {
+            return;
+        };
+        check_mixed(&w, &run);
+        check_cd(&w, &run);
+        // (Claude Code blocks `rm -rf ~`, step 4, by itself before any hook.)
+        for i in [2, 3] {
+            run.assert_hook_blocked(i);
+        }
     }
 }
 
