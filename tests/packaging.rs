@@ -156,7 +156,8 @@ fn dockerfile_layout() {
         "AS build",
         "FROM debian:bookworm-slim",
         "COPY packaging/container/config.toml /etc/safe-exec/config.toml",
-        "--shell /usr/bin/safe-exec agent",
+        "--shell /usr/lib/safe-exec/bin/bash agent",
+        "CLAUDE_CODE_SHELL=/usr/lib/safe-exec/bin/bash",
         "SHELL [\"/usr/bin/safe-exec\", \"-c\"]",
         "mkdir -p /workspace",
     ] {

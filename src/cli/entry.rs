@@ -113,6 +113,17 @@ pub fn own_subcommand(
     profile: &Profile,
     sit: &Situation,
 ) -> Option<Vec<String>> {
+    let me = own_exe()?;
+    // Cheap filter first (this runs before every command): the program
+    // word must at least mention this binary's file name.
+    let name = me.file_name()?.to_str()?;
+    let mentions = match input {
+        CommandInput::List(v) => v.first().is_some_and(|p| p.contains(name)),
+        CommandInput::String { text, .. } => text.contains(name),
+    };
+    if !mentions {
+        return None;
+    }
     let model = decide::parse_input(input, profile, sit);
     if !super::run_cmd::is_direct(&model) {
         return None;
@@ -123,7 +134,6 @@ pub fn own_subcommand(
     if !OWN_SUBCOMMANDS.contains(&sub.as_str()) {
         return None;
     }
-    let me = own_exe()?;
     if resolve(argv.first()?, &sit.places.cwd)? != me {
         return None;
     }

@@ -151,11 +151,22 @@ pub fn usage_failure(args: &[std::ffi::OsString], err: &clap::Error) -> i32 {
     2
 }
 
+/// The most hook input read (the agents send a few KiB; a patch or a file
+/// write can be larger). More is refused, never read without bound.
+pub const MAX_INPUT: u64 = 64 << 20;
+
 fn read_stdin() -> Result<String, HookError> {
     let mut text = String::new();
     std::io::stdin()
+        .take(MAX_INPUT + 1)
         .read_to_string(&mut text)
         .map_err(InputError::Read)?;
+    if text.len() as u64 > MAX_INPUT {
+        return Err(HookError::Situation(format!(
+            "the hook input is larger than {} MiB",
+            MAX_INPUT >> 20
+        )));
+    }
     Ok(text)
 }
 
@@ -576,10 +587,11 @@ fn judge_file(
             }
         }
     } else {
-        let p = if tool == "NotebookEdit" {
-            hook.notebook_path()?.or(hook.file_path()?)
-        } else {
-            hook.file_path()?
+        let p = match tool {
+            "NotebookEdit" => hook.notebook_path()?.or(hook.file_path()?),
+            // The directory searched (a missing `path` is the cwd).
+            "Grep" | "Glob" | "LS" => hook.search_path()?,
+            _ => hook.file_path()?,
         };
         match p {
             Some(p) if !p.is_empty() => vec![p.to_string()],

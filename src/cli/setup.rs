@@ -63,7 +63,7 @@ pub struct SetupArgs {
 pub const HOOK_TIMEOUT: u64 = 30;
 
 /// Tools the Claude Code entry matches.
-pub const CLAUDE_MATCHER: &str = "Bash|Write|Edit|MultiEdit|NotebookEdit|Read";
+pub const CLAUDE_MATCHER: &str = "Bash|Write|Edit|MultiEdit|NotebookEdit|Read|Grep|Glob";
 /// Tools the Codex entry matches (`Bash` is Codex's hook name for
 /// `exec_command`; `apply_patch` edits files).
 pub const CODEX_MATCHER: &str = "Bash|apply_patch|exec_command|shell";

@@ -656,6 +656,11 @@ fn claude_8_parser_blowup_crash_or_timeout_blocks_in_both_protocols() {
             assert!(stderr(&o).contains("longer than"), "{}", stderr(&o));
         }
     }
+    // Input without bound is not read without bound: refused.
+    let huge = claude_input(&w.work, "Bash", json!({"command": "x".repeat(65 << 20)}));
+    let o = hook(&w, &["--json"], &huge);
+    assert_eq!(kind(&o), "deny");
+    assert!(reason(&o).contains("larger than"), "{}", reason(&o));
     // No input at all.
     let o = hook(&w, &[], "");
     assert_eq!(code(&o), 2);
@@ -875,6 +880,19 @@ fn claude_file_tools_are_checked_by_default() {
             json!({"notebook_path":"nb.ipynb","new_source":"x"}),
             0,
         ),
+        // Searching a secret directory.
+        (
+            "Grep",
+            json!({"pattern":"KEY","path": w.home.join(".ssh")}),
+            2,
+        ),
+        (
+            "Glob",
+            json!({"pattern":"*","path": w.home.join(".ssh")}),
+            2,
+        ),
+        ("Grep", json!({"pattern":"fn","path":"src"}), 0),
+        ("Grep", json!({"pattern":"fn"}), 0),
         // The approval key: unreadable to the agent's tools.
         (
             "Read",

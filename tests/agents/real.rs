@@ -183,20 +183,22 @@ fn claude_3_prefix_and_hook_exit_code() {
 }
 
 #[test]
-fn claude_configured_shell_and_hook_json() {
-    let w = World::new();
-    let wiring = Wiring::claude_shell()
-        .with_hook(&["--json"])
-        .arg("--allowedTools")
-        .arg("Bash");
-    let Some(run) = w.claude(&mixed_steps(), &wiring) else {
-        return;
-    };
-    check_mixed(&w, &run);
-    check_cd(&w, &run);
-    // (Claude Code blocks `rm -rf ~`, step 4, by itself before any hook.)
-    for i in [2, 3] {
-        run.assert_hook_blocked(i);
+fn claude_configured_shell_and_hook() {
+    for hook in [&["--json"][..], &[][..]] {
+        let w = World::new();
+        let wiring = Wiring::claude_shell()
+            .with_hook(hook)
+            .arg("--allowedTools")
+            .arg("Bash");
+        let Some(run) = w.claude(&mixed_steps(), &wiring) else {
+            return;
+        };
+        check_mixed(&w, &run);
+        check_cd(&w, &run);
+        // (Claude Code blocks `rm -rf ~`, step 4, by itself before any hook.)
+        for i in [2, 3] {
+            run.assert_hook_blocked(i);
+        }
     }
 }
 
@@ -291,6 +293,25 @@ fn claude_6_rewrite_approved_ask_runs_confined() {
             "the approved command must be the safe-exec one, got {a}\n{}",
             run.dump()
         );
+    }
+}
+
+/// Finding 6 with the configured shell: hook (`--json`) + CLAUDE_CODE_SHELL
+/// symlink. An ask the person approves in Claude Code runs in the shell,
+/// confined (`./evil.sh` cannot read the key), and `./build.sh` builds.
+#[test]
+fn claude_6_shell_and_hook_approved_ask_runs_confined() {
+    for hook in [&["--json"][..], &["--json", "--rewrite"][..]] {
+        let w = World::new();
+        let steps = [sh("./build.sh"), sh("./evil.sh; echo EVIL-DONE")];
+        let wiring = Wiring::claude_shell().with_hook(hook).approved();
+        let Some(run) = w.claude(&steps, &wiring) else {
+            return;
+        };
+        run.assert_steps(2);
+        run.assert_ran(0, "BUILD-OK");
+        assert_eq!(w.read("build.out"), "built\n", "{}", run.dump());
+        w.assert_key_not_leaked();
     }
 }
 

@@ -9,10 +9,18 @@ Speaks enough of two APIs for the real CLIs to run headless:
     http://127.0.0.1:PORT/v1, wire_api = "responses").
 
 The script (JSON file, argv[1]) is {"steps": [STEP, ...], "final": "text"}.
-A STEP is {"bash": "command"} (Claude Code's Bash tool; optional "cd" is
-ignored) or {"shell": "command"} (Codex's shell tool; optional "workdir",
-"shell" to pick the executable of the argv), or {"tool": NAME, "input": {...}}
-for any other tool.
+A STEP is answered per API:
+  * Claude Code: {"bash": "cmd"} is a Bash tool_use; {"tool": NAME,
+    "input": {...}} any other tool (Write, Edit, ...).
+  * Codex (tools `exec_command`, `write_stdin`, `apply_patch`):
+    {"shell": "cmd"} is an exec_command call, with optional "exe" (its
+    `shell` argument), "workdir", "login", "tty", "yield_time_ms";
+    {"custom": "apply_patch", "input": "*** Begin Patch..."} the freeform
+    apply_patch call; {"tool": NAME, "input": {...}} any function call, where
+    "session_id": "$LAST_SESSION" becomes the session id the last output
+    named (for write_stdin).
+The harness writes both "bash" and "shell" for a shell step, so one script
+drives either agent.
 
 The step to answer is chosen from the conversation itself, not from a
 counter: step i is answered once the request holds i tool results, so

@@ -22,7 +22,7 @@ pub enum Access {
 /// The access a tool needs, or `None` for tools this check does not cover.
 pub fn access_of(tool: &str) -> Option<Access> {
     match tool {
-        "Read" => Some(Access::Read),
+        "Read" | "Grep" | "Glob" | "LS" => Some(Access::Read),
         "Write" | "Edit" | "MultiEdit" | "NotebookEdit" | "apply_patch" => Some(Access::Write),
         _ => None,
     }
@@ -289,6 +289,6 @@ mod tests {
         assert!(e.contains("secret"), "{e}");
         assert!(check(&roots(), &x, cwd, "Read", Access::Read, "/etc/hostname").is_ok());
         assert_eq!(access_of("NotebookEdit"), Some(Access::Write));
-        assert_eq!(access_of("Glob"), None);
+        assert_eq!(access_of("WebFetch"), None);
     }
 }

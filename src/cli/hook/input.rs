@@ -270,6 +270,11 @@ impl HookInput {
         Ok(None)
     }
 
+    /// `tool_input.path` (Grep, Glob, LS).
+    pub fn search_path(&self) -> Result<Option<&str>, InputError> {
+        self.string_field("path", "tool_input.path")
+    }
+
     /// `tool_input.notebook_path` (NotebookEdit).
     pub fn notebook_path(&self) -> Result<Option<&str>, InputError> {
         self.string_field("notebook_path", "tool_input.notebook_path")
