@@ -140,7 +140,17 @@ fn expand(
         let mut out = Vec::new();
         let mut bases = vec![PathBuf::new()];
         let mut seen = 0usize;
+        if only_known {
+            // After the run only the venvs seen before count: no new scan.
+            bases = venvs
+                .iter()
+                .filter_map(|v| v.strip_prefix(root).ok().map(Path::to_path_buf))
+                .collect();
+        }
         for depth in 0..2 {
+            if only_known {
+                break;
+            }
             let mut next = Vec::new();
             for b in &bases {
                 if let Ok(rd) = fs::read_dir(root.join(b)) {
