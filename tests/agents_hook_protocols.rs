@@ -630,7 +630,7 @@ fn claude_8_parser_blowup_crash_or_timeout_blocks_in_both_protocols() {
     let prof = w.home.join("slow.toml");
     std::fs::write(
         &prof,
-        "extends = \"default\"\n[validator]\ncommand = [\"/bin/sleep\", \"20\"]\ntimeout_ms = 30000\n",
+        "extends = \"default\"\n[validator]\ncommand = [\"/bin/sleep\", \"23.456\"]\ntimeout_ms = 30000\n",
     )
     .expect("write");
     let input = claude_input(&w.work, "Bash", json!({"command": "git status"}));
@@ -647,6 +647,17 @@ fn claude_8_parser_blowup_crash_or_timeout_blocks_in_both_protocols() {
             t.elapsed().as_secs() < 10,
             "answered in time: {:?}",
             t.elapsed()
+        );
+        // The hanging validator does not outlive the decision.
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let left = Command::new("pgrep")
+            .args(["-f", "sleep 23.456"])
+            .output()
+            .expect("pgrep");
+        assert!(
+            left.stdout.is_empty(),
+            "validator left running: {}",
+            stdout(&left)
         );
         if json_mode {
             assert_eq!(kind(&o), "deny", "{}", stdout(&o));

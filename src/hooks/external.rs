@@ -85,11 +85,14 @@ pub fn run(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    // SAFETY: the closure makes one async-signal-safe system call
-    // (setrlimit) between fork and exec.
+    // SAFETY: the closure makes only async-signal-safe system calls
+    // (setrlimit, prctl) between fork and exec.
     unsafe {
         std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
             crate::cli::hook::isolate::restore_limits();
+            // If safe-exec dies (the hook's deciding process killed by its
+            // timer), the program dies with it instead of lingering.
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
             Ok(())
         });
     }
