@@ -463,7 +463,16 @@ fn listed_false_refusals_are_gone() {
             "source venv/bin/activate; python x.py",
             "python3 -m http.server --help",
             "python -m http.server -h",
+            "NODE_OPTIONS=--max-old-space-size=4096 npm run build",
+            "NODE_OPTIONS=\"--max-old-space-size=4096 --no-warnings\" npm test",
+            "npx tsc --noEmit",
+            "npx playwright test --headed",
         ],
+    );
+    // Templates of secrets are not secrets.
+    allowed_both(
+        &w,
+        &["cat .env.test.example", "cat config/.env.local.sample"],
     );
     // Positive controls: code paths outside the roots, a real server.
     expect(
@@ -471,6 +480,9 @@ fn listed_false_refusals_are_gone() {
         &[
             "PYTHONPATH=/opt/evil python x.py",
             "python3 -m http.server 8000",
+            "NODE_OPTIONS='--require ./x.js' node a.js",
+            "NODE_OPTIONS=--import=./x.mjs npm test",
+            "npx -c 'rm -rf ~'",
         ],
         |_, d, _| (d == "allow").then(|| "must not be allowed".into()),
     );
@@ -596,7 +608,13 @@ fn everyday_tools_are_registered() {
     assert!(fails.is_empty(), "\n  {}", fails.join("\n  "));
     expect(
         &w,
-        &["tox", "uvx ruff check .", "bun add zod"],
+        &[
+            "tox",
+            "uvx ruff check .",
+            "bun add zod",
+            "npx -y create-next-app app",
+            "npx --package typescript tsc",
+        ],
         |confined, d, r| {
             (confined && !(d == "ask" && r.contains("needs network")))
                 .then(|| "must ask: needs network".into())

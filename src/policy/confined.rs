@@ -237,6 +237,33 @@ pub fn source_reads(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
 /// point inside the roots of a confined run (`PYTHONPATH=. pytest`).
 const CODE_PATH_VARIABLES: &[&str] = &["PYTHONPATH", "NODE_PATH"];
 
+/// `NODE_OPTIONS` that only tune the runtime (`--max-old-space-size=4096`),
+/// none that load code (`--require`, `--import`, `--loader`).
+fn harmless_node_options(value: &str) -> bool {
+    const SAFE: &[&str] = &[
+        "--max-old-space-size",
+        "--max_old_space_size",
+        "--max-semi-space-size",
+        "--stack-size",
+        "--no-warnings",
+        "--no-deprecation",
+        "--trace-warnings",
+        "--trace-deprecation",
+        "--enable-source-maps",
+        "--experimental-vm-modules",
+        "--unhandled-rejections",
+        "--dns-result-order",
+        "--openssl-legacy-provider",
+        "--no-experimental-fetch",
+    ];
+    let value = value.trim_matches(['"', '\'']);
+    !value.trim().is_empty()
+        && value.split_whitespace().all(|t| {
+            let flag = t.split('=').next().unwrap_or(t);
+            SAFE.contains(&flag) && !t.contains('$') && !t.contains('`')
+        })
+}
+
 /// Every entry of a code path inside a writable root; `$NAME` (the
 /// caller's own value, `PYTHONPATH=$PYTHONPATH:.`) is kept as it is.
 fn inside_roots(name: &str, value: &str, cwd: &Path, ctx: &PolicyContext) -> bool {
@@ -245,6 +272,12 @@ fn inside_roots(name: &str, value: &str, cwd: &Path, ctx: &PolicyContext) -> boo
         if own.iter().any(|o| o == e) {
             return true;
         }
+        // `$(pwd)`: the working directory, like `$PWD`.
+        let e = if matches!(e, "$(pwd)" | "`pwd`") {
+            "."
+        } else {
+            e
+        };
         if e.contains('$') || e.contains('`') {
             return false;
         }
@@ -300,6 +333,13 @@ pub fn code_path_assignment(
     ctx: &PolicyContext,
     v: &mut Verdict,
 ) -> bool {
+    if name == "NODE_OPTIONS" && harmless_node_options(value) {
+        v.note(
+            Layer::Policy,
+            format!("`NODE_OPTIONS={value}` only tunes the runtime"),
+        );
+        return true;
+    }
     if !CODE_PATH_VARIABLES.contains(&name) {
         return false;
     }
@@ -707,6 +747,10 @@ pub fn loopback_request(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
         super::path_operand(seg, ctx, v, w, "read_path", false, name);
     }
     for w in &r.writes {
+        // `-o /dev/null` discards the body, like a redirection.
+        if !w.unresolved && super::paths::is_device_sink(&ctx.resolve(seg, &w.value)) {
+            continue;
+        }
         super::path_operand(seg, ctx, v, w, "write_path", false, name);
         v.risk = v.risk.max(Risk::Write);
     }
