@@ -399,6 +399,7 @@ fn signals_to_other_processes_are_refused() {
             "kill 1234",
             "kill -TERM 1234",
             "kill -9 4242",
+            "lsof -ti:3000 | xargs kill -9",
         ],
         |_, d, r| {
             (d != "ask" || !r.contains("did not start")).then(|| "must ask, saying why".into())

@@ -832,6 +832,11 @@ pub fn docker(name: &str, v: &mut Verdict) {
     }
 }
 
+/// `kill`, `pkill`, `killall`.
+pub fn is_signal(seg: &Segment) -> bool {
+    matches!(seg.program.as_str(), "kill" | "pkill" | "killall")
+}
+
 /// Signals to processes the command did not start: `kill -1` / a negative
 /// pid (every process, a process group) is denied; a literal pid, `pkill`
 /// and `killall` ask. `kill %1` and `kill $!` (jobs of this command) pass.
@@ -841,6 +846,17 @@ pub fn signals(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
         return;
     }
     if name == "pgrep" {
+        return;
+    }
+    if seg.template {
+        // `lsof -ti:3000 | xargs kill -9`: the pids arrive at run time.
+        v.add(
+            Layer::Policy,
+            "policy.signal_others",
+            Decision::Ask,
+            format!("`{name}` signals processes named at run time (by xargs or find), which may be ones this command did not start"),
+            Some("stop the process you started with `kill %1` (or `kill $!`) in the same command".into()),
+        );
         return;
     }
     if name != "kill" {
