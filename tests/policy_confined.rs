@@ -234,6 +234,8 @@ fn protected_files_are_refused_in_both_modes() {
             "echo x > .git-notes",
             "git config --get user.name",
             "git -c user.name=me -c user.email=me@x commit -m wip",
+            // A repository the command creates is not the project's.
+            "git init -q sub && cd sub && git config user.name T",
         ],
     );
 }
