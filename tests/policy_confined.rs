@@ -234,8 +234,19 @@ fn protected_files_are_refused_in_both_modes() {
             "echo x > .git-notes",
             "git config --get user.name",
             "git -c user.name=me -c user.email=me@x commit -m wip",
-            // A repository the command creates is not the project's.
-            "git init -q sub && cd sub && git config user.name T",
+        ],
+    );
+}
+
+/// A repository the command creates (outside any existing repository) is
+/// not the project's: its `.git/config` is not protected.
+#[test]
+fn a_new_repository_is_configurable() {
+    let w = World::new();
+    allowed_both(
+        &w,
+        &[
+            "git init -q repo && cd repo && git config user.email t@example.com && git config user.name T",
         ],
     );
 }
