@@ -130,9 +130,11 @@ pub fn confined(profile: &Profile, sit: &Situation) -> bool {
     if !sit.confined {
         return false;
     }
+    if profile.doc.sandbox.enforcement == crate::sandbox::Enforcement::Required {
+        return true;
+    }
     let spec = profile.sandbox_spec(&sit.places, None);
-    spec.enforcement == crate::sandbox::Enforcement::Required
-        || crate::sandbox::predict_report(&spec).missing.is_empty()
+    crate::sandbox::predict_report(&spec).missing.is_empty()
 }
 
 /// A fixed situation for checking examples: nothing on disk is consulted

@@ -237,6 +237,33 @@ pub fn source_reads(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
 /// point inside the roots of a confined run (`PYTHONPATH=. pytest`).
 const CODE_PATH_VARIABLES: &[&str] = &["PYTHONPATH", "NODE_PATH"];
 
+/// `NODE_OPTIONS` that only tune the runtime (`--max-old-space-size=4096`),
+/// none that load code (`--require`, `--import`, `--loader`).
+fn harmless_node_options(value: &str) -> bool {
+    const SAFE: &[&str] = &[
+        "--max-old-space-size",
+        "--max_old_space_size",
+        "--max-semi-space-size",
+        "--stack-size",
+        "--no-warnings",
+        "--no-deprecation",
+        "--trace-warnings",
+        "--trace-deprecation",
+        "--enable-source-maps",
+        "--experimental-vm-modules",
+        "--unhandled-rejections",
+        "--dns-result-order",
+        "--openssl-legacy-provider",
+        "--no-experimental-fetch",
+    ];
+    let value = value.trim_matches(['"', '\'']);
+    !value.trim().is_empty()
+        && value.split_whitespace().all(|t| {
+            let flag = t.split('=').next().unwrap_or(t);
+            SAFE.contains(&flag) && !t.contains('$') && !t.contains('`')
+        })
+}
+
 /// Every entry of a code path inside a writable root; `$NAME` (the
 /// caller's own value, `PYTHONPATH=$PYTHONPATH:.`) is kept as it is.
 fn inside_roots(name: &str, value: &str, cwd: &Path, ctx: &PolicyContext) -> bool {
@@ -245,6 +272,12 @@ fn inside_roots(name: &str, value: &str, cwd: &Path, ctx: &PolicyContext) -> boo
         if own.iter().any(|o| o == e) {
             return true;
         }
+        // `$(pwd)`: the working directory, like `$PWD`.
+        let e = if matches!(e, "$(pwd)" | "`pwd`") {
+            "."
+        } else {
+            e
+        };
         if e.contains('$') || e.contains('`') {
             return false;
         }
@@ -300,6 +333,13 @@ pub fn code_path_assignment(
     ctx: &PolicyContext,
     v: &mut Verdict,
 ) -> bool {
+    if name == "NODE_OPTIONS" && harmless_node_options(value) {
+        v.note(
+            Layer::Policy,
+            format!("`NODE_OPTIONS={value}` only tunes the runtime"),
+        );
+        return true;
+    }
     if !CODE_PATH_VARIABLES.contains(&name) {
         return false;
     }
@@ -707,6 +747,10 @@ pub fn loopback_request(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
         super::path_operand(seg, ctx, v, w, "read_path", false, name);
     }
     for w in &r.writes {
+        // `-o /dev/null` discards the body, like a redirection.
+        if !w.unresolved && super::paths::is_device_sink(&ctx.resolve(seg, &w.value)) {
+            continue;
+        }
         super::path_operand(seg, ctx, v, w, "write_path", false, name);
         v.risk = v.risk.max(Risk::Write);
     }
@@ -788,6 +832,11 @@ pub fn docker(name: &str, v: &mut Verdict) {
     }
 }
 
+/// `kill`, `pkill`, `killall`.
+pub fn is_signal(seg: &Segment) -> bool {
+    matches!(seg.program.as_str(), "kill" | "pkill" | "killall")
+}
+
 /// Signals to processes the command did not start: `kill -1` / a negative
 /// pid (every process, a process group) is denied; a literal pid, `pkill`
 /// and `killall` ask. `kill %1` and `kill $!` (jobs of this command) pass.
@@ -797,6 +846,17 @@ pub fn signals(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
         return;
     }
     if name == "pgrep" {
+        return;
+    }
+    if seg.template {
+        // `lsof -ti:3000 | xargs kill -9`: the pids arrive at run time.
+        v.add(
+            Layer::Policy,
+            "policy.signal_others",
+            Decision::Ask,
+            format!("`{name}` signals processes named at run time (by xargs or find), which may be ones this command did not start"),
+            Some("stop the process you started with `kill %1` (or `kill $!`) in the same command".into()),
+        );
         return;
     }
     if name != "kill" {

@@ -122,16 +122,16 @@ fn config_write(p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext, v: &mut Verd
     if elsewhere || reads || !changes {
         return;
     }
-    let Some(dir) = ctx
-        .roots
-        .write
-        .iter()
-        .find(|w| seg.cwd.starts_with(w))
-        .map(|w| w.join(".git/config"))
-    else {
-        return;
-    };
-    if let Some(hit) = ctx.roots.protected_hit(&dir, false) {
+    // The repository git config writes to: the nearest `.git` above the
+    // working directory (a repository this same command creates has none
+    // yet: its own directory).
+    let config = seg
+        .cwd
+        .ancestors()
+        .find(|d| d.join(".git").exists())
+        .unwrap_or(&seg.cwd)
+        .join(".git/config");
+    if let Some(hit) = ctx.roots.protected_hit(&config, false) {
         let key = p
             .operands
             .first()

@@ -798,7 +798,7 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
             Some(format!("pass the file names to `{name}` explicitly")),
         );
     }
-    if seg.template && risk >= Risk::Write {
+    if seg.template && risk >= Risk::Write && !confined::is_signal(seg) {
         v.add(
             Layer::Policy,
             "policy.template_write",

@@ -237,6 +237,19 @@ fn protected_files_are_refused_in_both_modes() {
     );
 }
 
+/// A repository the command creates (outside any existing repository) is
+/// not the project's: its `.git/config` is not protected.
+#[test]
+fn a_new_repository_is_configurable() {
+    let w = World::new();
+    allowed_both(
+        &w,
+        &[
+            "git init -q repo && cd repo && git config user.email t@example.com && git config user.name T",
+        ],
+    );
+}
+
 #[test]
 fn secrets_are_refused_in_both_modes() {
     let w = World::new();
@@ -398,6 +411,7 @@ fn signals_to_other_processes_are_refused() {
             "kill 1234",
             "kill -TERM 1234",
             "kill -9 4242",
+            "lsof -ti:3000 | xargs kill -9",
         ],
         |_, d, r| {
             (d != "ask" || !r.contains("did not start")).then(|| "must ask, saying why".into())
@@ -462,7 +476,16 @@ fn listed_false_refusals_are_gone() {
             "source venv/bin/activate; python x.py",
             "python3 -m http.server --help",
             "python -m http.server -h",
+            "NODE_OPTIONS=--max-old-space-size=4096 npm run build",
+            "NODE_OPTIONS=\"--max-old-space-size=4096 --no-warnings\" npm test",
+            "npx tsc --noEmit",
+            "npx playwright test --headed",
         ],
+    );
+    // Templates of secrets are not secrets.
+    allowed_both(
+        &w,
+        &["cat .env.test.example", "cat config/.env.local.sample"],
     );
     // Positive controls: code paths outside the roots, a real server.
     expect(
@@ -470,6 +493,9 @@ fn listed_false_refusals_are_gone() {
         &[
             "PYTHONPATH=/opt/evil python x.py",
             "python3 -m http.server 8000",
+            "NODE_OPTIONS='--require ./x.js' node a.js",
+            "NODE_OPTIONS=--import=./x.mjs npm test",
+            "npx -c 'rm -rf ~'",
         ],
         |_, d, _| (d == "allow").then(|| "must not be allowed".into()),
     );
@@ -595,7 +621,13 @@ fn everyday_tools_are_registered() {
     assert!(fails.is_empty(), "\n  {}", fails.join("\n  "));
     expect(
         &w,
-        &["tox", "uvx ruff check .", "bun add zod"],
+        &[
+            "tox",
+            "uvx ruff check .",
+            "bun add zod",
+            "npx -y create-next-app app",
+            "npx --package typescript tsc",
+        ],
         |confined, d, r| {
             (confined && !(d == "ask" && r.contains("needs network")))
                 .then(|| "must ask: needs network".into())
