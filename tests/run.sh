@@ -25,6 +25,11 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 cargo build --quiet --bins
+# The parser/policy fuzz target runs for a bounded time: 20 s by default,
+# 60 s in CI (tests/fuzz_parse_policy.rs, docs/fuzzing.md).
+if [ "${CI:-}" = true ]; then
+  export SAFE_EXEC_FUZZ_SECONDS="${SAFE_EXEC_FUZZ_SECONDS:-60}"
+fi
 cargo test --all-targets --quiet
 if [ -d tests/bats ] && command -v bats >/dev/null 2>&1; then
   SAFE_EXEC="$PWD/target/debug/safe-exec" bats tests/bats
