@@ -156,7 +156,11 @@ pub fn builtin_evaluates(words: &[super::Word], vars: &KnownVars) -> Option<Stri
             Some((l, r)) => (l, Some(r)),
             None => (v, None),
         };
-        if let Some(open) = lhs.find('[') {
+        // Only a word shaped like `NAME[SUB]` names an array element
+        // (`printf '\e[1m'` or `read -p 'ok [y/n]'` do not).
+        if let Some(open) = lhs.find('[')
+            && super::unwrap::is_name(&lhs[..open])
+        {
             let sub = lhs[open + 1..].trim_end_matches(']');
             if !arithmetic_is_known(sub, vars) {
                 return Some(format!(
