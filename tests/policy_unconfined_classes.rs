@@ -138,6 +138,7 @@ fn bash_tables() {
             "printf -v BASH_ALIASES x; ls",
             "export SHELLOPTS; ls",
             "for BASH_CMDS in x; do ls; done",
+            "declare -n r=BASH_ALIASES; r=([ls]=rm); ls",
         ],
     );
 }
@@ -206,6 +207,7 @@ fn posix_classes_and_other_bracket_forms() {
             "cat ~/.@(ssh)/id_rsa",
             "cat ~/.!(x)/id_rsa",
             "cat ~/**/id_rsa",
+            "shopt -s nocaseglob; cat ~/.SS?/id_rsa",
         ],
     );
 }

@@ -144,12 +144,25 @@ pub fn builtin_evaluates(words: &[super::Word], vars: &KnownVars) -> Option<Stri
     if !names_args {
         return None;
     }
-    let integer = matches!(
+    let declares = matches!(
         program,
         "declare" | "typeset" | "local" | "readonly" | "export"
-    ) && args
-        .iter()
-        .any(|w| w.value.starts_with('-') && !w.value.starts_with("--") && w.value.contains('i'));
+    );
+    // `declare -n r=BASH_CMDS`: a name reference makes every later use of
+    // `r` an assignment to another variable.
+    if declares
+        && args.iter().any(|w| {
+            w.value.starts_with('-') && !w.value.starts_with("--") && w.value.contains('n')
+        })
+    {
+        return Some(format!(
+            "`{program} -n` makes a name reference; what later assignments change is not modelled"
+        ));
+    }
+    let integer = declares
+        && args.iter().any(|w| {
+            w.value.starts_with('-') && !w.value.starts_with("--") && w.value.contains('i')
+        });
     for w in args {
         let v = w.value.as_str();
         let (lhs, rhs) = match v.split_once('=') {
