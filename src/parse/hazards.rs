@@ -150,7 +150,7 @@ pub fn builtin_evaluates(words: &[super::Word], vars: &KnownVars) -> Option<Stri
     );
     // `declare -n r=BASH_CMDS`: a name reference makes every later use of
     // `r` an assignment to another variable.
-    if declares
+    if matches!(program, "declare" | "typeset" | "local")
         && args.iter().any(|w| {
             w.value.starts_with('-') && !w.value.starts_with("--") && w.value.contains('n')
         })
