@@ -53,6 +53,11 @@ if cli="$(bash tests/agents_real_support/install.sh)"; then
 else
   echo "tests/run.sh: the agent CLIs could not be installed; the real-agent tests will fail" >&2
 fi
+# The parser/policy fuzz target runs for a bounded time: 20 s by default,
+# 60 s in CI (tests/fuzz_parse_policy.rs, docs/fuzzing.md).
+if in_ci; then
+  export SAFE_EXEC_FUZZ_SECONDS="${SAFE_EXEC_FUZZ_SECONDS:-60}"
+fi
 
 passed=0 failed=0 skipped=0
 log=$(mktemp "${TMPDIR:-/tmp}/safe-exec-tests.XXXXXX")

@@ -144,19 +144,36 @@ pub fn builtin_evaluates(words: &[super::Word], vars: &KnownVars) -> Option<Stri
     if !names_args {
         return None;
     }
-    let integer = matches!(
+    let declares = matches!(
         program,
         "declare" | "typeset" | "local" | "readonly" | "export"
-    ) && args
-        .iter()
-        .any(|w| w.value.starts_with('-') && !w.value.starts_with("--") && w.value.contains('i'));
+    );
+    // `declare -n r=BASH_CMDS`: a name reference makes every later use of
+    // `r` an assignment to another variable.
+    if matches!(program, "declare" | "typeset" | "local")
+        && args.iter().any(|w| {
+            w.value.starts_with('-') && !w.value.starts_with("--") && w.value.contains('n')
+        })
+    {
+        return Some(format!(
+            "`{program} -n` makes a name reference; what later assignments change is not modelled"
+        ));
+    }
+    let integer = declares
+        && args.iter().any(|w| {
+            w.value.starts_with('-') && !w.value.starts_with("--") && w.value.contains('i')
+        });
     for w in args {
         let v = w.value.as_str();
         let (lhs, rhs) = match v.split_once('=') {
             Some((l, r)) => (l, Some(r)),
             None => (v, None),
         };
-        if let Some(open) = lhs.find('[') {
+        // Only a word shaped like `NAME[SUB]` names an array element
+        // (`printf '\e[1m'` or `read -p 'ok [y/n]'` do not).
+        if let Some(open) = lhs.find('[')
+            && super::unwrap::is_name(&lhs[..open])
+        {
             let sub = lhs[open + 1..].trim_end_matches(']');
             if !arithmetic_is_known(sub, vars) {
                 return Some(format!(

@@ -145,6 +145,11 @@ pub struct Segment {
     pub escalated: bool,
     /// Working directory tracked through `cd DIR && ...`.
     pub cwd: PathBuf,
+    /// The cwd is one of several the control flow allows (a `cd` that may
+    /// fail, `cd` in some branches or in a loop): why. Unconfined, such a
+    /// segment is unknown; confined, the sandbox holds it wherever it runs.
+    #[serde(skip)]
+    pub cwd_uncertain: Option<String>,
     /// Where this command sits: top level, pipeline member, nested shell...
     pub origin: Origin,
     /// Nesting depth (0 at top level; +1 per `bash -c`, substitution, ...).

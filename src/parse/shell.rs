@@ -66,6 +66,16 @@ pub struct Walker<'a> {
     cd_uncertain: bool,
     /// `set -P` / `set -o physical`: `cd` resolves `..` physically.
     physical: bool,
+    /// `set -e`: a failing `cd` (alone or last in its list) ends the script.
+    errexit: bool,
+    /// The tracked cwd is one of several the control flow allows: segments
+    /// are marked (`Segment::cwd_uncertain`) and the unconfined policy
+    /// treats them as unknown; confined, the sandbox holds whatever cwd.
+    cwd_doubt: bool,
+    /// Directories earlier commands of this string create (`mkdir D`,
+    /// `git init D`, `git clone URL D`, `cargo new D`): a `cd` into one of
+    /// them is expected to succeed.
+    created: Vec<PathBuf>,
 }
 
 impl<'a> Walker<'a> {
@@ -94,6 +104,9 @@ impl<'a> Walker<'a> {
             numeric: std::collections::BTreeSet::new(),
             cd_uncertain: false,
             physical: false,
+            errexit: false,
+            cwd_doubt: false,
+            created: Vec::new(),
         }
     }
 
@@ -161,8 +174,35 @@ impl<'a> Walker<'a> {
             return;
         };
         let args = &words[1..];
+        let plain: Vec<&Word> = args
+            .iter()
+            .filter(|w| !w.value.starts_with('-') && !w.unresolved)
+            .collect();
+        let made: Vec<&Word> = match (program, plain.first().map(|w| w.value.as_str())) {
+            ("mkdir", _) => plain.clone(),
+            ("git", Some("init" | "clone")) | ("cargo", Some("new" | "init")) => {
+                plain.last().into_iter().copied().collect()
+            }
+            _ => Vec::new(),
+        };
+        for w in made {
+            let p = self.absolute(&w.value);
+            self.created.push(PathBuf::from(p));
+        }
         if program == "set" {
             let opts: Vec<&str> = args.iter().map(|w| w.value.as_str()).collect();
+            if opts
+                .iter()
+                .any(|o| o.starts_with('-') && !o.starts_with("--") && o.contains('e'))
+                || opts.windows(2).any(|w| w[0] == "-o" && w[1] == "errexit")
+            {
+                self.errexit = true;
+            }
+            if opts.iter().any(|o| o.starts_with('+') && o.contains('e'))
+                || opts.windows(2).any(|w| w[0] == "+o" && w[1] == "errexit")
+            {
+                self.errexit = false;
+            }
             if opts
                 .iter()
                 .any(|o| o.starts_with('-') && !o.starts_with("--") && o.contains('P'))
@@ -274,12 +314,14 @@ impl<'a> Walker<'a> {
         let saved_pos = positional.map(|p| std::mem::replace(&mut self.positional, p));
         let saved_pipe = (self.pipeline, self.pipe_index);
         let saved_cwd = self.cwd.clone();
+        let saved_doubt = self.cwd_doubt;
         self.pipeline = 0;
         self.pipe_index = 0;
         self.depth += 1;
         self.walk_string(text);
         self.depth -= 1;
         self.cwd = saved_cwd;
+        self.cwd_doubt = saved_doubt;
         (self.pipeline, self.pipe_index) = saved_pipe;
         if let Some(p) = saved_pos {
             self.positional = p;
@@ -334,7 +376,7 @@ impl<'a> Walker<'a> {
             }
         }
         if conditional_change || (changed && self.cd_uncertain) {
-            self.cwd = None;
+            self.cwd_doubt = true;
         }
         self.cd_uncertain = outer_uncertain;
     }
@@ -355,7 +397,11 @@ impl<'a> Walker<'a> {
         }
         self.cwd = match ends.first() {
             Some(first) if ends.iter().all(|e| e == first) => first.clone(),
-            Some(_) => None,
+            Some(_) if ends.iter().any(Option::is_none) => None,
+            Some(first) => {
+                self.cwd_doubt = true;
+                first.clone()
+            }
             None => start,
         };
     }
@@ -371,11 +417,11 @@ impl<'a> Walker<'a> {
         }
         if self.cwd != before {
             for seg in &mut self.model.segments[first_segment..] {
-                seg.unknown.get_or_insert_with(|| {
+                seg.cwd_uncertain.get_or_insert_with(|| {
                     "the working directory changes inside a loop, so it is not known here".into()
                 });
             }
-            self.cwd = None;
+            self.cwd_doubt = true;
         }
     }
 
@@ -391,10 +437,12 @@ impl<'a> Walker<'a> {
                 }
                 // Each member of a pipeline runs in its own subshell.
                 let cwd = self.cwd.clone();
+                let doubt = self.cwd_doubt;
                 self.pipeline = id;
                 self.pipe_index = i as u32;
                 self.walk_command(cmd);
                 self.cwd = cwd;
+                self.cwd_doubt = doubt;
             }
             (self.pipeline, self.pipe_index) = saved;
         } else if let Some(cmd) = p.seq.first() {
@@ -445,8 +493,10 @@ impl<'a> Walker<'a> {
             CompoundCommand::Subshell(s) => {
                 self.model.constructs.subshell_or_group = true;
                 let cwd = self.cwd.clone();
+                let doubt = self.cwd_doubt;
                 self.walk_list(&s.list);
                 self.cwd = cwd;
+                self.cwd_doubt = doubt;
             }
             CompoundCommand::IfClause(c) => {
                 self.model.constructs.control_flow = true;
@@ -1125,6 +1175,8 @@ impl<'a> Walker<'a> {
                 // commands after its list then run where the shell was.
                 if let Some(c) = &self.cwd
                     && !c.is_dir()
+                    && !self.errexit
+                    && !self.created.iter().any(|d| d == c)
                 {
                     self.cd_uncertain = true;
                 }
@@ -1212,7 +1264,9 @@ impl<'a> Walker<'a> {
             .first()
             .map(|w| normalize_program(&w.value))
             .unwrap_or_default();
+        let cwd_uncertain = self.cwd_doubt.then(|| "the working directory depends on control flow here (a `cd` that may fail, or a `cd` in only some branches of an `if`, `case`, loop or `&&`/`||` list)".to_string());
         self.model.segments.push(Segment {
+            cwd_uncertain,
             program,
             argv: words.iter().map(|w| w.value.clone()).collect(),
             words,

@@ -442,6 +442,11 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
         confined::source_reads(seg, ctx, v);
         unknown(v, ctx, u);
     }
+    if let Some(why) = &seg.cwd_uncertain
+        && !ctx.confined
+    {
+        unknown(v, ctx, why);
+    }
     // Assignments in front of the command.
     for a in &seg.assignments {
         if let Some(what) = is_dangerous_var(&a.name, Some(&a.value))

@@ -326,7 +326,13 @@ pub fn glob_may_reach(pattern: &Path, deny: &Path, tree: bool) -> bool {
 
 fn component_may_match(p: &str, s: &str) -> bool {
     let extglob = ["?(", "*(", "+(", "@(", "!("].iter().any(|e| p.contains(e));
-    extglob || fnmatch(p.as_bytes(), s.as_bytes())
+    // `shopt -s nocaseglob` makes bash match without case: compare both ways.
+    extglob
+        || fnmatch(p.as_bytes(), s.as_bytes())
+        || fnmatch(
+            p.to_ascii_lowercase().as_bytes(),
+            s.to_ascii_lowercase().as_bytes(),
+        )
 }
 
 /// Whether a path pattern has a glob in one component and `..` in a later

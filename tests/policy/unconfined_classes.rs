@@ -137,6 +137,7 @@ fn bash_tables() {
             "printf -v BASH_ALIASES x; ls",
             "export SHELLOPTS; ls",
             "for BASH_CMDS in x; do ls; done",
+            "declare -n r=BASH_ALIASES; r=([ls]=rm); ls",
         ],
     );
 }
@@ -205,6 +206,7 @@ fn posix_classes_and_other_bracket_forms() {
             "cat ~/.@(ssh)/id_rsa",
             "cat ~/.!(x)/id_rsa",
             "cat ~/**/id_rsa",
+            "shopt -s nocaseglob; cat ~/.SS?/id_rsa",
         ],
     );
 }
@@ -277,5 +279,277 @@ fn code_loading_variables() {
             "PYTHONUNBUFFERED=1 python3 --version",
             "CI=true ls",
         ],
+    );
+}
+
+#[test]
+fn links_made_in_the_string() {
+    refused(
+        "links",
+        &[
+            "ln --sym ~/.ssh k && cat k/id_rsa",
+            "ln -s -S .bak ~/.ssh k && cat k/id_rsa",
+            "ln --symbolic ~ h && rm -rf h/.bashrc",
+            "ln -st build ~/.ssh && cat build/.ssh/id_rsa",
+            "cp -rs ~/.ssh k",
+            "cp -l ~/.bashrc k",
+            "cp -al ~/.ssh k",
+        ],
+    );
+    allowed(
+        "links",
+        &["ln -s ../src s", "cp -r src dst", "cp notes.txt copy.txt"],
+    );
+}
+
+#[test]
+fn git_c_and_other_base_moving_options() {
+    refused(
+        "git -C",
+        &[
+            "git -C ~ rm -rf .ssh",
+            "git -C .. checkout -- .",
+            "git -C ~ restore .",
+            "git -C ~ commit -a -m x",
+            "git -C ~ stash",
+            "make -C ~ install",
+            "cargo -C ~ build",
+        ],
+    );
+    allowed(
+        "-C",
+        &["git -C src status", "git -C build log -1", "make -C build"],
+    );
+}
+
+#[test]
+fn cumulative_tar_directories() {
+    refused(
+        "tar -C",
+        &[
+            "tar -C ~ -xf a.tar -C .",
+            "tar --directory=/ -xf a.tar --directory build",
+            "tar -xf a.tar -f b.tar -C build",
+        ],
+    );
+}
+
+#[test]
+fn env_split_string() {
+    refused(
+        "env -S",
+        &[
+            "env -S 'rm -f build\\_/etc/passwd'",
+            "env -S 'rm -rf build\\_/'",
+            "env -S 'cat ${HOME}/.ssh/id_rsa'",
+            "env -S \"cat\\_$HOME/.ssh/id_rsa\"",
+        ],
+    );
+    allowed("env -S", &["env -S 'ls -la'"]);
+}
+
+#[test]
+fn sed_and_awk_programs() {
+    refused(
+        "sed / awk",
+        &[
+            "sed 's/x/id;true/e' notes.txt",
+            "sed '1{e id\n}' notes.txt",
+            "sed -n '/x/{s//y/;e\n}' notes.txt",
+            "sed \"w $HOME/.bashrc\" notes.txt",
+            "sed \"r $HOME/.ssh/id_rsa\" notes.txt",
+            "sed -e \"R $HOME/.ssh/id_rsa\" notes.txt",
+            "sed 's/a/b/w /etc/x' notes.txt",
+            "awk \"{getline l < \\\"$HOME/.ssh/id_rsa\\\"; print l}\" notes.txt",
+            "awk 'BEGIN{ARGV[1]=\"/etc/shadow\"} {print}' notes.txt",
+            "awk '@load \"filefuncs\"; {print}' notes.txt",
+            "awk -l filefuncs '{print}' notes.txt",
+            "awk '{print > \"/etc/x\"}' notes.txt",
+            "awk '{system(\"id\")}' notes.txt",
+        ],
+    );
+    allowed(
+        "sed / awk",
+        &[
+            // sed and awk do not expand `~`: this writes `./~/.bashrc`.
+            "sed 'w ~/.bashrc' notes.txt",
+            "sed 's/a/b/g' notes.txt",
+            "sed -n 1,5p notes.txt",
+            "sed 's/e/w/' notes.txt",
+            "awk '{print $1}' notes.txt",
+            "awk -F: 'NR > 1 {print $2}' notes.txt",
+        ],
+    );
+}
+
+#[test]
+fn git_config_allowlist() {
+    refused(
+        "git config",
+        &[
+            "git -c protocol.ext.allow=always fetch 'ext::sh -c id'",
+            "git -c remote.origin.uploadpack=./x fetch",
+            "git -c pager.log='sh -c id' log",
+            "git -c man.x.path=./x help x",
+            "git -c gpg.ssh.defaultKeyCommand=./x commit -S -m x",
+            "git -c core.worktree=.. status",
+            "git -c init.templateDir=./t init",
+            "git config set core.pager 'sh -c id'",
+            "git config core.sshCommand ./x",
+            "GIT_ALLOW_PROTOCOL=ext git fetch",
+        ],
+    );
+    allowed(
+        "git config",
+        &[
+            "git -c color.ui=never log -1",
+            "git config user.name me",
+            "git config --get core.pager",
+            "git -c pager.log=false log -1",
+        ],
+    );
+}
+
+#[test]
+fn history_and_worktree_destruction() {
+    refused(
+        "history and worktree",
+        &[
+            "git checkout -- ':/'",
+            "git restore -SW .",
+            "git rm -rf :/",
+            "git reflog delete HEAD@{1}",
+            "git reflog expire --expire=now --all",
+            "git -c remote.origin.push=+refs/heads/*:refs/heads/* push",
+            "find -delete",
+            "git add ':(top)'",
+        ],
+    );
+    allowed(
+        "git",
+        &["git status", "git restore -S src", "find -name '*.o'"],
+    );
+}
+
+#[test]
+fn secret_reads_through_options() {
+    refused(
+        "reads through options",
+        &[
+            "date -f ~/.ssh/id_rsa",
+            "grep -d recurse x ~",
+            "egrep -r key ~",
+            "jq --rawfile a ~/.ssh/id_rsa -n 1",
+            "git diff --no-index ~/.ssh/id_rsa notes.txt",
+            "zip -r x.zip ~/.ssh",
+            "echo ~/.ssh/id_rsa | xargs head",
+        ],
+    );
+    allowed(
+        "reads",
+        &["date +%s", "grep -rn foo src", "jq . Cargo.toml"],
+    );
+}
+
+#[test]
+fn writes_through_options() {
+    refused(
+        "writes through options",
+        &[
+            "strace -o ~/.bashrc ls",
+            "script ~/.bashrc",
+            "script -c ls ~/.bashrc",
+            "gcc -o ~/.bashrc x.c",
+            "go build -o=/etc/x .",
+            "pip install --prefix ~ x",
+            "pip install --log ~/.bashrc x",
+            "GIT_TRACE=/etc/x git status",
+        ],
+    );
+    allowed(
+        "writes",
+        &["gcc -o build/app x.c", "strace -o trace.txt ls"],
+    );
+}
+
+#[test]
+fn programs_through_options() {
+    refused(
+        "programs through options",
+        &[
+            "gcc -wrapper ./x x.c",
+            "rustc -C linker=./x x.rs",
+            "go build -toolexec=./x .",
+            "go build -toolexec ./x .",
+            "npm install --location=global x",
+            "pnpm dlx cowsay",
+            "xargs --process-slot-var=BASH_ENV echo",
+            "bash --rcfile ./x -ic ls",
+        ],
+    );
+    allowed(
+        "programs",
+        &[
+            "rustc -C opt-level=3 x.rs",
+            "go test ./...",
+            "npm install x",
+        ],
+    );
+}
+
+#[test]
+fn signals_to_other_processes() {
+    refused(
+        "signals",
+        &[
+            "kill -9 1",
+            "kill -9 -- -1",
+            "kill -s KILL 1234",
+            "pkill -f .",
+            "killall node",
+            "kill 0",
+        ],
+    );
+    allowed("signals", &["kill %1", "sleep 1 & kill $!", "kill -l"]);
+}
+
+#[test]
+fn written_then_run() {
+    refused(
+        "written then run",
+        &[
+            "tee x.sh < notes.txt; bash x.sh",
+            "cp notes.txt x.sh && bash x.sh",
+            "echo all: > Makefile; make",
+            "sed -i s/a/b/ Makefile && make",
+            "echo x > conftest.py; python3 -m pytest",
+            "echo 'fn main(){}' > build.rs && cargo build",
+            "mv notes.txt x.sh; ./x.sh",
+        ],
+    );
+    allowed(
+        "build",
+        &[
+            "cargo build",
+            "mkdir -p out && make -C build",
+            "echo hi > out.txt; cat out.txt",
+        ],
+    );
+}
+
+#[test]
+fn option_parsing_as_the_program_reads_it() {
+    refused(
+        "option parsing",
+        &[
+            "perl -0pi -e 's/a/b/' ~/.bashrc",
+            "perl -0777pi -e 's/a/b/' ~/.bashrc",
+            "python3 -Im http.server",
+            "python3 -Bm http.server 8000",
+        ],
+    );
+    allowed(
+        "options",
+        &["perl -0777 -ne 'print' notes.txt", "python3 -m pytest"],
     );
 }
