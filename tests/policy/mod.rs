@@ -4,5 +4,6 @@ mod bypass;
 mod confined;
 mod forms;
 mod ordinary;
+mod parse_bounds;
 mod review;
 mod unconfined_classes;

@@ -3,8 +3,7 @@
 //! are answered quickly and never allowed; a decision that exceeds the
 //! memory bound (lowered here with `SAFE_EXEC_DECIDE_MEMORY_LIMIT`) is a
 //! refusal in `check` and in both hook protocols, with a positive control.
-#[path = "common/policy.rs"]
-mod common;
+use crate::common::policy as common;
 use common::*;
 
 use serde_json::{Value, json};
