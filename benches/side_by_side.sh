@@ -101,6 +101,7 @@ bw=0
 if command -v bwrap >/dev/null && bwrap --ro-bind / / /bin/true 2>/dev/null; then bw=1; else
     echo "bwrap not installed or cannot run here (user namespaces): row left out"; fi
 
+[ -x /usr/bin/time ] || { echo "GNU time (/usr/bin/time) is needed for peak RSS: apt-get install time"; exit 1; }
 mkdir -p "$root/target/bench"
 python3 - "$runs" "$work" "$bin" "$floor" "$bw" "$deep" "$dcwd" "${SAFE_EXEC_BASE:-}" <<'PY' | tee "$root/target/bench/side_by_side.md"
 import os, sys, time, statistics
@@ -145,12 +146,23 @@ for _ in range(runs):
     for i, r in enumerate(rows):
         ms, kb, _ = once(r[1], envs[i], r[3], r[4])
         times[i].append(ms); rss[i] = max(rss[i], kb)
+# Peak RSS: ru_maxrss of a spawned child keeps the spawner's (python's)
+# high-water mark across exec, so each row runs 3 times under GNU time.
+rss = [0 for _ in rows]
+for _ in range(3):
+    for i, r in enumerate(rows):
+        out = work + "/rss"
+        once(["/usr/bin/time", "-f", "%M", "-o", out] + r[1], envs[i], r[3], r[4])
+        try:
+            rss[i] = max(rss[i], int(open(out).read().split()[-1]))
+        except (OSError, ValueError, IndexError):
+            pass
 med = [statistics.median(t) for t in times]
 mn = [min(t) for t in times]
 f, t0 = med[1], med[0]
 plain = med[3 if not bw else 4]
 bplain = next((med[i] for i, r in enumerate(rows) if r[0] == "[base] **`safe-exec -- /bin/true`**"), plain)
-print(f"{runs} runs per row, round-robin (python3 posix_spawn + wait4; times include the spawn)\n")
+print(f"{runs} runs per row, round-robin (python3 posix_spawn + wait4; times include the spawn); peak RSS: GNU time, largest of 3\n")
 print("| command | median | min | x floor (median) | x floor (min) | x `/bin/true` | peak RSS |")
 print("|---|---:|---:|---:|---:|---:|---:|")
 for i, r in enumerate(rows):

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::{Profile, ProfileError, load};
+use super::{Profile, ProfileError, load_checked};
 
 /// `config.toml` (user or system).
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -36,6 +36,11 @@ pub struct SelectionInputs {
     pub system_config: PathBuf,
     /// The working directory (files below it are ignored by discovery).
     pub cwd: PathBuf,
+    /// The state directory, where a profile file whose examples held is
+    /// remembered (by content) so they are not re-checked at every start;
+    /// `None`: check them at every load. The system configuration's
+    /// `state_dir` wins over this.
+    pub state_dir: Option<PathBuf>,
 }
 
 impl SelectionInputs {
@@ -60,6 +65,9 @@ impl SelectionInputs {
             user_config,
             system_config,
             cwd,
+            state_dir: std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(|h| crate::cli::situation::state_dir(Path::new(&h))),
         }
     }
 }
@@ -121,10 +129,17 @@ pub fn select(inputs: &SelectionInputs) -> Result<Selection, ProfileError> {
     } else {
         ("default".to_string(), "built-in default")
     };
-    let profile = load(&choice)?;
+    let state = system
+        .state_dir
+        .as_deref()
+        .filter(|d| d.starts_with('/'))
+        .map(PathBuf::from)
+        .or_else(|| inputs.state_dir.clone());
+    let checked = state.map(|d| d.join("profiles-checked"));
+    let profile = load_checked(&choice, checked.as_deref())?;
     if system.pin {
         let pinned_name = system.profile.clone().unwrap_or_else(|| "default".into());
-        let pinned = load(&pinned_name)?;
+        let pinned = load_checked(&pinned_name, checked.as_deref())?;
         if profile.source != pinned.source {
             let what = profile.loosens(&pinned);
             if !what.is_empty() {
