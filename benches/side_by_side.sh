@@ -160,7 +160,7 @@ for _ in range(3):
 med = [statistics.median(t) for t in times]
 mn = [min(t) for t in times]
 f, t0 = med[1], med[0]
-plain = med[3 if not bw else 4]
+plain = next(med[i] for i, r in enumerate(rows) if r[0] == "**`safe-exec -- /bin/true`**")
 bplain = next((med[i] for i, r in enumerate(rows) if r[0] == "[base] **`safe-exec -- /bin/true`**"), plain)
 print(f"{runs} runs per row, round-robin (python3 posix_spawn + wait4; times include the spawn); peak RSS: GNU time, largest of 3\n")
 print("| command | median | min | x floor (median) | x floor (min) | x `/bin/true` | peak RSS |")

@@ -62,8 +62,25 @@ hyperfine -N --style basic --warmup 1 --runs "$runs" --export-markdown "$root/ta
     -n bare "sh -c '$loop'" -n floor "$floor sh -c '$loop'" -n safe-exec "$bin -- sh -c '$loop'" >/dev/null
 sed "s#$out/##g" "$root/target/bench/supervisor_execs.md"
 echo
-hyperfine --style basic --warmup 1 --runs "$runs" --prepare 'make -s clean' \
-    --export-markdown "$root/target/bench/supervisor_build.md" \
-    -n 'make -j2' 'make -s -j2' -n 'floor make -j2' "$floor make -s -j2" \
-    -n 'safe-exec -- make -j2' "$bin -- make -s -j2" >/dev/null
-sed "s#$out/##g" "$root/target/bench/supervisor_build.md"
+# The build: interleaved rounds (bare, floor, safe-exec, make clean between),
+# medians and minimums, so the load of a shared machine hits every row alike.
+python3 - "$runs" "$floor" "$bin" <<'PY' | tee "$root/target/bench/supervisor_build.md"
+import subprocess, sys, time, statistics
+runs, floor, exe = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+rows = [("`make -j2`", ["make", "-s", "-j2"]),
+        ("floor wrapper `make -j2`", [floor, "make", "-s", "-j2"]),
+        ("`safe-exec -- make -j2`", [exe, "--", "make", "-s", "-j2"])]
+t = [[] for _ in rows]
+for _ in range(runs):
+    for i, (_, argv) in enumerate(rows):
+        subprocess.run(["make", "-s", "clean"], check=True)
+        a = time.perf_counter()
+        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+        t[i].append(time.perf_counter() - a)
+print(f"{runs} interleaved rounds\n")
+print("| build | median | min | x bare (median) |")
+print("|---|---:|---:|---:|")
+m0 = statistics.median(t[0])
+for (name, _), x in zip(rows, t):
+    print(f"| {name} | {statistics.median(x):.2f} s | {min(x):.2f} s | {statistics.median(x) / m0:.2f} |")
+PY
