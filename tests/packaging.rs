@@ -51,7 +51,7 @@ fn select_with(system_config: &Path, cli: Option<&str>) -> Result<String, String
         user_config: None,
         system_config: system_config.to_path_buf(),
         cwd: cwd.path().to_path_buf(),
-        state_dir: None,
+        cache_dir: None,
     })
     .map(|s| s.profile.name)
     .map_err(|e| e.to_string())

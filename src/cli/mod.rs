@@ -12,7 +12,7 @@ pub mod man;
 mod run_cmd;
 pub mod setup;
 pub mod shell_args;
-pub(crate) mod situation;
+mod situation;
 
 use std::ffi::OsString;
 

@@ -144,7 +144,7 @@ impl Placeholders {
         // a path that does not exist resolves like operands do (its longest
         // existing prefix), without a failing realpath per component.
         if p.symlink_metadata().is_ok() {
-            return Some(std::fs::canonicalize(&p).unwrap_or(p));
+            return Some(crate::policy::paths::canonicalize(&p).unwrap_or(p));
         }
         Some(crate::policy::paths::resolve(
             Path::new("/"),
@@ -195,7 +195,8 @@ pub fn load(selector: &str) -> Result<Profile, ProfileError> {
     load_checked(selector, None)
 }
 
-/// [`load`], remembering in `checked` (a directory) the profiles whose
+/// [`load`], remembering in `checked` (a directory; the CLI uses
+/// `~/.cache/safe-exec/profiles-checked`) the profiles whose
 /// examples held, by the SHA-256 of the binary's identity and of every
 /// file of the `extends` chain: the examples of a profile file are checked
 /// when it is new or changed, not at every start (200 custom rules cost

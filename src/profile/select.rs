@@ -36,11 +36,10 @@ pub struct SelectionInputs {
     pub system_config: PathBuf,
     /// The working directory (files below it are ignored by discovery).
     pub cwd: PathBuf,
-    /// The state directory, where a profile file whose examples held is
-    /// remembered (by content) so they are not re-checked at every start;
-    /// `None`: check them at every load. The system configuration's
-    /// `state_dir` wins over this.
-    pub state_dir: Option<PathBuf>,
+    /// safe-exec's cache directory, where a profile file whose examples held
+    /// is remembered (by content) so they are not re-checked at every start;
+    /// `None`: check them at every load.
+    pub cache_dir: Option<PathBuf>,
 }
 
 impl SelectionInputs {
@@ -65,9 +64,18 @@ impl SelectionInputs {
             user_config,
             system_config,
             cwd,
-            state_dir: std::env::var_os("HOME")
-                .filter(|h| !h.is_empty())
-                .map(|h| crate::cli::situation::state_dir(Path::new(&h))),
+            // `$XDG_CACHE_HOME/safe-exec`, else `~/.cache/safe-exec`: a cache,
+            // not state (nothing is lost when it goes).
+            cache_dir: std::env::var_os("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .filter(|d| d.is_absolute())
+                .or_else(|| {
+                    std::env::var_os("HOME")
+                        .map(PathBuf::from)
+                        .filter(|h| h.is_absolute())
+                        .map(|h| h.join(".cache"))
+                })
+                .map(|d| d.join("safe-exec")),
         }
     }
 }
@@ -129,13 +137,10 @@ pub fn select(inputs: &SelectionInputs) -> Result<Selection, ProfileError> {
     } else {
         ("default".to_string(), "built-in default")
     };
-    let state = system
-        .state_dir
-        .as_deref()
-        .filter(|d| d.starts_with('/'))
-        .map(PathBuf::from)
-        .or_else(|| inputs.state_dir.clone());
-    let checked = state.map(|d| d.join("profiles-checked"));
+    let checked = inputs
+        .cache_dir
+        .as_ref()
+        .map(|d| d.join("profiles-checked"));
     let profile = load_checked(&choice, checked.as_deref())?;
     if system.pin {
         let pinned_name = system.profile.clone().unwrap_or_else(|| "default".into());
