@@ -46,7 +46,7 @@ trap 'rm -rf "$work"' EXIT
 chmod 755 "$work"
 mkdir -p "$work/home/.ssh" "$work/tmp" "$work/state" "$work/cwd"
 export HOME=$work/home TMPDIR=$work/tmp SAFE_EXEC_STATE_DIR=$work/state
-export XDG_CONFIG_HOME=$work/home/.config SAFE_EXEC_SYSTEM_CONFIG=$work/none.toml
+export XDG_CONFIG_HOME=$work/home/.config XDG_CACHE_HOME=$work/home/.cache SAFE_EXEC_SYSTEM_CONFIG=$work/none.toml
 unset SAFE_EXEC_PROFILE SAFE_EXEC_AGENT
 cd "$work/cwd"
 
