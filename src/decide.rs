@@ -75,10 +75,9 @@ pub fn parse_context(profile: &Profile, sit: &Situation, positional: Vec<String>
     // A directory the command may write cannot be trusted to hold the
     // harness's snapshots: the agent could plant a file there.
     let writable = profile.writable_roots(&sit.places);
-    ctx.trusted = shell
-        .trusted_source_dirs
-        .iter()
-        .filter_map(|d| sit.places.expand(d))
+    ctx.trusted = profile
+        .expand_list(&sit.places, &shell.trusted_source_dirs)
+        .into_iter()
         .filter(|d| !writable.iter().any(|w| d.starts_with(w)))
         .map(TrustedStep::SourceUnder)
         .collect();

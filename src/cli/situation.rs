@@ -30,17 +30,17 @@ pub fn build(
         Some(c) => base.join(c),
         None => base,
     };
-    let cwd = std::fs::canonicalize(&cwd)
+    let cwd = crate::policy::paths::canonicalize(&cwd)
         .map_err(|e| format!("--cwd {}: {e}; pass an existing directory", cwd.display()))?;
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .filter(|h| h.is_absolute())
         .or_else(home_from_passwd)
         .unwrap_or_else(|| PathBuf::from("/"));
-    let home = std::fs::canonicalize(&home).unwrap_or(home);
+    let home = crate::policy::paths::canonicalize(&home).unwrap_or(home);
     let tmpdir_env = std::env::var("TMPDIR").ok().filter(|t| t.starts_with('/'));
     let tmp = PathBuf::from(tmpdir_env.clone().unwrap_or_else(|| "/tmp".into()));
-    let tmp = std::fs::canonicalize(&tmp).unwrap_or(tmp);
+    let tmp = crate::policy::paths::canonicalize(&tmp).unwrap_or(tmp);
     let state = state_dir(&home);
     let interactive = !hook_mode
         && common.agent.is_none()

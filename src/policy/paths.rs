@@ -79,7 +79,7 @@ fn walk(p: &Path) -> PathBuf {
                 if !missing {
                     match cur.symlink_metadata() {
                         Ok(m) if m.file_type().is_symlink() => {
-                            if let Ok(real) = std::fs::canonicalize(&cur) {
+                            if let Ok(real) = canonicalize(&cur) {
                                 cur = real;
                             }
                         }
@@ -94,6 +94,31 @@ fn walk(p: &Path) -> PathBuf {
     cur
 }
 
+/// `std::fs::canonicalize` in three syscalls whatever the depth: the kernel
+/// resolves the path once (`open` with `O_PATH`, which neither reads nor
+/// triggers a device or FIFO open) and `/proc/self/fd/N` names the result.
+/// glibc's `realpath` issues one `readlink` per component instead (a HOME 20
+/// levels deep: ~25 per path, ~50 paths per start). Falls back to
+/// `std::fs::canonicalize` when `/proc` cannot tell (not mounted, or the
+/// file was removed meanwhile).
+pub fn canonicalize(p: &Path) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::io::AsRawFd;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_PATH)
+        .open(p)?;
+    match std::fs::read_link(format!("/proc/self/fd/{}", f.as_raw_fd())) {
+        Ok(real)
+            if real.is_absolute()
+                && !real.as_os_str().as_encoded_bytes().ends_with(b" (deleted)") =>
+        {
+            Ok(real)
+        }
+        _ => std::fs::canonicalize(p),
+    }
+}
+
 fn real_prefix(p: &Path) -> PathBuf {
     let mut existing = p.to_path_buf();
     let mut rest: Vec<std::ffi::OsString> = Vec::new();
@@ -101,7 +126,7 @@ fn real_prefix(p: &Path) -> PathBuf {
         // One lstat per missing component, then a single realpath of the
         // longest existing prefix.
         if existing.symlink_metadata().is_ok()
-            && let Ok(real) = std::fs::canonicalize(&existing)
+            && let Ok(real) = canonicalize(&existing)
         {
             let mut out = real;
             for r in rest.iter().rev() {
@@ -488,6 +513,40 @@ fn bracket(p: &[u8]) -> Option<(Bracket, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn canonicalize_agrees_with_realpath() {
+        let d = tempfile::tempdir().expect("tmp");
+        let root = std::fs::canonicalize(d.path()).expect("canon");
+        std::fs::create_dir_all(root.join("a/b/c")).expect("mk");
+        std::fs::write(root.join("a/b/c/f"), "x").expect("w");
+        std::os::unix::fs::symlink(root.join("a/b"), root.join("l1")).expect("ln");
+        std::os::unix::fs::symlink("l1/c", root.join("l2")).expect("ln");
+        std::os::unix::fs::symlink("/nonexistent-target", root.join("dangling")).expect("ln");
+        for rel in [
+            "a",
+            "a/b/c/f",
+            "l1",
+            "l2",
+            "l2/f",
+            "l1/../a",
+            "a/./b//c/",
+            "l2/../c",
+            "dangling",
+            "missing",
+            "a/missing/x",
+            "a/b/c/f/x",
+        ] {
+            let p = root.join(rel);
+            assert_eq!(
+                canonicalize(&p).ok(),
+                std::fs::canonicalize(&p).ok(),
+                "{rel}"
+            );
+        }
+        assert_eq!(canonicalize(Path::new("/")).ok(), Some(PathBuf::from("/")));
+        assert!(canonicalize(Path::new("")).is_err());
+    }
 
     fn project() -> Roots {
         Roots {

@@ -5,8 +5,11 @@
 pub mod schema;
 pub mod select;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
+use sha2::{Digest, Sha256};
 use thiserror::Error;
 
 use crate::builtin;
@@ -32,6 +35,19 @@ pub struct Profile {
     pub rules: RuleSet,
     /// Names of the profiles in the `extends` chain, this one first.
     pub chain: Vec<String>,
+    /// The profile's paths resolved for the last situation asked about
+    /// (see [`Profile::expand_list`]).
+    expanded: Mutex<ExpandCache>,
+}
+
+/// Placeholder expansions resolved through the filesystem, for one
+/// situation: a start resolves each profile path once, not once per pass
+/// (decide, sandbox spec, Landlock plan), and an in-process caller
+/// (`benches/checks.rs`, the hook's isolated decision) once per situation.
+#[derive(Debug, Default)]
+struct ExpandCache {
+    places: Option<Placeholders>,
+    paths: HashMap<String, Option<PathBuf>>,
 }
 
 /// Why a profile could not be loaded. Each message says what to fix.
@@ -91,7 +107,7 @@ pub enum ProfileError {
 }
 
 /// Values of the path placeholders.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Placeholders {
     /// `{cwd}`
     pub cwd: PathBuf,
@@ -128,7 +144,7 @@ impl Placeholders {
         // a path that does not exist resolves like operands do (its longest
         // existing prefix), without a failing realpath per component.
         if p.symlink_metadata().is_ok() {
-            return Some(std::fs::canonicalize(&p).unwrap_or(p));
+            return Some(crate::policy::paths::canonicalize(&p).unwrap_or(p));
         }
         Some(crate::policy::paths::resolve(
             Path::new("/"),
@@ -136,17 +152,21 @@ impl Placeholders {
         ))
     }
 
-    fn expand_all(&self, list: &[String]) -> Vec<PathBuf> {
-        list.iter().filter_map(|s| self.expand(s)).collect()
-    }
-
     /// Writable roots, minus the ones that would hand the command the
     /// machine: `/`, a system directory, an ancestor of the home directory,
     /// or the home directory coming from `{tmp}` (`TMPDIR=/` or
     /// `--cwd /` must not make everything writable).
     pub fn writable(&self, list: &[String]) -> Vec<PathBuf> {
+        let expanded = list.iter().map(|s| self.expand(s)).collect::<Vec<_>>();
+        self.writable_of(list, expanded)
+    }
+
+    /// [`Placeholders::writable`] of entries already expanded (`expanded[i]`
+    /// is `self.expand(&list[i])`).
+    fn writable_of(&self, list: &[String], expanded: Vec<Option<PathBuf>>) -> Vec<PathBuf> {
         list.iter()
-            .filter_map(|s| self.expand(s).map(|p| (s, p)))
+            .zip(expanded)
+            .filter_map(|(s, p)| p.map(|p| (s, p)))
             .filter(|(entry, p)| {
                 let system = SYSTEM_ROOTS.iter().any(|r| p == Path::new(r));
                 let above_home = self.home.starts_with(p) && *p != self.home;
@@ -169,28 +189,88 @@ pub fn builtin_names() -> Vec<&'static str> {
     builtin::PROFILES.iter().map(|(n, _)| *n).collect()
 }
 
-/// Loads a built-in profile by name or a profile file by path.
+/// Loads a built-in profile by name or a profile file by path, checking
+/// every example its own registry entries and rules carry.
 pub fn load(selector: &str) -> Result<Profile, ProfileError> {
+    load_checked(selector, None)
+}
+
+/// [`load`], remembering in `checked` (a directory; the CLI uses
+/// `~/.cache/safe-exec/profiles-checked`) the profiles whose
+/// examples held, by the SHA-256 of the binary's identity and of every
+/// file of the `extends` chain: the examples of a profile file are checked
+/// when it is new or changed, not at every start (200 custom rules cost
+/// ~60 ms per start otherwise), and so is each file's own schema check
+/// (which only makes errors point at a line; the merged document is always
+/// checked). Skipping them changes nothing that runs:
+/// the rules apply as written either way; the examples are the author's
+/// assertions about them. `profile check` always checks (it calls
+/// [`load`]). A directory that cannot be written only loses the memo.
+pub fn load_checked(selector: &str, checked: Option<&Path>) -> Result<Profile, ProfileError> {
     let mut chain = Vec::new();
-    let mut table = load_table(selector, &mut chain, 0)?;
+    let mut declared = None;
+    let mut key = Sha256::new();
+    let mut files = Vec::new();
+    let mut table = load_table(selector, &mut chain, 0, &mut declared, &mut key, &mut files)?;
     // `name` is not inherited: a file that does not set it is named after itself.
     if let Some(first) = chain.first() {
         let own = own_name(first);
-        let declared = read_source(selector).ok().and_then(|(_, text)| {
-            text.parse::<toml::Table>()
-                .ok()
-                .and_then(|t| t.get("name").and_then(|n| n.as_str()).map(str::to_string))
-        });
         table.insert("name".into(), toml::Value::String(declared.unwrap_or(own)));
     }
     let source = chain.first().cloned().unwrap_or_default();
+    // Built-in profiles carry no examples of their own to check.
+    let memo = checked
+        .filter(|_| !source.starts_with("builtin:"))
+        .and_then(|dir| {
+            let exe = binary_identity()?;
+            key.update(exe.as_bytes());
+            let hex: String = key.finalize().iter().map(|b| format!("{b:02x}")).collect();
+            Some(dir.join(hex))
+        });
+    let known_good = memo.as_deref().is_some_and(|m| m.is_file());
+    // Each file alone first, so errors point into it (line and column),
+    // unless this very chain loaded before with this binary. A built-in
+    // profile is checked by the test suite (every one loads); the merged
+    // document is checked below either way.
+    if !known_good {
+        for (file, text) in &files {
+            if let Err(e) = toml::from_str::<ProfileDoc>(text) {
+                return Err(at(file, text, &e));
+            }
+        }
+    }
     let doc: ProfileDoc = toml::Value::Table(table)
         .try_into()
         .map_err(|e: toml::de::Error| ProfileError::Invalid {
             file: source.clone(),
             message: e.message().to_string(),
         })?;
-    finish(doc, source, chain)
+    let profile = finish(doc, source, chain, !known_good)?;
+    if !known_good
+        && let Some(m) = memo
+        && let Some(dir) = m.parent()
+        && std::fs::create_dir_all(dir).is_ok()
+    {
+        // A memo that cannot be written costs the check next time, nothing else.
+        let _ = std::fs::write(&m, b"");
+    }
+    Ok(profile)
+}
+
+/// What identifies the running binary for the examples memo: its size,
+/// modification time and inode (a rebuilt or upgraded binary may decide the
+/// examples differently). `None` when it cannot be found.
+fn binary_identity() -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata("/proc/self/exe").ok()?;
+    Some(format!(
+        "{}:{}:{}.{}:{}",
+        env!("CARGO_PKG_VERSION"),
+        m.len(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ino()
+    ))
 }
 
 fn own_name(source: &str) -> String {
@@ -203,7 +283,12 @@ fn own_name(source: &str) -> String {
         .to_string()
 }
 
-fn finish(doc: ProfileDoc, source: String, chain: Vec<String>) -> Result<Profile, ProfileError> {
+fn finish(
+    doc: ProfileDoc,
+    source: String,
+    chain: Vec<String>,
+    check_examples: bool,
+) -> Result<Profile, ProfileError> {
     let invalid = |message: String| ProfileError::Invalid {
         file: source.clone(),
         message,
@@ -247,9 +332,10 @@ fn finish(doc: ProfileDoc, source: String, chain: Vec<String>) -> Result<Profile
         doc,
         source: source.clone(),
         chain,
+        expanded: Mutex::new(ExpandCache::default()),
     };
     // Custom rules and registry overrides carry examples that must hold.
-    if !source.starts_with("builtin:") {
+    if check_examples && !source.starts_with("builtin:") {
         let errs = crate::examples::check_profile_examples(&profile);
         if !errs.is_empty() {
             return Err(invalid(errs.join("; ")));
@@ -258,10 +344,15 @@ fn finish(doc: ProfileDoc, source: String, chain: Vec<String>) -> Result<Profile
     Ok(profile)
 }
 
+/// Reads `selector` and its `extends` chain into one table; `declared` gets
+/// the `name` the first file (depth 0) sets, if any.
 fn load_table(
     selector: &str,
     chain: &mut Vec<String>,
     depth: usize,
+    declared: &mut Option<String>,
+    key: &mut Sha256,
+    files: &mut Vec<(String, String)>,
 ) -> Result<toml::Table, ProfileError> {
     if depth > 8 {
         return Err(ProfileError::Invalid {
@@ -277,13 +368,22 @@ fn load_table(
         });
     }
     chain.push(source.clone());
-    // Validate this file alone first, so errors point into it.
-    if let Err(e) = toml::from_str::<ProfileDoc>(&text) {
-        return Err(at(&source, &text, &e));
+    for part in [source.as_bytes(), text.as_bytes()] {
+        key.update((part.len() as u64).to_le_bytes());
+        key.update(part);
+    }
+    if !source.starts_with("builtin:") {
+        files.push((source.clone(), text.clone()));
     }
     let table: toml::Table = text
         .parse()
         .map_err(|e: toml::de::Error| at(&source, &text, &e))?;
+    if depth == 0 {
+        *declared = table
+            .get("name")
+            .and_then(|n| n.as_str())
+            .map(str::to_string);
+    }
     match table
         .get("extends")
         .and_then(|v| v.as_str())
@@ -292,7 +392,7 @@ fn load_table(
         Some(parent) => {
             let parent = parent.as_str();
             let parent_sel = resolve_relative(parent, &source);
-            let mut base = load_table(&parent_sel, chain, depth + 1)?;
+            let mut base = load_table(&parent_sel, chain, depth + 1, declared, key, files)?;
             merge(&mut base, table);
             base.remove("extends");
             base.insert("extends".into(), toml::Value::String(parent.to_string()));
@@ -391,13 +491,46 @@ impl Profile {
     /// sandbox, the policy and the parser's trust decisions share (see
     /// [`Placeholders::writable`] for what is dropped).
     pub fn writable_roots(&self, ph: &Placeholders) -> Vec<PathBuf> {
-        ph.writable(&self.doc.paths.write)
+        let list = &self.doc.paths.write;
+        ph.writable_of(list, self.expand_each(ph, list))
+    }
+
+    /// [`Placeholders::expand`] of each entry, `None` for an absent
+    /// `{git_root}`. Each entry is resolved through the filesystem once per
+    /// situation: the answers are kept in the profile until it is asked
+    /// about other placeholder values.
+    pub fn expand_each(&self, ph: &Placeholders, list: &[String]) -> Vec<Option<PathBuf>> {
+        // A poisoned lock only means another thread panicked mid-insert of
+        // an answer it had computed; the map is still a map.
+        let mut cache = match self.expanded.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if cache.places.as_ref() != Some(ph) {
+            cache.places = Some(ph.clone());
+            cache.paths.clear();
+        }
+        list.iter()
+            .map(|s| {
+                if let Some(v) = cache.paths.get(s) {
+                    return v.clone();
+                }
+                let v = ph.expand(s);
+                cache.paths.insert(s.clone(), v.clone());
+                v
+            })
+            .collect()
+    }
+
+    /// [`Profile::expand_each`] without the absent entries.
+    pub fn expand_list(&self, ph: &Placeholders, list: &[String]) -> Vec<PathBuf> {
+        self.expand_each(ph, list).into_iter().flatten().collect()
     }
 
     /// The roots with placeholders resolved.
     pub fn roots(&self, ph: &Placeholders) -> Roots {
         let p = &self.doc.paths;
-        let mut broad = ph.expand_all(&p.broad);
+        let mut broad = self.expand_list(ph, &p.broad);
         broad.extend(
             [
                 "/bin", "/boot", "/dev", "/etc", "/lib", "/lib64", "/opt", "/proc", "/root",
@@ -407,9 +540,9 @@ impl Profile {
             .map(PathBuf::from),
         );
         Roots {
-            read: ph.expand_all(&p.read),
+            read: self.expand_list(ph, &p.read),
             write: self.writable_roots(ph),
-            deny_read: ph.expand_all(&p.deny_read),
+            deny_read: self.expand_list(ph, &p.deny_read),
             broad,
             home: ph.home.clone(),
             protected: p.protected.clone(),
@@ -421,8 +554,8 @@ impl Profile {
     pub fn sandbox_spec(&self, ph: &Placeholders, timeout: Option<u64>) -> SandboxSpec {
         let p = &self.doc.paths;
         let s = &self.doc.sandbox;
-        let mut read = ph.expand_all(&p.read);
-        read.extend(ph.expand_all(&p.runtime));
+        let mut read = self.expand_list(ph, &p.read);
+        read.extend(self.expand_list(ph, &p.runtime));
         let limit_timeout = match (s.timeout_seconds, timeout) {
             // `--timeout 0` changes nothing: the option can only shorten.
             (0, None) | (0, Some(0)) => None,
@@ -433,7 +566,7 @@ impl Profile {
         SandboxSpec {
             read,
             write: self.writable_roots(ph),
-            deny_read: ph.expand_all(&p.deny_read),
+            deny_read: self.expand_list(ph, &p.deny_read),
             network: match s.network {
                 NetworkSetting::Off => NetworkAccess::Off,
                 // Loopback only where the supervisor enforces addresses;
@@ -447,7 +580,7 @@ impl Profile {
             unix_sockets: s.unix_sockets,
             sysv_ipc: s.sysv_ipc,
             capabilities: s.capabilities.clone(),
-            devices: ph.expand_all(&s.devices),
+            devices: self.expand_list(ph, &s.devices),
             pty_broker: false,
             limits: Limits {
                 core: s.limits.core,
@@ -773,4 +906,48 @@ pub fn rule_matches(rule: &RuleDef, example: &str) -> bool {
     let set = RuleSet::new(std::slice::from_ref(rule));
     let views = crate::policy::rules::views(&model, &[], Some(example));
     set.classify_views(&views).matched_rules.contains(&rule.id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule_file(dir: &Path, example: &str) -> String {
+        let p = dir.join("p.toml");
+        std::fs::write(
+            &p,
+            format!(
+                "extends = \"default\"\n\n[[rule]]\nid = \"memo-rule\"\nlabel = \"l\"\ndescription = \"d\"\npattern = '^memotool( |$)'\ncategory = \"c\"\nseverity = \"warning\"\nplatform = \"all\"\nexamples = {{ match = [\"{example}\"], not_match = [\"ls\"] }}\n"
+            ),
+        )
+        .expect("write profile");
+        p.to_string_lossy().into_owned()
+    }
+
+    #[test]
+    fn examples_memo_is_keyed_by_content_and_never_remembers_a_failure() {
+        let d = tempfile::tempdir().expect("tmp");
+        let memo = d.path().join("checked");
+        // A failing example: refused at every load, nothing remembered.
+        let bad = rule_file(d.path(), "other --x");
+        for _ in 0..2 {
+            let e = load_checked(&bad, Some(&memo)).expect_err("failing example");
+            assert!(e.to_string().contains("must match"), "{e}");
+        }
+        assert!(!memo.exists() || std::fs::read_dir(&memo).expect("ls").count() == 0);
+        // Good: loads and is remembered (one memo file).
+        let good = rule_file(d.path(), "memotool --x");
+        load_checked(&good, Some(&memo)).expect("good profile");
+        assert_eq!(std::fs::read_dir(&memo).expect("ls").count(), 1);
+        load_checked(&good, Some(&memo)).expect("remembered profile");
+        // Changed back to failing: a new content, checked again.
+        let bad = rule_file(d.path(), "other --x");
+        assert!(load_checked(&bad, Some(&memo)).is_err());
+        // Without a memo directory (`profile check`), always checked.
+        assert!(load(&bad).is_err());
+        // A schema error still points at its line and column.
+        std::fs::write(&bad, "extends = \"default\"\n[policy]\nmode = 5\n").expect("w");
+        let e = load_checked(&bad, Some(&memo)).expect_err("schema error");
+        assert!(matches!(e, ProfileError::At { line: 3, .. }), "{e}");
+    }
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::{Profile, ProfileError, load};
+use super::{Profile, ProfileError, load_checked};
 
 /// `config.toml` (user or system).
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -36,6 +36,10 @@ pub struct SelectionInputs {
     pub system_config: PathBuf,
     /// The working directory (files below it are ignored by discovery).
     pub cwd: PathBuf,
+    /// safe-exec's cache directory, where a profile file whose examples held
+    /// is remembered (by content) so they are not re-checked at every start;
+    /// `None`: check them at every load.
+    pub cache_dir: Option<PathBuf>,
 }
 
 impl SelectionInputs {
@@ -60,6 +64,18 @@ impl SelectionInputs {
             user_config,
             system_config,
             cwd,
+            // `$XDG_CACHE_HOME/safe-exec`, else `~/.cache/safe-exec`: a cache,
+            // not state (nothing is lost when it goes).
+            cache_dir: std::env::var_os("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .filter(|d| d.is_absolute())
+                .or_else(|| {
+                    std::env::var_os("HOME")
+                        .map(PathBuf::from)
+                        .filter(|h| h.is_absolute())
+                        .map(|h| h.join(".cache"))
+                })
+                .map(|d| d.join("safe-exec")),
         }
     }
 }
@@ -121,10 +137,14 @@ pub fn select(inputs: &SelectionInputs) -> Result<Selection, ProfileError> {
     } else {
         ("default".to_string(), "built-in default")
     };
-    let profile = load(&choice)?;
+    let checked = inputs
+        .cache_dir
+        .as_ref()
+        .map(|d| d.join("profiles-checked"));
+    let profile = load_checked(&choice, checked.as_deref())?;
     if system.pin {
         let pinned_name = system.profile.clone().unwrap_or_else(|| "default".into());
-        let pinned = load(&pinned_name)?;
+        let pinned = load_checked(&pinned_name, checked.as_deref())?;
         if profile.source != pinned.source {
             let what = profile.loosens(&pinned);
             if !what.is_empty() {

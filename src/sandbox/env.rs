@@ -122,25 +122,25 @@ pub fn glob_match(pattern: &str, name: &str, fold: bool) -> bool {
         }
         hay.windows(needle.len()).position(|w| eq(w, needle))
     };
-    let parts: Vec<&[u8]> = pattern.as_bytes().split(|b| *b == b'*').collect();
+    // No allocation: this runs ~2,500 times per start (30 variables x 83
+    // patterns).
+    let mut parts = pattern.as_bytes().split(|b| *b == b'*').peekable();
     let mut rest = name.as_bytes();
-    let last = parts.len() - 1;
-    for (i, part) in parts.iter().enumerate() {
-        if i == 0 {
-            if rest.len() < part.len() || !eq(&rest[..part.len()], part) {
-                return false;
-            }
-            rest = &rest[part.len()..];
-            if last == 0 {
-                return rest.is_empty();
-            }
-        } else if i == last {
+    let first = parts.next().unwrap_or_default();
+    if rest.len() < first.len() || !eq(&rest[..first.len()], first) {
+        return false;
+    }
+    rest = &rest[first.len()..];
+    if parts.peek().is_none() {
+        return rest.is_empty();
+    }
+    while let Some(part) = parts.next() {
+        if parts.peek().is_none() {
             return rest.len() >= part.len() && eq(&rest[rest.len() - part.len()..], part);
-        } else {
-            match find(rest, part) {
-                Some(at) => rest = &rest[at + part.len()..],
-                None => return false,
-            }
+        }
+        match find(rest, part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
         }
     }
     true

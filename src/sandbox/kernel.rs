@@ -73,7 +73,14 @@ pub fn landlock_abi() -> u32 {
     landlock_abi_status().0
 }
 
+/// [`probe_landlock`], asked once per process: the kernel's answer cannot
+/// change while it runs, and `decide` needs it for every command.
 fn landlock_abi_status() -> (u32, &'static str) {
+    static ANSWER: std::sync::OnceLock<(u32, &'static str)> = std::sync::OnceLock::new();
+    *ANSWER.get_or_init(probe_landlock)
+}
+
+fn probe_landlock() -> (u32, &'static str) {
     // SAFETY: landlock_create_ruleset(NULL, 0, VERSION) only returns a number.
     let rc = unsafe {
         libc::syscall(
@@ -92,8 +99,14 @@ fn landlock_abi_status() -> (u32, &'static str) {
     }
 }
 
-/// Whether seccomp filters returning `SECCOMP_RET_ERRNO` can be installed.
+/// Whether seccomp filters returning `SECCOMP_RET_ERRNO` can be installed
+/// (asked once per process).
 pub fn seccomp_available() -> bool {
+    static ANSWER: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ANSWER.get_or_init(probe_seccomp)
+}
+
+fn probe_seccomp() -> bool {
     let action: u32 = libc::SECCOMP_RET_ERRNO;
     // SAFETY: SECCOMP_GET_ACTION_AVAIL reads one u32 we own.
     let rc = unsafe {

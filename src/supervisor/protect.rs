@@ -138,49 +138,63 @@ fn expand(
     if pattern.contains("site-packages") && parts.first() == Some(&"**") {
         // venvs: pyvenv.cfg at the root or up to two levels below.
         let mut out = Vec::new();
-        let mut bases = vec![PathBuf::new()];
-        let mut seen = 0usize;
-        if only_known {
-            // After the run only the venvs seen before count: no new scan.
-            bases = venvs
+        let bases = if only_known {
+            // After the run only the venvs of the snapshot count: look at
+            // them directly instead of listing the root again (a TMPDIR of
+            // 2,000 entries costs ~1 ms per listing). A base that is no
+            // longer a real directory at every level is skipped, as the
+            // listing would have skipped it.
+            venvs
                 .iter()
-                .filter_map(|v| v.strip_prefix(root).ok().map(Path::to_path_buf))
-                .collect();
-        }
-        for depth in 0..2 {
-            if only_known {
-                break;
-            }
-            let mut next = Vec::new();
-            for b in &bases {
-                if let Ok(rd) = fs::read_dir(root.join(b)) {
-                    for e in rd.flatten() {
-                        seen += 1;
-                        if seen > 4000 {
-                            if seen > 4001 {
-                                break;
+                .filter_map(|v| v.strip_prefix(root).ok())
+                .filter(|b| {
+                    b.components().count() <= 2
+                        && !b
+                            .components()
+                            .any(|c| SKIP.iter().any(|s| c.as_os_str() == *s))
+                        && b.ancestors()
+                            .filter(|a| !a.as_os_str().is_empty())
+                            .all(|a| is_real_dir(&root.join(a)))
+                })
+                .map(Path::to_path_buf)
+                .collect::<Vec<_>>()
+        } else {
+            // The root, then one and two levels below it, each directory
+            // listed once.
+            let mut bases = vec![PathBuf::new()];
+            let mut frontier = vec![PathBuf::new()];
+            let mut seen = 0usize;
+            'levels: for _ in 0..2 {
+                let mut next = Vec::new();
+                for b in &frontier {
+                    if let Ok(rd) = fs::read_dir(root.join(b)) {
+                        for e in rd.flatten() {
+                            seen += 1;
+                            if seen > 4000 {
+                                // Bounded: a huge TMPDIR must not make every
+                                // run slow. Said, not silently skipped.
+                                notes.push(format!(
+                                    "protected pattern {pattern}: venv search under {} stopped after 4000 entries",
+                                    root.display()
+                                ));
+                                bases.extend(next.iter().cloned());
+                                break 'levels;
                             }
-                            notes.push(format!(
-                                "protected pattern {pattern}: venv search under {} stopped after 4000 entries",
-                                root.display()
-                            ));
-                            break;
-                        }
-                        let name = e.file_name();
-                        if SKIP.iter().any(|s| name == *s) {
-                            continue;
-                        }
-                        if e.file_type().is_ok_and(|t| t.is_dir()) {
-                            next.push(b.join(&name));
+                            let name = e.file_name();
+                            if SKIP.iter().any(|s| name == *s) {
+                                continue;
+                            }
+                            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                                next.push(b.join(&name));
+                            }
                         }
                     }
                 }
+                bases.extend(next.iter().cloned());
+                frontier = next;
             }
-            bases.extend(next.iter().cloned());
-            if depth == 1 {
-                break;
-            }
-        }
+            bases
+        };
         for b in bases {
             if !root.join(&b).join("pyvenv.cfg").is_file() {
                 continue;
@@ -556,5 +570,46 @@ mod tests {
         assert!(!root.join(".git/hooks/pre-commit").exists());
         assert!(!root.join(".envrc").exists());
         assert!(snap.restore(std::slice::from_ref(&root), &pats).is_empty());
+    }
+
+    #[test]
+    fn pth_files_of_known_venvs_are_restored_only_through_real_directories() {
+        let d = tempfile::tempdir().expect("tmp");
+        let outside = tempfile::tempdir().expect("tmp");
+        let root = d.path().to_path_buf();
+        let sp = |base: &Path| base.join("lib/python3.11/site-packages");
+        // Venvs at the root's first and second level, and one under a
+        // skipped directory (never looked into).
+        for v in [".venv", "tools/env", "node_modules/env"] {
+            fs::create_dir_all(sp(&root.join(v))).expect("mk");
+            fs::write(root.join(v).join("pyvenv.cfg"), "home = /usr\n").expect("w");
+        }
+        let pats: Vec<String> = vec!["**/site-packages/*.pth".into()];
+        let snap = Snapshot::take(std::slice::from_ref(&root), &pats);
+        // Positive control: .pth files planted in known venvs go.
+        fs::write(sp(&root.join(".venv")).join("evil.pth"), "import os").expect("w");
+        fs::write(sp(&root.join("tools/env")).join("evil.pth"), "import os").expect("w");
+        // Not protected: a skipped directory's venv and a venv the command
+        // made itself.
+        fs::write(sp(&root.join("node_modules/env")).join("ok.pth"), "x").expect("w");
+        fs::create_dir_all(sp(&root.join("new"))).expect("mk");
+        fs::write(root.join("new/pyvenv.cfg"), "").expect("w");
+        fs::write(sp(&root.join("new")).join("own.pth"), "x").expect("w");
+        let out = snap.restore(std::slice::from_ref(&root), &pats);
+        assert_eq!(out.len(), 2, "{out:?}");
+        assert!(!sp(&root.join(".venv")).join("evil.pth").exists());
+        assert!(!sp(&root.join("tools/env")).join("evil.pth").exists());
+        assert!(sp(&root.join("node_modules/env")).join("ok.pth").exists());
+        assert!(sp(&root.join("new")).join("own.pth").exists());
+        // A known venv replaced by a symlink to a directory elsewhere:
+        // nothing is removed through the link.
+        fs::create_dir_all(sp(outside.path())).expect("mk");
+        fs::write(outside.path().join("pyvenv.cfg"), "").expect("w");
+        fs::write(sp(outside.path()).join("victim.pth"), "x").expect("w");
+        fs::rename(root.join("tools"), root.join("tools.old")).expect("mv");
+        fs::create_dir(root.join("tools")).expect("mk");
+        std::os::unix::fs::symlink(outside.path(), root.join("tools/env")).expect("ln");
+        let _ = snap.restore(std::slice::from_ref(&root), &pats);
+        assert!(sp(outside.path()).join("victim.pth").exists());
     }
 }

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The supervisor's cost (issue 14): per notified syscall, and for a build
+# that execs many processes. Usage: benches/supervisor.sh [RUNS] [FILES]
+#
+#   execs:  sh -c 'a loop of 1,000 /bin/true'   (every execve is notified to
+#           the supervisor, which checks it and lets it continue)
+#   build:  make -j2 of a generated C project of FILES (default 200) files:
+#           gcc, cc1 and as per file plus the link, ~600 execs
+# each run bare, under the floor wrapper (Landlock + seccomp, no supervisor,
+# examples/floor.rs) and under `safe-exec --` (default profile: supervisor
+# on). The difference between the floor and safe-exec per exec is the
+# supervisor's cost per notified syscall (plus the loop's share of
+# safe-exec's fixed start-up, ~1/1000). hyperfine, `--runs RUNS` (default
+# 10), the build with `--prepare 'make clean'`. Temporary directory under
+# /var/tmp, temporary HOME/TMPDIR/state dir, built-in default profile.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+runs=${1:-10}
+files=${2:-200}
+
+triple=x86_64-unknown-linux-gnu
+[ -n "${SAFE_EXEC_NO_BUILD:-}" ] || RUSTFLAGS="-C target-feature=+crt-static" cargo build --quiet --profile dist --target "$triple" \
+    --manifest-path "$root/Cargo.toml" --bin safe-exec --example floor
+out=${CARGO_TARGET_DIR:-$root/target}/$triple/dist
+bin=${SAFE_EXEC_BIN:-$out/safe-exec}
+floor=$out/examples/floor
+
+work=$(mktemp -d -p /var/tmp)
+trap 'rm -rf "$work"' EXIT
+chmod 755 "$work"
+mkdir -p "$work/home/.ssh" "$work/tmp" "$work/state" "$work/cwd"
+export HOME=$work/home TMPDIR=$work/tmp SAFE_EXEC_STATE_DIR=$work/state
+export XDG_CONFIG_HOME=$work/home/.config XDG_CACHE_HOME=$work/home/.cache SAFE_EXEC_SYSTEM_CONFIG=$work/none.toml
+unset SAFE_EXEC_PROFILE SAFE_EXEC_AGENT
+cd "$work/cwd"
+
+objs=""
+for i in $(seq 1 "$files"); do
+    printf 'int f%d(int x) { return x * %d + 1; }\n' "$i" "$i" >"f$i.c"
+    objs="$objs f$i.o"
+done
+printf 'int main(void) { return 0; }\n' >main.c
+{
+    echo "prog: main.o$objs"
+    printf '\t$(CC) -o $@ $^\n'
+    echo "%.o: %.c"
+    printf '\t$(CC) -O0 -c -o $@ $<\n'
+    echo "clean:"
+    printf '\trm -f prog *.o\n'
+} >Makefile
+loop='i=0; while [ $i -lt 1000 ]; do /bin/true; i=$((i+1)); done'
+
+echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "machine: $(nproc) CPUs, $(uname -sr), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+"$bin" -- make -s -j2 >/dev/null && make -s clean
+execs=$(strace -f -e trace=execve -o "$work/trace" make -s -j2 >/dev/null 2>&1; grep -c 'execve(' "$work/trace"); make -s clean
+echo "build: $files C files, $execs execve calls"
+
+mkdir -p "$root/target/bench"
+hyperfine -N --style basic --warmup 1 --runs "$runs" --export-markdown "$root/target/bench/supervisor_execs.md" \
+    -n bare "sh -c '$loop'" -n floor "$floor sh -c '$loop'" -n safe-exec "$bin -- sh -c '$loop'" >/dev/null
+sed "s#$out/##g" "$root/target/bench/supervisor_execs.md"
+echo
+# The build: interleaved rounds (bare, floor, safe-exec, make clean between),
+# medians and minimums, so the load of a shared machine hits every row alike.
+python3 - "$runs" "$floor" "$bin" <<'PY' | tee "$root/target/bench/supervisor_build.md"
+import subprocess, sys, time, statistics
+runs, floor, exe = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+rows = [("`make -j2`", ["make", "-s", "-j2"]),
+        ("floor wrapper `make -j2`", [floor, "make", "-s", "-j2"]),
+        ("`safe-exec -- make -j2`", [exe, "--", "make", "-s", "-j2"])]
+t = [[] for _ in rows]
+for _ in range(runs):
+    for i, (_, argv) in enumerate(rows):
+        subprocess.run(["make", "-s", "clean"], check=True)
+        a = time.perf_counter()
+        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+        t[i].append(time.perf_counter() - a)
+print(f"{runs} interleaved rounds\n")
+print("| build | median | min | x bare (median) |")
+print("|---|---:|---:|---:|")
+m0 = statistics.median(t[0])
+for (name, _), x in zip(rows, t):
+    print(f"| {name} | {statistics.median(x):.2f} s | {min(x):.2f} s | {statistics.median(x) / m0:.2f} |")
+PY
