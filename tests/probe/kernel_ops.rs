@@ -12,6 +12,9 @@ extern "C" {
     fn open(path: *const c_char, flags: c_int, ...) -> c_int;
     fn ioctl(fd: c_int, req: c_ulong, ...) -> c_int;
     fn setsid() -> c_int;
+    fn fcntl(fd: c_int, cmd: c_int, ...) -> c_int;
+    fn write(fd: c_int, buf: *const c_void, n: usize) -> isize;
+    fn read(fd: c_int, buf: *mut c_void, n: usize) -> isize;
     fn getppid() -> c_int;
     fn shmget(key: c_int, size: usize, flags: c_int) -> c_int;
     fn shmat(id: c_int, addr: *const c_void, flags: c_int) -> *mut c_void;
@@ -57,6 +60,12 @@ const TIOCSCTTY: c_ulong = 0x540E;
 const O_RDWR: c_int = 2;
 const O_NOCTTY: c_int = 0o400;
 const O_CREAT: c_int = 0o100;
+const O_CLOEXEC: c_int = 0o2000000;
+const TIOCSPTLCK: c_ulong = 0x4004_5431;
+const TIOCGPTN: c_ulong = 0x8004_5430;
+const TIOCGPTPEER: c_ulong = 0x5441;
+const F_GETFD: c_int = 1;
+const FD_CLOEXEC: c_int = 1;
 
 fn errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(255)
@@ -180,6 +189,55 @@ pub fn run(op: &str, a: &[String]) -> Option<i32> {
                 }
                 let v: c_int = arg(2) as c_int;
                 rc(ioctl(fd, arg(1) as c_ulong, &v as *const c_int) as i64)
+            }
+            // own-pty [cloexec]: a new pty the way glibc's openpty does it
+            // (/dev/ptmx, unlock, TIOCGPTPEER); the peer must be a terminal
+            // connected to the master (a byte written to the master is read
+            // on the peer) and close-on-exec exactly when asked (99 if not).
+            "own-pty" => {
+                let m = open(c("/dev/ptmx").as_ptr(), O_RDWR | O_NOCTTY);
+                if m < 0 {
+                    return Some(errno());
+                }
+                let unlock: c_int = 0;
+                if ioctl(m, TIOCSPTLCK, &unlock as *const c_int) < 0 {
+                    return Some(errno());
+                }
+                let cloexec = a.first().map(String::as_str) == Some("cloexec");
+                let flags = O_RDWR | O_NOCTTY | if cloexec { O_CLOEXEC } else { 0 };
+                let s = ioctl(m, TIOCGPTPEER, flags as c_ulong);
+                if s < 0 {
+                    return Some(errno());
+                }
+                let fdflags = fcntl(s, F_GETFD);
+                if (fdflags & FD_CLOEXEC != 0) != cloexec {
+                    return Some(99);
+                }
+                if write(m, b"k\n".as_ptr().cast(), 2) != 2 {
+                    return Some(errno());
+                }
+                let mut buf = [0u8; 8];
+                if read(s, buf.as_mut_ptr().cast(), buf.len()) < 1 || buf[0] != b'k' {
+                    return Some(98);
+                }
+                0
+            }
+            // own-pty-by-name: a new pty, its slave opened by name
+            // (posix_openpt + unlockpt + ptsname + open, no TIOCGPTPEER).
+            "own-pty-by-name" => {
+                let m = open(c("/dev/ptmx").as_ptr(), O_RDWR | O_NOCTTY);
+                if m < 0 {
+                    return Some(errno());
+                }
+                let unlock: c_int = 0;
+                if ioctl(m, TIOCSPTLCK, &unlock as *const c_int) < 0 {
+                    return Some(errno());
+                }
+                let mut n: c_int = -1;
+                if ioctl(m, TIOCGPTN, &mut n as *mut c_int) < 0 {
+                    return Some(errno());
+                }
+                rc(open(c(&format!("/dev/pts/{n}")).as_ptr(), O_RDWR | O_NOCTTY) as i64)
             }
             // steal-tty FD: new session, then TIOCSCTTY(1) on descriptor FD.
             "steal-tty" => {
