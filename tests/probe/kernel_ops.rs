@@ -68,15 +68,13 @@ const F_GETFD: c_int = 1;
 const FD_CLOEXEC: c_int = 1;
 
 fn errno() -> i32 {
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(255)
+    std::io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(255)
 }
 
 fn rc(r: i64) -> i32 {
-    if r < 0 {
-        errno()
-    } else {
-        0
-    }
+    if r < 0 { errno() } else { 0 }
 }
 
 fn num(s: Option<&String>) -> i64 {
@@ -101,23 +99,45 @@ pub fn run(op: &str, a: &[String]) -> Option<i32> {
             // prlimit-nofile PID N: RLIMIT_NOFILE soft = hard = N on PID.
             "prlimit-nofile" => {
                 let lim = [arg(1) as u64, arg(1) as u64];
-                rc(syscall(nr::PRLIMIT64, arg(0), RLIMIT_NOFILE, lim.as_ptr(), 0usize))
+                rc(syscall(
+                    nr::PRLIMIT64,
+                    arg(0),
+                    RLIMIT_NOFILE,
+                    lim.as_ptr(),
+                    0usize,
+                ))
             }
             // prlimit-read PID: read RLIMIT_NOFILE of PID (no new limit).
             "prlimit-read" => {
                 let mut lim = [0u64; 2];
-                rc(syscall(nr::PRLIMIT64, arg(0), RLIMIT_NOFILE, 0usize, lim.as_mut_ptr()))
+                rc(syscall(
+                    nr::PRLIMIT64,
+                    arg(0),
+                    RLIMIT_NOFILE,
+                    0usize,
+                    lim.as_mut_ptr(),
+                ))
             }
             "setpriority" => rc(syscall(nr::SETPRIORITY, arg(0), arg(1), arg(2))),
             // sched_setaffinity PID: pin PID to CPU 0.
             "sched_setaffinity" => {
                 let mask = [1u64; 1];
-                rc(syscall(nr::SCHED_SETAFFINITY, arg(0), 8usize, mask.as_ptr()))
+                rc(syscall(
+                    nr::SCHED_SETAFFINITY,
+                    arg(0),
+                    8usize,
+                    mask.as_ptr(),
+                ))
             }
             // sched_setscheduler PID: SCHED_BATCH (3), priority 0.
             "sched_setscheduler" => {
                 let param = [0i32];
-                rc(syscall(nr::SCHED_SETSCHEDULER, arg(0), 3i64, param.as_ptr()))
+                rc(syscall(
+                    nr::SCHED_SETSCHEDULER,
+                    arg(0),
+                    3i64,
+                    param.as_ptr(),
+                ))
             }
             // ioprio_set WHICH WHO: best-effort class (2), level 4.
             "ioprio_set" => rc(syscall(nr::IOPRIO_SET, arg(0), arg(1), (2i64 << 13) | 4)),
@@ -151,7 +171,13 @@ pub fn run(op: &str, a: &[String]) -> Option<i32> {
             // mq-open NAME: create (or open) a POSIX message queue.
             "mq-open" => {
                 let name = c(a.first().map(String::as_str).unwrap_or("/probe"));
-                let fd = syscall(nr::MQ_OPEN, name.as_ptr().add(1), O_RDWR | O_CREAT, 0o600, 0usize);
+                let fd = syscall(
+                    nr::MQ_OPEN,
+                    name.as_ptr().add(1),
+                    O_RDWR | O_CREAT,
+                    0o600,
+                    0usize,
+                );
                 rc(fd)
             }
             // fanotify_init(FAN_CLASS_NOTIF, O_RDONLY).
@@ -180,17 +206,23 @@ pub fn run(op: &str, a: &[String]) -> Option<i32> {
             }
             "vhangup" => rc(syscall(nr::VHANGUP)),
             // open-tty PATH: open a terminal read/write (no controlling tty).
-            "open-tty" => rc(open(c(a.first().map(String::as_str).unwrap_or("")).as_ptr(), O_RDWR | O_NOCTTY) as i64),
+            "open-tty" => rc(open(
+                c(a.first().map(String::as_str).unwrap_or("")).as_ptr(),
+                O_RDWR | O_NOCTTY,
+            ) as i64),
             // ioctl-path PATH CMD ARG: open PATH and ioctl with an int argument.
             "ioctl-path" => {
-                let fd = open(c(a.first().map(String::as_str).unwrap_or("")).as_ptr(), O_RDWR | O_NOCTTY);
+                let fd = open(
+                    c(a.first().map(String::as_str).unwrap_or("")).as_ptr(),
+                    O_RDWR | O_NOCTTY,
+                );
                 if fd < 0 {
                     return Some(errno());
                 }
                 let v: c_int = arg(2) as c_int;
                 rc(ioctl(fd, arg(1) as c_ulong, &v as *const c_int) as i64)
             }
-            // own-pty [cloexec]: a new pty the way glibc's openpty does it
+            // own-pty [cloexec|plain] [hi]: a new pty the way glibc's openpty does it
             // (/dev/ptmx, unlock, TIOCGPTPEER); the peer must be a terminal
             // connected to the master (a byte written to the master is read
             // on the peer) and close-on-exec exactly when asked (99 if not).
@@ -205,7 +237,14 @@ pub fn run(op: &str, a: &[String]) -> Option<i32> {
                 }
                 let cloexec = a.first().map(String::as_str) == Some("cloexec");
                 let flags = O_RDWR | O_NOCTTY | if cloexec { O_CLOEXEC } else { 0 };
-                let s = ioctl(m, TIOCGPTPEER, flags as c_ulong);
+                // "hi": the request with its high 32 bits set (the kernel
+                // only looks at the low 32 bits).
+                let req = if a.get(1).map(String::as_str) == Some("hi") {
+                    TIOCGPTPEER | 0xFFFF_FFFF_0000_0000
+                } else {
+                    TIOCGPTPEER
+                };
+                let s = ioctl(m, req, flags as c_ulong);
                 if s < 0 {
                     return Some(errno());
                 }
@@ -246,7 +285,11 @@ pub fn run(op: &str, a: &[String]) -> Option<i32> {
             }
             // ppid-file NAME: read /proc/<ppid>/NAME.
             "ppid-file" => {
-                let p = format!("/proc/{}/{}", getppid(), a.first().map(String::as_str).unwrap_or("environ"));
+                let p = format!(
+                    "/proc/{}/{}",
+                    getppid(),
+                    a.first().map(String::as_str).unwrap_or("environ")
+                );
                 match std::fs::read(&p) {
                     Ok(_) => 0,
                     Err(e) => e.raw_os_error().unwrap_or(255),
@@ -262,7 +305,11 @@ pub fn run(op: &str, a: &[String]) -> Option<i32> {
                 Err(e) => e.raw_os_error().unwrap_or(255),
             },
             // pid-file PID NAME: read /proc/PID/NAME.
-            "pid-file" => match std::fs::read(format!("/proc/{}/{}", arg(0), a.get(1).map(String::as_str).unwrap_or("environ"))) {
+            "pid-file" => match std::fs::read(format!(
+                "/proc/{}/{}",
+                arg(0),
+                a.get(1).map(String::as_str).unwrap_or("environ")
+            )) {
                 Ok(_) => 0,
                 Err(e) => e.raw_os_error().unwrap_or(255),
             },

@@ -191,6 +191,19 @@ fn k2_broker_another_terminal_is_eacces_as_root_and_own_ptys_work() {
         "TIOCGPTPEER, O_CLOEXEC"
     );
     assert_eq!(probe_unsandboxed(&["own-pty"]), 0, "control own-pty");
+    // The request with garbage in its high 32 bits is still TIOCGPTPEER
+    // for the kernel, so the filter compares only the low half.
+    assert_eq!(
+        probe_unsandboxed(&["own-pty", "plain", "hi"]),
+        0,
+        "control hi"
+    );
+    assert_eq!(w.probe(&["own-pty", "plain", "hi"]), 0, "high bits set");
+    assert_eq!(
+        w.probe(&["own-pty", "cloexec", "hi"]),
+        0,
+        "high bits, O_CLOEXEC"
+    );
     // Documented limit: the slave of its own pty opened *by name*
     // (ptsname + open, no TIOCGPTPEER) is refused like any other entry of
     // /dev/pts; glibc 2.34+ openpty/forkpty never do this.
@@ -264,4 +277,55 @@ fn k2_broker_another_terminal_of_the_same_user_is_eacces_unprivileged() {
         assert_eq!(code(&out), 0, "python pty as the user: {}", stderr(&out));
         assert!(stdout(&out).contains("pty-ok"), "{}", stdout(&out));
     }
+}
+
+#[test]
+fn doctor_reports_the_supervisor_and_each_of_its_mechanisms() {
+    let w = World::new();
+    let out = w.safe_exec().args(["doctor", "--json"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("doctor --json");
+    let sup = &v["supervisor"];
+    // This kernel (6.x, seccomp user notification) runs the supervisor.
+    assert_eq!(sup["available"], true, "{sup}");
+    let names: Vec<&str> = sup["mechanisms"]
+        .as_array()
+        .expect("mechanisms")
+        .iter()
+        .map(|m| {
+            assert_eq!(m["enforced"], true, "{m}");
+            assert!(m["detail"].as_str().is_some_and(|d| d.len() > 20), "{m}");
+            m["name"].as_str().unwrap()
+        })
+        .collect();
+    for name in [
+        "supervisor",
+        "supervisor.metadata",
+        "supervisor.loopback",
+        "supervisor.exec_checks",
+        "supervisor.lifetime",
+        "supervisor.protected_files",
+        "supervisor.pty_broker",
+    ] {
+        assert!(names.contains(&name), "doctor misses {name}: {names:?}");
+    }
+    // The sandbox's own pty_broker line agrees with the supervisor.
+    let broker = v["mechanisms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "pty_broker")
+        .expect("pty_broker")
+        .clone();
+    assert_eq!(broker["enforced"], true, "{broker}");
+    let text = w.safe_exec().arg("doctor").output().unwrap();
+    assert!(
+        stdout(&text).contains("supervisor: available"),
+        "{}",
+        stdout(&text)
+    );
+    assert!(
+        stdout(&text).contains("supervisor.pty_broker"),
+        "{}",
+        stdout(&text)
+    );
 }
