@@ -158,7 +158,9 @@ pub fn doctor(as_json: bool) -> i32 {
     // The mechanisms, tried for the default profile as this caller would run it.
     let (mechanisms, unlisted) = match profile::load("default") {
         Ok(p) => {
-            let spec = p.sandbox_spec(&sit.places, None);
+            let mut spec = p.sandbox_spec(&sit.places, None);
+            // As a run sets it: the supervisor brokers ptys when it runs.
+            spec.pty_broker = crate::supervisor::available();
             (
                 sandbox::selftest::mechanisms(&spec),
                 sandbox::selftest::unlisted(&spec),
@@ -166,11 +168,16 @@ pub fn doctor(as_json: bool) -> i32 {
         }
         Err(_) => (Vec::new(), Vec::new()),
     };
+    let supervisor = crate::supervisor::mechanisms();
     let caps_held = sandbox::caps::names(sandbox::caps::current().permitted);
     let value = json!({
         "version": env!("CARGO_PKG_VERSION"),
         "kernel": k,
         "mechanisms": mechanisms,
+        "supervisor": {
+            "available": crate::supervisor::available(),
+            "mechanisms": supervisor,
+        },
         "unlisted_directories": unlisted,
         "capabilities_held": caps_held,
         "profiles": profiles,
@@ -204,6 +211,26 @@ pub fn doctor(as_json: bool) -> i32 {
         );
         println!("mechanisms (tried for the default profile):");
         for m in &mechanisms {
+            println!(
+                "  {:<26} {:<13} {}",
+                m.name,
+                if m.enforced {
+                    "enforced"
+                } else {
+                    "NOT enforced"
+                },
+                m.detail
+            );
+        }
+        println!(
+            "supervisor: {}",
+            if crate::supervisor::available() {
+                "available"
+            } else {
+                "NOT available (needs seccomp user notification and pidfd_getfd, Linux 5.9+)"
+            }
+        );
+        for m in supervisor.iter().skip(1) {
             println!(
                 "  {:<26} {:<13} {}",
                 m.name,

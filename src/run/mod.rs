@@ -143,7 +143,7 @@ impl RunError {
 ///
 /// The environment gets `SAFE_EXEC_SANDBOX=1` (and
 /// `SAFE_EXEC_NETWORK_DISABLED=1` when the network is off).
-pub fn execute(plan: ExecPlan) -> Result<Outcome, RunError> {
+pub fn execute(mut plan: ExecPlan) -> Result<Outcome, RunError> {
     let start = Instant::now();
     let program = plan.argv.first().ok_or(RunError::EmptyArgv)?;
     match std::fs::metadata(&plan.cwd) {
@@ -164,6 +164,13 @@ pub fn execute(plan: ExecPlan) -> Result<Outcome, RunError> {
     let mut env = plan.env.clone();
     sandbox::env::add_markers(&mut env, plan.sandbox.network == NetworkAccess::Off);
     let resolved = resolve::resolve(program, &env, &plan.cwd)?;
+    // The supervisor brokers the command's own pseudo-terminals
+    // (`ioctl(TIOCGPTPEER)`, see `sandbox::pty`), so Landlock grants no
+    // /dev/pts entry but the given terminal; without it /dev/pts stays
+    // granted as a whole or `openpty` would fail.
+    if plan.supervisor.is_some() && sup::available() {
+        plan.sandbox.pty_broker = true;
+    }
     let prepared = sandbox::prepare(&plan.sandbox)?;
     let mut report = prepared.report.clone();
     // Only reachable under best-effort (`prepare` refuses it under required):

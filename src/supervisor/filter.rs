@@ -55,6 +55,10 @@ pub enum Match {
     Always,
     /// Notified only when argument `n` (a pointer) is not NULL.
     ArgNonNull(u32),
+    /// Notified only when the low 32 bits of argument `n` equal the value
+    /// (an ioctl request: the kernel itself only looks at the low 32 bits,
+    /// so the high half must not be compared).
+    Arg32Eq(u32, u32),
 }
 
 /// The notified syscalls with why each one is notified.
@@ -123,6 +127,13 @@ pub fn notified(n: Notify) -> Vec<(i64, Match, &'static str)> {
             (libc::SYS_execveat, Match::Always, why),
         ]);
     }
+    // The pty broker is always on with the supervisor (the run sets
+    // `SandboxSpec.pty_broker` whenever the supervisor is active).
+    v.push((
+        libc::SYS_ioctl,
+        Match::Arg32Eq(1, crate::sandbox::seccomp::TIOCGPTPEER as u32),
+        "pty broker: the slave of a pty the command opened is opened outside the Landlock domain (sandbox::pty::open_peer) so /dev/pts need not be granted; other terminals stay unreachable",
+    ));
     v
 }
 
@@ -168,6 +179,13 @@ pub fn build(n: Notify) -> Vec<sock_filter> {
                 p.push(stmt(BPF_LD_W_ABS, arg_lo(i) + 4));
                 p.push(jump(BPF_JMP_JEQ_K, 0, 0, 1));
                 p.push(stmt(BPF_RET_K, allow));
+                p.push(stmt(BPF_RET_K, notify));
+                p.push(stmt(BPF_LD_W_ABS, DATA_NR));
+            }
+            Match::Arg32Eq(i, value) => {
+                p.push(jump(BPF_JMP_JEQ_K, nr, 0, 4));
+                p.push(stmt(BPF_LD_W_ABS, arg_lo(i)));
+                p.push(jump(BPF_JMP_JEQ_K, value, 0, 1));
                 p.push(stmt(BPF_RET_K, notify));
                 p.push(stmt(BPF_LD_W_ABS, DATA_NR));
             }
@@ -226,8 +244,8 @@ mod tests {
             .filter(|s| s.code == BPF_RET_K && s.k == libc::SECCOMP_RET_USER_NOTIF)
             .count();
         assert_eq!(
-            notifying, 2,
-            "only execve/execveat (to hold the first exec)"
+            notifying, 3,
+            "only execve/execveat (to hold the first exec) and ioctl(TIOCGPTPEER) (pty broker)"
         );
     }
 }

@@ -175,3 +175,70 @@ pub fn serve(
 pub fn loopback_enforced() -> bool {
     available() && crate::sandbox::kernel::seccomp_available()
 }
+
+/// What `safe-exec doctor` reports about the supervisor: whether it runs
+/// here and each of its mechanisms. Probed on this kernel: seccomp user
+/// notification with a listener and `pidfd_getfd` ([`available`]), seccomp
+/// itself ([`loopback_enforced`]) and `PR_SET_CHILD_SUBREAPER`.
+pub fn mechanisms() -> Vec<crate::sandbox::selftest::Mechanism> {
+    use crate::sandbox::selftest::Mechanism;
+    let ok = available();
+    let why_not = "the supervisor does not run on this kernel (needs seccomp user notification with a listener and pidfd_getfd, Linux 5.9+)";
+    let subreaper = {
+        let mut v: libc::c_int = 0;
+        // SAFETY: PR_GET_CHILD_SUBREAPER writes into the int we own.
+        unsafe { libc::prctl(libc::PR_GET_CHILD_SUBREAPER, &mut v as *mut libc::c_int) == 0 }
+    };
+    let m = |name: &'static str, enforced: bool, yes: &str| Mechanism {
+        name,
+        enforced,
+        detail: if enforced {
+            yes.to_string()
+        } else {
+            why_not.to_string()
+        },
+    };
+    vec![
+        m(
+            "supervisor",
+            ok,
+            "seccomp user notification available: safe-exec supervises every sandboxed run",
+        ),
+        m(
+            "supervisor.metadata",
+            ok,
+            "chmod/chown/utime/xattr calls are performed by the supervisor, only inside a writable root and never on a protected path",
+        ),
+        m(
+            "supervisor.loopback",
+            ok && loopback_enforced(),
+            "network = \"loopback\": connect/sendto/sendmsg addresses are checked to be 127.0.0.0/8 or ::1",
+        ),
+        m(
+            "supervisor.exec_checks",
+            ok,
+            "every exec inside the tree is matched against the critical safety rules with its real argv (a first net)",
+        ),
+        Mechanism {
+            name: "supervisor.lifetime",
+            enforced: ok && subreaper,
+            detail: if !ok {
+                why_not.to_string()
+            } else if subreaper {
+                "safe-exec is the subreaper of the tree and kills what is left when the command ends or times out".into()
+            } else {
+                "PR_SET_CHILD_SUBREAPER refused here: orphaned processes of the tree can outlive the command".into()
+            },
+        },
+        m(
+            "supervisor.protected_files",
+            ok,
+            "protected files under the writable roots are snapshotted before the run and restored after it",
+        ),
+        m(
+            "supervisor.pty_broker",
+            ok,
+            "ioctl(TIOCGPTPEER) on the command's own pty master is answered by the supervisor: Landlock grants no /dev/pts entry but the command's own terminal",
+        ),
+    ]
+}

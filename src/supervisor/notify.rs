@@ -106,7 +106,14 @@ impl Loop<'_> {
             return; // ENOENT: the caller died or was interrupted
         }
         self.events.notifications += 1;
-        let answer = self.decide(&req);
+        let answer = if i64::from(req.data.nr) == libc::SYS_ioctl {
+            match self.pty_peer(&req) {
+                Some(answer) => answer,
+                None => return, // answered by SECCOMP_IOCTL_NOTIF_ADDFD
+            }
+        } else {
+            self.decide(&req)
+        };
         // SAFETY: zeroed response, then filled in.
         let mut resp: libc::seccomp_notif_resp = unsafe { std::mem::zeroed() };
         resp.id = req.id;
@@ -154,6 +161,69 @@ impl Loop<'_> {
                 None => Answer::Errno(libc::ENOSYS),
             },
         }
+    }
+
+    // ---- pty broker -----------------------------------------------------
+
+    /// `ioctl(master, TIOCGPTPEER, flags)`: opens the slave outside the
+    /// Landlock domain ([`crate::sandbox::pty::open_peer`], which accepts
+    /// only a ptmx master) and installs it in the child with
+    /// `SECCOMP_IOCTL_NOTIF_ADDFD` + `SECCOMP_ADDFD_FLAG_SEND`, which also
+    /// answers the call with the new descriptor number. `None`: answered.
+    fn pty_peer(&mut self, req: &libc::seccomp_notif) -> Option<Answer> {
+        let a = req.data.args;
+        // The filter compared the low 32 bits only; so does the kernel.
+        if a[1] as u32 != crate::sandbox::seccomp::TIOCGPTPEER as u32 {
+            return Some(Answer::Continue);
+        }
+        let pid = req.pid as i32;
+        let flags = a[2] as i32;
+        let peer = match crate::sandbox::pty::open_peer(pid, a[0] as i32, flags) {
+            Ok(fd) => fd,
+            Err(e) => return Some(Answer::Errno(errno_of(&e))),
+        };
+        if !self.valid(req.id) {
+            return None;
+        }
+        let mut addfd = libc::seccomp_notif_addfd {
+            id: req.id,
+            flags: libc::SECCOMP_ADDFD_FLAG_SEND as u32,
+            srcfd: peer.as_raw_fd() as u32,
+            newfd: 0,
+            newfd_flags: (flags & libc::O_CLOEXEC) as u32,
+        };
+        // SAFETY: ADDFD reads the struct we own; the kernel duplicates
+        // `peer` into the child and, with FLAG_SEND, answers the call.
+        let rc = unsafe {
+            libc::ioctl(
+                self.listener.as_raw_fd(),
+                libc::SECCOMP_IOCTL_NOTIF_ADDFD as _,
+                &addfd,
+            )
+        };
+        if rc >= 0 {
+            return None;
+        }
+        let e = crate::sandbox::errno();
+        if e != libc::EINVAL {
+            // ENOENT: the caller is gone; anything else: refuse the call.
+            return Some(Answer::Errno(e));
+        }
+        // Kernels before 5.14 have no FLAG_SEND: add, then answer with the
+        // number the descriptor got.
+        addfd.flags = 0;
+        // SAFETY: as above, without FLAG_SEND.
+        let newfd = unsafe {
+            libc::ioctl(
+                self.listener.as_raw_fd(),
+                libc::SECCOMP_IOCTL_NOTIF_ADDFD as _,
+                &addfd,
+            )
+        };
+        if newfd < 0 {
+            return Some(Answer::Errno(crate::sandbox::errno()));
+        }
+        Some(Answer::Value(i64::from(newfd)))
     }
 
     // ---- metadata -------------------------------------------------------

@@ -12,6 +12,9 @@ extern "C" {
     fn open(path: *const c_char, flags: c_int, ...) -> c_int;
     fn ioctl(fd: c_int, req: c_ulong, ...) -> c_int;
     fn setsid() -> c_int;
+    fn fcntl(fd: c_int, cmd: c_int, ...) -> c_int;
+    fn write(fd: c_int, buf: *const c_void, n: usize) -> isize;
+    fn read(fd: c_int, buf: *mut c_void, n: usize) -> isize;
     fn getppid() -> c_int;
     fn shmget(key: c_int, size: usize, flags: c_int) -> c_int;
     fn shmat(id: c_int, addr: *const c_void, flags: c_int) -> *mut c_void;
@@ -57,17 +60,21 @@ const TIOCSCTTY: c_ulong = 0x540E;
 const O_RDWR: c_int = 2;
 const O_NOCTTY: c_int = 0o400;
 const O_CREAT: c_int = 0o100;
+const O_CLOEXEC: c_int = 0o2000000;
+const TIOCSPTLCK: c_ulong = 0x4004_5431;
+const TIOCGPTN: c_ulong = 0x8004_5430;
+const TIOCGPTPEER: c_ulong = 0x5441;
+const F_GETFD: c_int = 1;
+const FD_CLOEXEC: c_int = 1;
 
 fn errno() -> i32 {
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(255)
+    std::io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(255)
 }
 
 fn rc(r: i64) -> i32 {
-    if r < 0 {
-        errno()
-    } else {
-        0
-    }
+    if r < 0 { errno() } else { 0 }
 }
 
 fn num(s: Option<&String>) -> i64 {
@@ -92,23 +99,45 @@ pub fn run(op: &str, a: &[String]) -> Option<i32> {
             // prlimit-nofile PID N: RLIMIT_NOFILE soft = hard = N on PID.
             "prlimit-nofile" => {
                 let lim = [arg(1) as u64, arg(1) as u64];
-                rc(syscall(nr::PRLIMIT64, arg(0), RLIMIT_NOFILE, lim.as_ptr(), 0usize))
+                rc(syscall(
+                    nr::PRLIMIT64,
+                    arg(0),
+                    RLIMIT_NOFILE,
+                    lim.as_ptr(),
+                    0usize,
+                ))
             }
             // prlimit-read PID: read RLIMIT_NOFILE of PID (no new limit).
             "prlimit-read" => {
                 let mut lim = [0u64; 2];
-                rc(syscall(nr::PRLIMIT64, arg(0), RLIMIT_NOFILE, 0usize, lim.as_mut_ptr()))
+                rc(syscall(
+                    nr::PRLIMIT64,
+                    arg(0),
+                    RLIMIT_NOFILE,
+                    0usize,
+                    lim.as_mut_ptr(),
+                ))
             }
             "setpriority" => rc(syscall(nr::SETPRIORITY, arg(0), arg(1), arg(2))),
             // sched_setaffinity PID: pin PID to CPU 0.
             "sched_setaffinity" => {
                 let mask = [1u64; 1];
-                rc(syscall(nr::SCHED_SETAFFINITY, arg(0), 8usize, mask.as_ptr()))
+                rc(syscall(
+                    nr::SCHED_SETAFFINITY,
+                    arg(0),
+                    8usize,
+                    mask.as_ptr(),
+                ))
             }
             // sched_setscheduler PID: SCHED_BATCH (3), priority 0.
             "sched_setscheduler" => {
                 let param = [0i32];
-                rc(syscall(nr::SCHED_SETSCHEDULER, arg(0), 3i64, param.as_ptr()))
+                rc(syscall(
+                    nr::SCHED_SETSCHEDULER,
+                    arg(0),
+                    3i64,
+                    param.as_ptr(),
+                ))
             }
             // ioprio_set WHICH WHO: best-effort class (2), level 4.
             "ioprio_set" => rc(syscall(nr::IOPRIO_SET, arg(0), arg(1), (2i64 << 13) | 4)),
@@ -142,7 +171,13 @@ pub fn run(op: &str, a: &[String]) -> Option<i32> {
             // mq-open NAME: create (or open) a POSIX message queue.
             "mq-open" => {
                 let name = c(a.first().map(String::as_str).unwrap_or("/probe"));
-                let fd = syscall(nr::MQ_OPEN, name.as_ptr().add(1), O_RDWR | O_CREAT, 0o600, 0usize);
+                let fd = syscall(
+                    nr::MQ_OPEN,
+                    name.as_ptr().add(1),
+                    O_RDWR | O_CREAT,
+                    0o600,
+                    0usize,
+                );
                 rc(fd)
             }
             // fanotify_init(FAN_CLASS_NOTIF, O_RDONLY).
@@ -171,15 +206,77 @@ pub fn run(op: &str, a: &[String]) -> Option<i32> {
             }
             "vhangup" => rc(syscall(nr::VHANGUP)),
             // open-tty PATH: open a terminal read/write (no controlling tty).
-            "open-tty" => rc(open(c(a.first().map(String::as_str).unwrap_or("")).as_ptr(), O_RDWR | O_NOCTTY) as i64),
+            "open-tty" => rc(open(
+                c(a.first().map(String::as_str).unwrap_or("")).as_ptr(),
+                O_RDWR | O_NOCTTY,
+            ) as i64),
             // ioctl-path PATH CMD ARG: open PATH and ioctl with an int argument.
             "ioctl-path" => {
-                let fd = open(c(a.first().map(String::as_str).unwrap_or("")).as_ptr(), O_RDWR | O_NOCTTY);
+                let fd = open(
+                    c(a.first().map(String::as_str).unwrap_or("")).as_ptr(),
+                    O_RDWR | O_NOCTTY,
+                );
                 if fd < 0 {
                     return Some(errno());
                 }
                 let v: c_int = arg(2) as c_int;
                 rc(ioctl(fd, arg(1) as c_ulong, &v as *const c_int) as i64)
+            }
+            // own-pty [cloexec|plain] [hi]: a new pty the way glibc's openpty does it
+            // (/dev/ptmx, unlock, TIOCGPTPEER); the peer must be a terminal
+            // connected to the master (a byte written to the master is read
+            // on the peer) and close-on-exec exactly when asked (99 if not).
+            "own-pty" => {
+                let m = open(c("/dev/ptmx").as_ptr(), O_RDWR | O_NOCTTY);
+                if m < 0 {
+                    return Some(errno());
+                }
+                let unlock: c_int = 0;
+                if ioctl(m, TIOCSPTLCK, &unlock as *const c_int) < 0 {
+                    return Some(errno());
+                }
+                let cloexec = a.first().map(String::as_str) == Some("cloexec");
+                let flags = O_RDWR | O_NOCTTY | if cloexec { O_CLOEXEC } else { 0 };
+                // "hi": the request with its high 32 bits set (the kernel
+                // only looks at the low 32 bits).
+                let req = if a.get(1).map(String::as_str) == Some("hi") {
+                    TIOCGPTPEER | 0xFFFF_FFFF_0000_0000
+                } else {
+                    TIOCGPTPEER
+                };
+                let s = ioctl(m, req, flags as c_ulong);
+                if s < 0 {
+                    return Some(errno());
+                }
+                let fdflags = fcntl(s, F_GETFD);
+                if (fdflags & FD_CLOEXEC != 0) != cloexec {
+                    return Some(99);
+                }
+                if write(m, b"k\n".as_ptr().cast(), 2) != 2 {
+                    return Some(errno());
+                }
+                let mut buf = [0u8; 8];
+                if read(s, buf.as_mut_ptr().cast(), buf.len()) < 1 || buf[0] != b'k' {
+                    return Some(98);
+                }
+                0
+            }
+            // own-pty-by-name: a new pty, its slave opened by name
+            // (posix_openpt + unlockpt + ptsname + open, no TIOCGPTPEER).
+            "own-pty-by-name" => {
+                let m = open(c("/dev/ptmx").as_ptr(), O_RDWR | O_NOCTTY);
+                if m < 0 {
+                    return Some(errno());
+                }
+                let unlock: c_int = 0;
+                if ioctl(m, TIOCSPTLCK, &unlock as *const c_int) < 0 {
+                    return Some(errno());
+                }
+                let mut n: c_int = -1;
+                if ioctl(m, TIOCGPTN, &mut n as *mut c_int) < 0 {
+                    return Some(errno());
+                }
+                rc(open(c(&format!("/dev/pts/{n}")).as_ptr(), O_RDWR | O_NOCTTY) as i64)
             }
             // steal-tty FD: new session, then TIOCSCTTY(1) on descriptor FD.
             "steal-tty" => {
@@ -188,7 +285,11 @@ pub fn run(op: &str, a: &[String]) -> Option<i32> {
             }
             // ppid-file NAME: read /proc/<ppid>/NAME.
             "ppid-file" => {
-                let p = format!("/proc/{}/{}", getppid(), a.first().map(String::as_str).unwrap_or("environ"));
+                let p = format!(
+                    "/proc/{}/{}",
+                    getppid(),
+                    a.first().map(String::as_str).unwrap_or("environ")
+                );
                 match std::fs::read(&p) {
                     Ok(_) => 0,
                     Err(e) => e.raw_os_error().unwrap_or(255),
@@ -204,7 +305,11 @@ pub fn run(op: &str, a: &[String]) -> Option<i32> {
                 Err(e) => e.raw_os_error().unwrap_or(255),
             },
             // pid-file PID NAME: read /proc/PID/NAME.
-            "pid-file" => match std::fs::read(format!("/proc/{}/{}", arg(0), a.get(1).map(String::as_str).unwrap_or("environ"))) {
+            "pid-file" => match std::fs::read(format!(
+                "/proc/{}/{}",
+                arg(0),
+                a.get(1).map(String::as_str).unwrap_or("environ")
+            )) {
                 Ok(_) => 0,
                 Err(e) => e.raw_os_error().unwrap_or(255),
             },

@@ -718,7 +718,7 @@ fn doctor_reports_each_mechanism_and_that_this_kernel_enforces_it() {
     ] {
         assert_eq!(get(name)["enforced"], true, "{name}: {}", get(name));
     }
-    // Reported honestly: no pty broker in this build, no ABI 9 on this kernel.
+    // Reported honestly: the pty broker follows the supervisor, no ABI 9 on this kernel.
     assert!(get("pty_broker")["detail"].as_str().is_some());
     assert_eq!(
         get("landlock.resolve_unix")["enforced"],
@@ -762,7 +762,8 @@ fn k2_root_cannot_open_another_users_terminal_even_without_the_broker() {
         .unwrap();
     let tty = line.trim().to_string();
     assert!(tty.starts_with("/dev/pts/"), "{tty}");
-    // /dev/pts is still granted as a whole here (no broker), but the
+    // The broker now runs with every supervised CLI run, so Landlock
+    // refuses this too; without it (/dev/pts granted as a whole) the
     // command holds no CAP_DAC_OVERRIDE, so the terminal's mode applies.
     let w = World::new();
     assert_eq!(

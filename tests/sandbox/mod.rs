@@ -7,5 +7,6 @@ mod fs;
 mod kernel_escapes;
 mod net;
 mod proc;
+mod pty_broker;
 mod supervisor;
 mod unlistable;
