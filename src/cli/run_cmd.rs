@@ -154,6 +154,11 @@ pub fn run(args: &[OsString]) -> i32 {
     if let Some(argv) = entry::own_subcommand(&input, &profile, &sit) {
         return entry::exec_self(&argv);
     }
+    if entry::runs_own_setup(&input, &profile, &sit) {
+        return deny_line(
+            "`safe-exec setup` writes the agent's own settings, which the sandbox protects; it does not run through safe-exec's shell or prefix (try: run `safe-exec setup ...` in your own terminal, outside the agent)",
+        );
+    }
     let layer_opts = decide::LayerOptions {
         session: parsed.common.session.clone(),
         agent: parsed.common.agent.clone(),
@@ -303,7 +308,7 @@ pub fn run(args: &[OsString]) -> i32 {
 /// Whether the user already approved this command when the hook asked
 /// (Claude Code with safe-exec as its shell or prefix): the model's
 /// command is the whole string, or the `eval '...'` of Claude Code's
-/// wrapper (`... && eval 'CMD' < /dev/null && pwd -P >| /tmp/claude-XXXX-cwd`).
+/// wrapper (`... && eval 'CMD' < /dev/null && pwd -P >| $TMPDIR/claude-XXXX-cwd`).
 fn pending_approved(input: &CommandInput, sit: &Situation) -> bool {
     let raw = input.raw();
     let mut candidates = vec![raw.clone()];
@@ -316,17 +321,26 @@ fn pending_approved(input: &CommandInput, sit: &Situation) -> bool {
 }
 
 /// The model's command inside Claude Code's wrapper, if `raw` is one.
+/// Claude Code quotes the command only when it must: a single word of
+/// safe characters stays bare (`eval ./build.sh < /dev/null`), anything
+/// else is one single-quoted word with `'` written as `'"'"'`. The cwd
+/// sentinel is written in Claude Code's temp directory (`$TMPDIR`, or
+/// `CLAUDE_CODE_TMPDIR`), whichever that is.
 fn claude_eval(raw: &str) -> Option<String> {
     static R: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
     let re = R
         .get_or_init(|| {
             regex::Regex::new(
-                r"(?s) && eval '(.*)' < /dev/null && pwd -P >\| /tmp/claude-[0-9a-f]+-cwd$",
+                r"(?s) && eval (?:'(.*)'|([A-Za-z0-9_\-.,:/@+=]+)) < /dev/null && pwd -P >\| /(?:[^ ']*/)?claude-[0-9a-f]+-cwd$",
             )
             .ok()
         })
         .as_ref()?;
-    let inner = re.captures(raw)?.get(1)?.as_str().to_string();
+    let caps = re.captures(raw)?;
+    if let Some(bare) = caps.get(2) {
+        return Some(bare.as_str().to_string());
+    }
+    let inner = caps.get(1)?.as_str().to_string();
     let text = inner.replace("'\"'\"'", "'");
     // Any other quote would mean the text is not one quoted word.
     (!inner.replace("'\"'\"'", "").contains('\'')).then_some(text)
@@ -529,4 +543,53 @@ pub(crate) fn is_direct(model: &CommandModel) -> bool {
             || c.heredoc
             || c.control_flow
             || c.redirection)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::claude_eval;
+
+    fn wrap(eval_arg: &str, tmp: &str) -> String {
+        format!(
+            "source /h/.claude/shell-snapshots/s.sh 2>/dev/null || true && eval {eval_arg} < /dev/null && pwd -P >| {tmp}/claude-88ec-cwd"
+        )
+    }
+
+    #[test]
+    fn claude_eval_reads_the_bare_and_the_quoted_forms() {
+        for tmp in ["/tmp", "/var/tmp/world-x1/tmp", "/home/u/t"] {
+            for word in [
+                "./build.sh",
+                "ls",
+                "true",
+                "./a-b",
+                "a/b",
+                "./a:b",
+                "./a=b",
+                "./a@b",
+                "./a+b",
+                "./a,b",
+            ] {
+                assert_eq!(
+                    claude_eval(&wrap(word, tmp)).as_deref(),
+                    Some(word),
+                    "{word} {tmp}"
+                );
+            }
+            assert_eq!(
+                claude_eval(&wrap("'./build.sh; echo B'", tmp)).as_deref(),
+                Some("./build.sh; echo B")
+            );
+            assert_eq!(
+                claude_eval(&wrap("'echo '\"'\"'it'\"'\"'s'", tmp)).as_deref(),
+                Some("echo 'it's")
+            );
+        }
+        // Not Claude's shape: a bare word with characters it would quote,
+        // two bare words, a stray quote, no sentinel.
+        for bad in ["./a%b", "./x~y", "./x$y", "git status", "'a'b'"] {
+            assert_eq!(claude_eval(&wrap(bad, "/tmp")), None, "{bad}");
+        }
+        assert_eq!(claude_eval("eval ./build.sh < /dev/null"), None);
+    }
 }
