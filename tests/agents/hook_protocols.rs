@@ -1448,4 +1448,47 @@ fn hook_ask_approved_in_claude_code_runs_once_in_the_configured_shell() {
         std::fs::read_to_string(w.work.join("tool-ran")).expect("ran"),
         "ran\n"
     );
+    // Claude Code leaves a single word of safe characters bare in its
+    // wrapper (`eval yarn < /dev/null`): the approval is found for that form
+    // too. `yarn` (needs network: asks, confined or not) is a stand-in
+    // script here that only leaves a marker.
+    let fake = w.home.join("fake-bin");
+    std::fs::create_dir_all(&fake).expect("mkdir");
+    let yarn = fake.join("yarn");
+    std::fs::write(&yarn, "#!/bin/sh\necho yarn >> yarn-ran\n").expect("write");
+    let mut perm = std::fs::metadata(&yarn).expect("meta").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+    std::fs::set_permissions(&yarn, perm).expect("chmod");
+    let path = format!(
+        "{}:{}",
+        fake.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let bare = claude_wrapper(&w, &w.snapshot(), "yarn");
+    assert!(bare.contains(" eval yarn < /dev/null "), "{bare}");
+    let shell = || {
+        w.command(&bash)
+            .args(["-c", &bare])
+            .env("CLAUDECODE", "1")
+            .env("PATH", &path)
+            .output()
+            .expect("run")
+    };
+    let o = shell();
+    assert_eq!(code(&o), 126, "not approved: {}", stderr(&o));
+    assert!(!w.work.join("yarn-ran").exists());
+    let o = hook(
+        &w,
+        &["--json"],
+        &claude_input(&w.work, "Bash", json!({"command": "yarn"})),
+    );
+    assert_eq!(kind(&o), "ask", "{}", stdout(&o));
+    let o = shell();
+    assert_eq!(code(&o), 0, "approved, bare form: {}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(w.work.join("yarn-ran")).expect("ran"),
+        "yarn\n"
+    );
+    let o = shell();
+    assert_eq!(code(&o), 126, "once: {}", stderr(&o));
 }
