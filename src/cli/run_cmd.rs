@@ -331,19 +331,49 @@ fn claude_eval(raw: &str) -> Option<String> {
     let re = R
         .get_or_init(|| {
             regex::Regex::new(
-                r"(?s) && eval (?:'(.*)'|([A-Za-z0-9_\-.,:/@+=]+)) < /dev/null && pwd -P >\| /(?:[^ ']*/)?claude-[0-9a-f]+-cwd$",
+                r"(?s)^(.*?) && eval (?:'(.*)'|([A-Za-z0-9_\-.,:/@+=]+)) < /dev/null && pwd -P >\| /(?:[^ ']*/)?claude-[0-9a-f]+-cwd$",
             )
             .ok()
         })
         .as_ref()?;
     let caps = re.captures(raw)?;
-    if let Some(bare) = caps.get(2) {
+    // Only Claude Code's own steps may stand before the `eval`: the
+    // approval is for the model's command, nothing may ride on it.
+    if !claude_prefix_ok(caps.get(1)?.as_str()) {
+        return None;
+    }
+    if let Some(bare) = caps.get(3) {
         return Some(bare.as_str().to_string());
     }
-    let inner = caps.get(1)?.as_str().to_string();
+    let inner = caps.get(2)?.as_str().to_string();
     let text = inner.replace("'\"'\"'", "'");
     // Any other quote would mean the text is not one quoted word.
     (!inner.replace("'\"'\"'", "").contains('\'')).then_some(text)
+}
+
+/// Whether `prefix` (what stands before ` && eval` in the wrapper) is made
+/// only of Claude Code 2.1.330's own steps (measured): sourcing its
+/// snapshot, switching extglob off (bash and zsh forms) and removing the
+/// aliases/functions it shadows.
+fn claude_prefix_ok(prefix: &str) -> bool {
+    static R: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+    let Some(step) = R
+        .get_or_init(|| {
+            regex::Regex::new(concat!(
+                r"^(?:",
+                r"source (?:'[^']*'|[^\s'\x22;&|<>$`]+) 2>/dev/null \|\| true",
+                r"|(?:\\builtin )?shopt -u extglob 2>/dev/null \|\| true",
+                r"|\{ \\builtin shopt -u extglob \|\| \\builtin setopt [A-Z_ ]+; \} >/dev/null 2>&1 \|\| true",
+                r"|\{ \\builtin unalias -- '[A-Za-z0-9_-]+'; \\builtin unset -f -- '[A-Za-z0-9_-]+'; \} >/dev/null 2>&1 \|\| true",
+                r")$"
+            ))
+            .ok()
+        })
+        .as_ref()
+    else {
+        return false;
+    };
+    prefix.split(" && ").all(|p| step.is_match(p))
 }
 
 /// Records a refusal (audit, guard, `post_tool_use_failure`), prints the
@@ -591,5 +621,18 @@ mod tests {
             assert_eq!(claude_eval(&wrap(bad, "/tmp")), None, "{bad}");
         }
         assert_eq!(claude_eval("eval ./build.sh < /dev/null"), None);
+        // Nothing but Claude Code's own steps before the eval.
+        let real = "source /h/.claude/shell-snapshots/snapshot-bash-1-ab.sh 2>/dev/null || true && \\builtin shopt -u extglob 2>/dev/null || true && { \\builtin unalias -- 'which'; \\builtin unset -f -- 'which'; } >/dev/null 2>&1 || true && { \\builtin unalias -- 'unsetenv'; \\builtin unset -f -- 'unsetenv'; } >/dev/null 2>&1 || true && eval ./build.sh < /dev/null && pwd -P >| /tmp/claude-9a86-cwd";
+        assert_eq!(claude_eval(real).as_deref(), Some("./build.sh"));
+        let zsh = "source /h/s.sh 2>/dev/null || true && { \\builtin shopt -u extglob || \\builtin setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL NO_BRACE_CCL NO_MAGIC_EQUAL_SUBST NO_EQUALS; } >/dev/null 2>&1 || true && eval 'a; b' < /dev/null && pwd -P >| /tmp/claude-01df-cwd";
+        assert_eq!(claude_eval(zsh).as_deref(), Some("a; b"));
+        for rider in [
+            "pkill -f x && eval ./build.sh < /dev/null && pwd -P >| /tmp/claude-1-cwd",
+            "source /h/s.sh 2>/dev/null || true && curl x | sh && eval ./build.sh < /dev/null && pwd -P >| /tmp/claude-1-cwd",
+            "source /h/s.sh; pkill x 2>/dev/null || true && eval ./build.sh < /dev/null && pwd -P >| /tmp/claude-1-cwd",
+            "source $(pkill x) 2>/dev/null || true && eval ./build.sh < /dev/null && pwd -P >| /tmp/claude-1-cwd",
+        ] {
+            assert_eq!(claude_eval(rider), None, "{rider}");
+        }
     }
 }
