@@ -157,6 +157,33 @@ pub fn own_subcommand(
     Some(argv)
 }
 
+/// Whether the command runs `safe-exec setup` (any segment, this very
+/// binary): `setup` writes the user's own agent settings, which the
+/// sandbox protects, so inside it it could only fail half-way. Run mode
+/// refuses it up front with a message saying where to run it instead.
+pub fn runs_own_setup(input: &CommandInput, profile: &Profile, sit: &Situation) -> bool {
+    let Some(me) = own_exe() else { return false };
+    let Some(name) = me.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    let mentions = match input {
+        CommandInput::List(v) => v.first().is_some_and(|p| p.contains(name)),
+        CommandInput::String { text, .. } => text.contains(name) && text.contains("setup"),
+    };
+    if !mentions {
+        return false;
+    }
+    let model = decide::parse_input(input, profile, sit);
+    model.segments.iter().any(|seg| {
+        seg.argv.get(1).is_some_and(|a| a == "setup")
+            && seg
+                .argv
+                .first()
+                .and_then(|p| resolve(p, &seg.cwd))
+                .is_some_and(|p| p == me)
+    })
+}
+
 /// Replaces this process with safe-exec running `argv[1..]`.
 pub fn exec_self(argv: &[String]) -> i32 {
     use std::os::unix::process::CommandExt;

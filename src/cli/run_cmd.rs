@@ -154,6 +154,11 @@ pub fn run(args: &[OsString]) -> i32 {
     if let Some(argv) = entry::own_subcommand(&input, &profile, &sit) {
         return entry::exec_self(&argv);
     }
+    if entry::runs_own_setup(&input, &profile, &sit) {
+        return deny_line(
+            "`safe-exec setup` writes the agent's own settings, which the sandbox protects; it does not run through safe-exec's shell or prefix (try: run `safe-exec setup ...` in your own terminal, outside the agent)",
+        );
+    }
     let layer_opts = decide::LayerOptions {
         session: parsed.common.session.clone(),
         agent: parsed.common.agent.clone(),
@@ -303,7 +308,7 @@ pub fn run(args: &[OsString]) -> i32 {
 /// Whether the user already approved this command when the hook asked
 /// (Claude Code with safe-exec as its shell or prefix): the model's
 /// command is the whole string, or the `eval '...'` of Claude Code's
-/// wrapper (`... && eval 'CMD' < /dev/null && pwd -P >| /tmp/claude-XXXX-cwd`).
+/// wrapper (`... && eval 'CMD' < /dev/null && pwd -P >| $TMPDIR/claude-XXXX-cwd`).
 fn pending_approved(input: &CommandInput, sit: &Situation) -> bool {
     let raw = input.raw();
     let mut candidates = vec![raw.clone()];
@@ -316,20 +321,59 @@ fn pending_approved(input: &CommandInput, sit: &Situation) -> bool {
 }
 
 /// The model's command inside Claude Code's wrapper, if `raw` is one.
+/// Claude Code quotes the command only when it must: a single word of
+/// safe characters stays bare (`eval ./build.sh < /dev/null`), anything
+/// else is one single-quoted word with `'` written as `'"'"'`. The cwd
+/// sentinel is written in Claude Code's temp directory (`$TMPDIR`, or
+/// `CLAUDE_CODE_TMPDIR`), whichever that is.
 fn claude_eval(raw: &str) -> Option<String> {
     static R: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
     let re = R
         .get_or_init(|| {
             regex::Regex::new(
-                r"(?s) && eval '(.*)' < /dev/null && pwd -P >\| /tmp/claude-[0-9a-f]+-cwd$",
+                r"(?s)^(.*?) && eval (?:'(.*)'|([A-Za-z0-9_\-.,:/@+=]+)) < /dev/null && pwd -P >\| /(?:[^ ']*/)?claude-[0-9a-f]+-cwd$",
             )
             .ok()
         })
         .as_ref()?;
-    let inner = re.captures(raw)?.get(1)?.as_str().to_string();
+    let caps = re.captures(raw)?;
+    // Only Claude Code's own steps may stand before the `eval`: the
+    // approval is for the model's command, nothing may ride on it.
+    if !claude_prefix_ok(caps.get(1)?.as_str()) {
+        return None;
+    }
+    if let Some(bare) = caps.get(3) {
+        return Some(bare.as_str().to_string());
+    }
+    let inner = caps.get(2)?.as_str().to_string();
     let text = inner.replace("'\"'\"'", "'");
     // Any other quote would mean the text is not one quoted word.
     (!inner.replace("'\"'\"'", "").contains('\'')).then_some(text)
+}
+
+/// Whether `prefix` (what stands before ` && eval` in the wrapper) is made
+/// only of Claude Code 2.1.330's own steps (measured): sourcing its
+/// snapshot, switching extglob off (bash and zsh forms) and removing the
+/// aliases/functions it shadows.
+fn claude_prefix_ok(prefix: &str) -> bool {
+    static R: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+    let Some(step) = R
+        .get_or_init(|| {
+            regex::Regex::new(concat!(
+                r"^(?:",
+                r"source (?:'[^']*'|[^\s'\x22;&|<>$`]+) 2>/dev/null \|\| true",
+                r"|(?:\\builtin )?shopt -u extglob 2>/dev/null \|\| true",
+                r"|\{ \\builtin shopt -u extglob \|\| \\builtin setopt [A-Z_ ]+; \} >/dev/null 2>&1 \|\| true",
+                r"|\{ \\builtin unalias -- '[A-Za-z0-9_-]+'; \\builtin unset -f -- '[A-Za-z0-9_-]+'; \} >/dev/null 2>&1 \|\| true",
+                r")$"
+            ))
+            .ok()
+        })
+        .as_ref()
+    else {
+        return false;
+    };
+    prefix.split(" && ").all(|p| step.is_match(p))
 }
 
 /// Records a refusal (audit, guard, `post_tool_use_failure`), prints the
@@ -529,4 +573,66 @@ pub(crate) fn is_direct(model: &CommandModel) -> bool {
             || c.heredoc
             || c.control_flow
             || c.redirection)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::claude_eval;
+
+    fn wrap(eval_arg: &str, tmp: &str) -> String {
+        format!(
+            "source /h/.claude/shell-snapshots/s.sh 2>/dev/null || true && eval {eval_arg} < /dev/null && pwd -P >| {tmp}/claude-88ec-cwd"
+        )
+    }
+
+    #[test]
+    fn claude_eval_reads_the_bare_and_the_quoted_forms() {
+        for tmp in ["/tmp", "/var/tmp/world-x1/tmp", "/home/u/t"] {
+            for word in [
+                "./build.sh",
+                "ls",
+                "true",
+                "./a-b",
+                "a/b",
+                "./a:b",
+                "./a=b",
+                "./a@b",
+                "./a+b",
+                "./a,b",
+            ] {
+                assert_eq!(
+                    claude_eval(&wrap(word, tmp)).as_deref(),
+                    Some(word),
+                    "{word} {tmp}"
+                );
+            }
+            assert_eq!(
+                claude_eval(&wrap("'./build.sh; echo B'", tmp)).as_deref(),
+                Some("./build.sh; echo B")
+            );
+            assert_eq!(
+                claude_eval(&wrap("'echo '\"'\"'it'\"'\"'s'", tmp)).as_deref(),
+                Some("echo 'it's")
+            );
+        }
+        // Not Claude's shape: a bare word with characters it would quote,
+        // two bare words, a stray quote, no sentinel.
+        for bad in ["./a%b", "./x~y", "./x$y", "git status", "'a'b'"] {
+            assert_eq!(claude_eval(&wrap(bad, "/tmp")), None, "{bad}");
+        }
+        assert_eq!(claude_eval("eval ./build.sh < /dev/null"), None);
+        // Nothing but Claude Code's own steps before the eval.
+        let real = "source /h/.claude/shell-snapshots/snapshot-bash-1-ab.sh 2>/dev/null || true && \\builtin shopt -u extglob 2>/dev/null || true && { \\builtin unalias -- 'which'; \\builtin unset -f -- 'which'; } >/dev/null 2>&1 || true && { \\builtin unalias -- 'unsetenv'; \\builtin unset -f -- 'unsetenv'; } >/dev/null 2>&1 || true && eval ./build.sh < /dev/null && pwd -P >| /tmp/claude-9a86-cwd";
+        assert_eq!(claude_eval(real).as_deref(), Some("./build.sh"));
+        let zsh = "source /h/s.sh 2>/dev/null || true && { \\builtin shopt -u extglob || \\builtin setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL NO_BRACE_CCL NO_MAGIC_EQUAL_SUBST NO_EQUALS; } >/dev/null 2>&1 || true && eval 'a; b' < /dev/null && pwd -P >| /tmp/claude-01df-cwd";
+        assert_eq!(claude_eval(zsh).as_deref(), Some("a; b"));
+        for rider in [
+            "pkill -f x && eval ./build.sh < /dev/null && pwd -P >| /tmp/claude-1-cwd",
+            "source /h/s.sh 2>/dev/null || true && curl x | sh && eval ./build.sh < /dev/null && pwd -P >| /tmp/claude-1-cwd",
+            "source /h/s.sh; pkill x 2>/dev/null || true && eval ./build.sh < /dev/null && pwd -P >| /tmp/claude-1-cwd",
+            "source $(pkill x) 2>/dev/null || true && eval ./build.sh < /dev/null && pwd -P >| /tmp/claude-1-cwd",
+        ] {
+            assert_eq!(claude_eval(rider), None, "{rider}");
+        }
+    }
 }

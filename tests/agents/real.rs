@@ -24,21 +24,35 @@ fn mixed_steps() -> Vec<Step> {
         sh("cat ~/.ssh/id_rsa > leak.txt; cat leak.txt"), // 2 refused: secret
         sh("rm -r ~/canary-dir"),                  // 3 refused: outside roots
         sh("rm -rf ~"),                            // 4 refused: HOME
-        sh("./evil.sh; cat leak.txt"),             // 5 ask (unknown script)
+        sh("./evil.sh; cat leak.txt"), // 5 unconfined: ask (unknown script); confined: runs, key read EACCES
         sh("mkdir -p sub && cd sub && echo entered"), // 6 ordinary, cd
-        sh("pwd"),                                 // 7 cd carried over?
+        sh("pwd"),                     // 7 cd carried over?
     ]
 }
 
-/// The common checks of `mixed_steps` for Claude Code. `cd_carries`: the
-/// Claude Code promise that the next call starts where `cd` went.
-fn check_mixed(w: &World, run: &Run) {
+/// Step 5 (`./evil.sh`) by where the decision is made: refused when the
+/// decision is unconfined (the hook without `--rewrite` asks), run in the
+/// sandbox when it is confined (shell, prefix, `--rewrite`), where the
+/// script's read of the key fails.
+fn check_step5(run: &Run, confined: bool) {
+    if confined {
+        run.assert_ran_confined(5);
+    } else {
+        run.assert_refused(5);
+    }
+}
+
+/// The common checks of `mixed_steps` for Claude Code.
+fn check_mixed(w: &World, run: &Run, confined: bool) {
     run.assert_steps(8);
     run.assert_ran(0, "STATUS-OK");
     run.assert_ran(1, "hello");
     assert_eq!(w.read("out.txt"), "hello\n");
+    check_step5(run, confined);
     for i in [2, 3, 4, 5] {
-        run.assert_refused(i);
+        if i != 5 {
+            run.assert_refused(i);
+        }
         assert!(
             !run.result(i).text.contains(KEY),
             "step {i} showed the key\n{}",
@@ -55,12 +69,12 @@ fn check_cd(w: &World, run: &Run) {
     run.assert_ran(7, &want);
 }
 
-fn claude_mixed(wiring: Wiring) {
+fn claude_mixed(wiring: Wiring, confined: bool) {
     let w = World::new();
     let Some(run) = w.claude(&mixed_steps(), &wiring.arg("--allowedTools").arg("Bash")) else {
         return;
     };
-    check_mixed(&w, &run);
+    check_mixed(&w, &run, confined);
     check_cd(&w, &run);
 }
 
@@ -68,18 +82,18 @@ fn claude_mixed(wiring: Wiring) {
 
 #[test]
 fn claude_hook_exit_code_protocol() {
-    claude_mixed(Wiring::hook(&[]));
+    claude_mixed(Wiring::hook(&[]), false);
 }
 
 #[test]
 fn claude_hook_json_protocol() {
-    claude_mixed(Wiring::hook(&["--json"]));
+    claude_mixed(Wiring::hook(&["--json"]), false);
 }
 
 /// Finding 7: with `--rewrite`, `cd` carries over to the next call.
 #[test]
 fn claude_7_hook_rewrite_runs_confined_and_cd_carries_over() {
-    claude_mixed(Wiring::hook(&["--json", "--rewrite"]));
+    claude_mixed(Wiring::hook(&["--json", "--rewrite"]), true);
 }
 
 // --- Claude Code: the configured shell and the prefix ------------------------
@@ -89,16 +103,19 @@ fn claude_7_hook_rewrite_runs_confined_and_cd_carries_over() {
 /// `pwd -P >|`) runs, ordinary commands work, refused ones do not.
 #[test]
 fn claude_1_2_configured_shell_bash_symlink() {
-    claude_mixed(Wiring::claude_shell());
+    claude_mixed(Wiring::claude_shell(), true);
 }
 
 /// Finding 1: SHELL alone (no CLAUDE_CODE_SHELL) pointing at the symlink.
 #[test]
 fn claude_1_shell_env_bash_symlink() {
-    claude_mixed(Wiring {
-        env_shell: true,
-        ..Wiring::default()
-    });
+    claude_mixed(
+        Wiring {
+            env_shell: true,
+            ..Wiring::default()
+        },
+        true,
+    );
 }
 
 /// Finding 1, the agent's side: Claude Code 2.1.330 silently ignores a
@@ -142,7 +159,7 @@ fn claude_2_snapshot_is_created_and_sourced() {
 /// Finding 2: CLAUDE_CODE_SHELL_PREFIX="safe-exec -c".
 #[test]
 fn claude_2_shell_prefix() {
-    claude_mixed(Wiring::prefix());
+    claude_mixed(Wiring::prefix(), true);
 }
 
 /// Finding 3: the prefix also wraps hook commands; `safe-exec -c
@@ -158,7 +175,7 @@ fn claude_3_prefix_and_hook_json() {
     let Some(run) = w.claude(&mixed_steps(), &wiring) else {
         return;
     };
-    check_mixed(&w, &run);
+    check_mixed(&w, &run, false);
     check_cd(&w, &run);
     // (Claude Code blocks `rm -rf ~`, step 4, by itself before any hook.)
     for i in [2, 3] {
@@ -176,7 +193,7 @@ fn claude_3_prefix_and_hook_exit_code() {
     let Some(run) = w.claude(&mixed_steps(), &wiring) else {
         return;
     };
-    check_mixed(&w, &run);
+    check_mixed(&w, &run, false);
     for i in [2, 3] {
         run.assert_hook_blocked(i);
     }
@@ -193,7 +210,7 @@ fn claude_configured_shell_and_hook() {
         let Some(run) = w.claude(&mixed_steps(), &wiring) else {
             return;
         };
-        check_mixed(&w, &run);
+        check_mixed(&w, &run, false);
         check_cd(&w, &run);
         // (Claude Code blocks `rm -rf ~`, step 4, by itself before any hook.)
         for i in [2, 3] {
@@ -204,12 +221,15 @@ fn claude_configured_shell_and_hook() {
 
 #[test]
 fn claude_configured_shell_and_rewrite() {
-    claude_mixed(Wiring::claude_shell().with_hook(&["--json", "--rewrite"]));
+    claude_mixed(
+        Wiring::claude_shell().with_hook(&["--json", "--rewrite"]),
+        true,
+    );
 }
 
 #[test]
 fn claude_prefix_and_rewrite() {
-    claude_mixed(Wiring::prefix().with_hook(&["--json", "--rewrite"]));
+    claude_mixed(Wiring::prefix().with_hook(&["--json", "--rewrite"]), true);
 }
 
 // --- Claude Code: the other findings -----------------------------------------
@@ -437,13 +457,16 @@ fn claude_file_tools_are_checked_by_the_hook() {
 
 /// Codex starts every exec_command in the turn's cwd (no `cd` carry-over is
 /// promised), so only the first seven steps apply.
-fn check_codex_mixed(w: &World, run: &Run) {
+fn check_codex_mixed(w: &World, run: &Run, confined: bool) {
     run.assert_steps(8);
     run.assert_ran(0, "STATUS-OK");
     run.assert_ran(1, "hello");
     assert_eq!(w.read("out.txt"), "hello\n");
+    check_step5(run, confined);
     for i in [2, 3, 4, 5] {
-        run.assert_refused(i);
+        if i != 5 {
+            run.assert_refused(i);
+        }
         assert!(!run.result(i).text.contains(KEY), "{}", run.dump());
     }
     run.assert_ran(6, "entered");
@@ -451,16 +474,16 @@ fn check_codex_mixed(w: &World, run: &Run) {
     w.assert_home_intact();
 }
 
-fn codex_mixed(wiring: Wiring) -> Option<(World, Run)> {
+fn codex_mixed(wiring: Wiring, confined: bool) -> Option<(World, Run)> {
     let w = World::new();
     let run = w.codex(&mixed_steps(), &wiring)?;
-    check_codex_mixed(&w, &run);
+    check_codex_mixed(&w, &run, confined);
     Some((w, run))
 }
 
 #[test]
 fn codex_hook_exit_code_protocol() {
-    if let Some((_, run)) = codex_mixed(Wiring::hook(&[])) {
+    if let Some((_, run)) = codex_mixed(Wiring::hook(&[]), false) {
         // (Codex rejects `rm -rf ~`, step 4, by itself.)
         for i in [2, 3, 5] {
             run.assert_hook_blocked(i);
@@ -472,7 +495,7 @@ fn codex_hook_exit_code_protocol() {
 /// runs the command; under `--json` every ask must come out as `deny`.
 #[test]
 fn codex_2_hook_json_asks_are_denied() {
-    if let Some((_, run)) = codex_mixed(Wiring::hook(&["--json"])) {
+    if let Some((_, run)) = codex_mixed(Wiring::hook(&["--json"]), false) {
         // (Codex rejects `rm -rf ~`, step 4, by itself.)
         for i in [2, 3, 5] {
             run.assert_hook_blocked(i);
@@ -498,10 +521,24 @@ fn codex_2_hook_json_asks_are_denied() {
 }
 
 /// Finding 2 with `--rewrite`: allows carry `updatedInput` (Codex accepts
-/// them), the command runs inside safe-exec; asks are denied, not run bare.
+/// them), the command runs inside safe-exec (the unknown script too, where
+/// its key read fails); asks are denied, not run bare.
 #[test]
 fn codex_2_hook_rewrite() {
-    codex_mixed(Wiring::hook(&["--json", "--rewrite"]));
+    let Some((w, _)) = codex_mixed(Wiring::hook(&["--json", "--rewrite"]), true) else {
+        return;
+    };
+    drop(w);
+    // What still asks confined (a signal by pattern) is denied: Codex has
+    // no ask, and it is not run bare.
+    let w = World::new();
+    let steps = [sh("pkill -0 -f zzz-no-such-process; echo ran > pk.txt")];
+    let Some(run) = w.codex(&steps, &Wiring::hook(&["--json", "--rewrite"])) else {
+        return;
+    };
+    run.assert_steps(1);
+    run.assert_hook_blocked(0);
+    assert!(!w.proj.join("pk.txt").exists(), "{}", run.dump());
 }
 
 /// Finding 1, the agent's side: `codex exec` silently skips a hook that is
@@ -616,9 +653,10 @@ fn codex_3_login_shell_bash_symlink() {
     run.assert_steps(10);
     run.assert_ran(0, "STATUS-OK");
     run.assert_ran(1, "hello");
-    for i in [2, 3, 4, 5] {
+    for i in [2, 3, 4] {
         run.assert_refused(i);
     }
+    check_step5(&run, true);
     run.assert_ran(6, "entered");
     run.assert_ran(8, "VIA-SH");
     run.assert_ran(9, "VIA-BASH-NAME");
@@ -665,8 +703,14 @@ fn codex_3_login_shell_and_hook() {
         run.assert_ran(0, "STATUS-OK");
         run.assert_ran(1, "hello");
         assert_eq!(w.read("out.txt"), "hello\n");
-        for i in [2, 3, 5, 8] {
+        for i in [2, 3, 8] {
             run.assert_hook_blocked(i);
+        }
+        // The hook decides confined only with --rewrite.
+        if args.contains(&"--rewrite") {
+            check_step5(&run, true);
+        } else {
+            run.assert_hook_blocked(5);
         }
         run.assert_refused(4);
         run.assert_ran(6, "entered");
@@ -718,7 +762,9 @@ fn codex_4_apply_patch_is_judged() {
 fn codex_5_model_cannot_confirm_its_own_ask() {
     let w = World::new();
     let steps = [
-        Step::Tty("./build.sh && ./evil.sh".into()),
+        // Confined, the scripts alone would run (sandbox-first); a signal
+        // by pattern still asks (signal 0: harmless).
+        Step::Tty("pkill -0 -f zzz-no-such-process; ./build.sh".into()),
         Step::Stdin("y\n".into()),
         Step::Stdin("".into()),
     ];

@@ -892,6 +892,19 @@ impl Run {
         self
     }
 
+    /// Step `i` ran confined (sandbox-first: an unknown program or project
+    /// script runs in the sandbox): its read of the key failed with EACCES
+    /// ("Permission denied") and the key does not appear in its output.
+    pub fn assert_ran_confined(&self, i: usize) -> &Self {
+        let r = self.result(i);
+        assert!(
+            r.text.contains("Permission denied") && !r.text.contains(KEY),
+            "step {i} should have run confined (key read refused by the sandbox), got {r:?}\n{}",
+            self.dump()
+        );
+        self
+    }
+
     /// Step `i` was blocked by the PreToolUse hook itself (not by the shell).
     pub fn assert_hook_blocked(&self, i: usize) -> &Self {
         let r = self.result(i);

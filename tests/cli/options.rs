@@ -25,6 +25,8 @@ fn set(o: &CommonOptions, name: &str) -> bool {
         "session" => o.session.is_some(),
         "agent" => o.agent.is_some(),
         "timeout" => o.timeout == Some(7),
+        "approval" => o.approval.as_deref() == Some("v"),
+        "cwd-out" => o.cwd_out.as_deref() == Some("v"),
         other => panic!("option --{other} is new: teach this test what it sets"),
     }
 }
