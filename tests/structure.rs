@@ -26,7 +26,9 @@ fn modules(file: &Path, out: &mut BTreeSet<PathBuf>) {
     let mod_rs = matches!(
         file.file_name().and_then(|n| n.to_str()),
         Some("mod.rs" | "tests.rs")
-    ) || NOT_MODULES.iter().any(|(n, _)| file.ends_with(n));
+    ) || NOT_MODULES
+        .iter()
+        .any(|(n, _)| file.ends_with(n));
     let mut path_attr: Option<String> = None;
     for line in text.lines().map(str::trim) {
         if let Some(rest) = line.strip_prefix("#[path") {
