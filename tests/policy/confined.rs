@@ -189,6 +189,11 @@ fn protected_files_are_refused_in_both_modes() {
     std::fs::create_dir_all(w.cwd.join(".git/hooks")).unwrap();
     std::fs::write(w.cwd.join(".git/config"), "[core]\n").unwrap();
     std::fs::write(w.cwd.join("x"), "x\n").unwrap();
+    // A venv that exists before the command: its `.pth` files are protected
+    // (one the command creates itself is its own; see the positive control
+    // below and the supervisor's test).
+    std::fs::create_dir_all(w.cwd.join(".venv/lib/python3.12/site-packages")).unwrap();
+    std::fs::write(w.cwd.join(".venv/pyvenv.cfg"), "home = /usr/bin\n").unwrap();
     let tmp_config = format!("echo x > {}/.git/config", w.tmp.display());
     let cases = [
         "echo x > .git/config",
@@ -233,6 +238,8 @@ fn protected_files_are_refused_in_both_modes() {
             "echo x > .git-notes",
             "git config --get user.name",
             "git -c user.name=me -c user.email=me@x commit -m wip",
+            // A venv this command creates is its own.
+            "mkdir -p new/lib/python3.12/site-packages && echo x > new/lib/python3.12/site-packages/own.pth",
         ],
     );
 }
