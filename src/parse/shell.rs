@@ -367,7 +367,25 @@ impl<'a> Walker<'a> {
                 }
                 ast::AndOr::Or(p) => {
                     self.model.operators.push(Operator::Or);
-                    // After `cd x || ...` the right side runs where cd failed.
+                    // After `cd x || ...` the right side runs where cd
+                    // failed, that is where the list started; after the
+                    // right side the shell is there or, when the left side
+                    // succeeded and the right side was skipped, in `x`.
+                    // Which one is a matter of control flow (`cwd_doubt`:
+                    // unknown unconfined; confined, the sandbox holds either
+                    // one). The tracked one is the likely one: `x` when it
+                    // exists, the start when it does not (the `cd` fails).
+                    if changed && before.is_some() {
+                        let left_end = self.cwd.clone();
+                        let cd_fails = self.cd_uncertain;
+                        self.cwd = before.clone();
+                        self.walk_pipeline(p);
+                        if !cd_fails && self.cwd == before {
+                            self.cwd = left_end;
+                        }
+                        self.cwd_doubt = true;
+                        continue;
+                    }
                     if changed {
                         self.cwd = None;
                     }
