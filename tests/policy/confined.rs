@@ -388,6 +388,19 @@ fn loopback_asks_until_the_kernel_enforces_it() {
             None
         }
     });
+    // `curl -I` to loopback is a loopback request where loopback is held
+    // (so it may sit in a pipeline); to another host it stays seed 002's
+    // form, judged on the whole string.
+    let head = "curl -I http://localhost:3000 2>&1 | head -5";
+    let v = check(&w, head, true);
+    let want = if enforced { "allow" } else { "deny" };
+    assert_eq!(v["decision"], want, "{head}: {}", reasons(&v));
+    for c in [
+        "curl -I https://example.com/ | head -5",
+        "curl -I http://127.0.0.1@example.com/ 2>&1",
+    ] {
+        assert_eq!(check(&w, c, true)["decision"], "deny", "{c}");
+    }
     // A profile whose network is `off` asks confined too, whatever the
     // kernel can do, and says the profile is why.
     let off = w.write_etc(
