@@ -123,14 +123,19 @@ extern "C" fn on_alarm(_: libc::c_int) {
 /// or [`TIME_LIMIT_SECONDS`], or panicking, writes `stdout` and `stderr`
 /// and exits with `code`.
 pub fn arm(stdout: Vec<u8>, stderr: Vec<u8>, code: i32) {
-    // `SAFE_EXEC_DECIDE_MEMORY_LIMIT` (bytes) can only lower the limit: it
-    // exists so that tests can show the refusal without exhausting memory.
-    let memory = std::env::var("SAFE_EXEC_DECIDE_MEMORY_LIMIT")
+    arm_with(stdout, stderr, code, memory_limit(), TIME_LIMIT_SECONDS);
+}
+
+/// The live-heap bound of a decision: [`MEMORY_LIMIT`], or lower where
+/// `SAFE_EXEC_DECIDE_MEMORY_LIMIT` (bytes) says so. The variable can only
+/// lower the limit: it exists so that tests can show the refusal without
+/// exhausting memory.
+pub fn memory_limit() -> usize {
+    std::env::var("SAFE_EXEC_DECIDE_MEMORY_LIMIT")
         .ok()
         .and_then(|v| v.parse::<usize>().ok())
         .filter(|v| *v > 0)
-        .map_or(MEMORY_LIMIT, |v| v.min(MEMORY_LIMIT));
-    arm_with(stdout, stderr, code, memory, TIME_LIMIT_SECONDS);
+        .map_or(MEMORY_LIMIT, |v| v.min(MEMORY_LIMIT))
 }
 
 /// [`arm`] with explicit limits (0 seconds: no time limit).

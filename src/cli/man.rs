@@ -117,6 +117,15 @@ name of the calling agent, as \fB\-\-agent\fR; set, no person is asked to confir
 set by safe\-exec in the environment of every sandboxed command (the second when
 the network is off), so tools and test suites can tell.
 .TP
+\fBSAFE_EXEC_DECIDE_MEMORY_LIMIT\fR
+live heap bytes a decision may use (default 1 GiB); it can only lower the
+bound. Exceeding it is a refusal (\fBcheck\fR exit 2, the hook blocks).
+.TP
+\fBSAFE_EXEC_HOOK_MEMORY_MB\fR, \fBSAFE_EXEC_HOOK_TIMEOUT_MS\fR
+address\-space limit (MiB, default 1024) and time limit (ms, default 8000) of
+the child process in which \fBhook\fR decides; a child that runs out of either
+is a block in both hook protocols, never an allow.
+.TP
 \fBTMPDIR\fR
 the \fI{tmp}\fR placeholder of profiles (default \fI/tmp\fR).
 .SH "EXAMPLES"

@@ -76,6 +76,11 @@ pub struct Walker<'a> {
     /// `git init D`, `git clone URL D`, `cargo new D`): a `cd` into one of
     /// them is expected to succeed.
     created: Vec<PathBuf>,
+    /// The last `cd` of this string: the directory it went to and the one
+    /// it left (`$OLDPWD`, where `cd -` goes). Used only while the tracked
+    /// directory is still the one it went to, so a `cd` inside a subshell,
+    /// a pipeline or a branch never stands for the shell's own `$OLDPWD`.
+    oldpwd: Option<(PathBuf, PathBuf)>,
 }
 
 impl<'a> Walker<'a> {
@@ -107,6 +112,7 @@ impl<'a> Walker<'a> {
             errexit: false,
             cwd_doubt: false,
             created: Vec::new(),
+            oldpwd: None,
         }
     }
 
@@ -367,7 +373,25 @@ impl<'a> Walker<'a> {
                 }
                 ast::AndOr::Or(p) => {
                     self.model.operators.push(Operator::Or);
-                    // After `cd x || ...` the right side runs where cd failed.
+                    // After `cd x || ...` the right side runs where cd
+                    // failed, that is where the list started; after the
+                    // right side the shell is there or, when the left side
+                    // succeeded and the right side was skipped, in `x`.
+                    // Which one is a matter of control flow (`cwd_doubt`:
+                    // unknown unconfined; confined, the sandbox holds either
+                    // one). The tracked one is the likely one: `x` when it
+                    // exists, the start when it does not (the `cd` fails).
+                    if changed && before.is_some() {
+                        let left_end = self.cwd.clone();
+                        let cd_fails = self.cd_uncertain;
+                        self.cwd = before.clone();
+                        self.walk_pipeline(p);
+                        if !cd_fails && self.cwd == before {
+                            self.cwd = left_end;
+                        }
+                        self.cwd_doubt = true;
+                        continue;
+                    }
                     if changed {
                         self.cwd = None;
                     }
@@ -1156,7 +1180,14 @@ impl<'a> Walker<'a> {
                     self.cwd = None;
                     break;
                 }
+                let from = self.cwd.clone();
+                let back = match (&self.oldpwd, &self.cwd) {
+                    (Some((to, left)), Some(c)) if to == c => Some(left.clone()),
+                    _ => None,
+                };
                 self.cwd = match (target, &self.cwd) {
+                    // `cd -` after a `cd` of this string: `$OLDPWD` is known.
+                    (Some(t), Some(_)) if t.value == "-" && back.is_some() => back,
                     (None, _) => Some(self.ctx.home.clone()),
                     (Some(t), Some(c)) if !t.unresolved && !t.glob && t.value != "-" => {
                         let lexical = join_clean(c, &t.value);
@@ -1169,6 +1200,10 @@ impl<'a> Walker<'a> {
                             Some(lexical)
                         }
                     }
+                    _ => None,
+                };
+                self.oldpwd = match (&from, &self.cwd) {
+                    (Some(f), Some(c)) => Some((c.clone(), f.clone())),
                     _ => None,
                 };
                 // A `cd` to a directory that does not exist now may fail; the

@@ -737,6 +737,22 @@ pub fn is_loopback_request(seg: &Segment) -> bool {
         })
 }
 
+/// [`is_loopback_request`] in a decision: where the profile allows loopback
+/// and the kernel layer holds it there (confined), `curl -I` to a loopback
+/// address is a loopback request too, so it may sit in a pipeline or a
+/// list (`curl -I http://localhost:3000 2>&1 | head -5`); seed 002's form
+/// still decides it elsewhere, and decides every request to another host.
+pub fn is_loopback_request_in(seg: &Segment, ctx: &PolicyContext) -> bool {
+    is_loopback_request(seg)
+        || (loopback_allowed(ctx)
+            && seg.program == "curl"
+            && request(seg).is_some_and(|r| {
+                r.urls
+                    .iter()
+                    .all(|u| url_host(u).is_some_and(|h| is_loopback_host(&h)))
+            }))
+}
+
 /// Decides a loopback request (see [`is_loopback_request`]): its files are
 /// checked like any read or write; the connection is allowed where the
 /// kernel layer holds it to loopback, and asks otherwise, saying why.

@@ -209,7 +209,7 @@ pub fn evaluate(model: &CommandModel, ctx: &PolicyContext, raw: Option<&str>) ->
                 .registry
                 .get(&s.program)
                 .is_some_and(|sp| sp.form.is_some())
-                && !confined::is_loopback_request(s)
+                && !confined::is_loopback_request_in(s, ctx)
         })
         .count();
     if form_segments > 0
@@ -499,7 +499,7 @@ fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<S
         );
     }
     confined::signals(seg, ctx, v);
-    if confined::is_loopback_request(seg) {
+    if confined::is_loopback_request_in(seg, ctx) {
         confined::loopback_request(seg, ctx, v);
         return;
     }

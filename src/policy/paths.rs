@@ -267,6 +267,9 @@ impl Roots {
                         .iter()
                         .zip(&pat)
                         .all(|(r, p)| fnmatch(p.as_bytes(), r.as_bytes()));
+                if inside && !holds && created_here(root, &rel, &pat) {
+                    continue;
+                }
                 if inside || holds {
                     return Some(root.join(entry.trim_end_matches('/')));
                 }
@@ -284,6 +287,22 @@ impl Roots {
             || self.broad.iter().any(|b| path == b || b.starts_with(path))
             || self.write.iter().any(|w| path == w || w.starts_with(path))
     }
+}
+
+/// Whether a hit on a venv entry (`**/site-packages/*.pth`) is in a
+/// `site-packages` directory that does not exist yet: the command creates
+/// that environment itself, and the supervisor (which protects the venvs
+/// that exist when the run starts) leaves its files alone, so the policy
+/// does too. An existing venv's `.pth` files stay protected.
+fn created_here(root: &Path, rel: &[String], pat: &[&str]) -> bool {
+    if !pat.contains(&"**") || !pat.contains(&"site-packages") {
+        return false;
+    }
+    let Some(i) = rel.iter().rposition(|c| c == "site-packages") else {
+        return false;
+    };
+    let dir: PathBuf = rel[..=i].iter().fold(root.to_path_buf(), |p, c| p.join(c));
+    std::fs::symlink_metadata(&dir).is_err()
 }
 
 /// `/proc/PID/...` of another process: its environment (with the secrets
@@ -585,7 +604,28 @@ mod tests {
         assert!(hit("/p/.git/hooks", false).is_some());
         assert!(hit("/p/.claude/settings.json", false).is_some());
         assert!(hit("/p/.cargo/config.toml", false).is_some());
-        assert!(hit("/p/.venv/lib/python3.12/site-packages/evil.pth", false).is_some());
+        // A venv's `.pth` is protected when the venv exists before the
+        // command; one the command creates itself is its own (as in the
+        // supervisor).
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().to_path_buf();
+        let sp = root.join(".venv/lib/python3.12/site-packages");
+        std::fs::create_dir_all(&sp).expect("mkdir");
+        let mut r2 = project();
+        r2.write = vec![root.clone()];
+        assert!(
+            r2.protected_hit(&sp.join("evil.pth"), false).is_some(),
+            "existing venv"
+        );
+        assert!(r2.protected_hit(&sp.join("keep.pth"), true).is_some());
+        assert!(
+            r2.protected_hit(
+                &root.join("new/lib/python3.12/site-packages/own.pth"),
+                false
+            )
+            .is_none(),
+            "a venv the command creates is its own"
+        );
         assert!(
             hit("/p/.git", true).is_some(),
             "rm -rf .git removes .git/config"

@@ -175,7 +175,15 @@ fn every_registry_suggestion_is_allowed() {
                 &profile,
                 &sit,
             );
-            if d.verdict.decision != Decision::Allow {
+            // A suggestion may still need the network (`git push
+            // --force-with-lease` instead of `--force`): a confined decision
+            // asks for that capability (issue 10, "needs network"), which is
+            // not a refusal of the suggested spelling. Any other ask, and
+            // any deny, is.
+            let only_needs_network = d.verdict.decision == Decision::Ask
+                && !d.verdict.reasons.is_empty()
+                && d.verdict.reasons.iter().all(|r| r.rule == "network.needed");
+            if d.verdict.decision != Decision::Allow && !only_needs_network {
                 bad.push(format!(
                     "{source}: `{name}` suggests `{suggest}`, which is {:?}: {:?}",
                     d.verdict.decision, d.verdict.reasons

@@ -308,11 +308,40 @@ fn curl_head_gets_only_http_and_nothing_else_gets_network() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("X-Test: safe-exec"));
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+    // The same tool with a non-form argument on loopback: where the kernel
+    // layer holds connections to loopback (the supervisor), a confined
+    // loopback request is allowed and reaches the server (issue 10,
+    // contract "Loopback"); where it cannot, it is refused before any
+    // connection is made.
+    let out = safe_exec(&e, &["--", "curl", "-s", "http://127.0.0.1/"]);
+    if safe_exec::sandbox::loopback_enforced() {
+        assert_ne!(
+            out.status.code(),
+            Some(126),
+            "loopback curl refused: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            hits.load(Ordering::SeqCst),
+            2,
+            "loopback curl must reach the server"
+        );
+    } else {
+        assert_eq!(out.status.code(), Some(126));
+        assert_eq!(hits.load(Ordering::SeqCst), 1);
+    }
     let after_ok = hits.load(Ordering::SeqCst);
-    assert_eq!(after_ok, 1);
-    // The same tool with a non-form argument: refused, no connection made.
-    let out = safe_exec(&e, &["--", "curl", "http://127.0.0.1/"]);
-    assert_eq!(out.status.code(), Some(126));
+    // Outside loopback seed 002's forms apply unchanged: a non-form request
+    // to an external address is refused (126) before anything runs.
+    for url in [
+        "http://192.0.2.1/",
+        "https://example.com/",
+        "http://127.0.0.1@example.com/",
+    ] {
+        let out = safe_exec(&e, &["--", "curl", url]);
+        assert_eq!(out.status.code(), Some(126), "curl {url}");
+    }
     // An allowed command that is not a network form gets no network beyond
     // loopback (the default profile's network = "loopback", enforced by the
     // supervisor: an external address is refused with EACCES).

@@ -117,6 +117,38 @@ fn allowed(class: &str, cases: &[&str]) {
     );
 }
 
+/// Positive control for programs that run code of their own (builds, test
+/// runners, interpreters): the newest contract (second Clarifications) makes
+/// the unconfined decision strict, so "anything not fully seen through asks"
+/// there, while the confined decision (`check` without `--unconfined`) allows
+/// them. The control is that the class's refusal does not misfire: confined
+/// allows, unconfined asks (never denies) and both hook protocols ask.
+fn confined_allowed_unconfined_asks(class: &str, cases: &[&str]) {
+    let w = World::new();
+    setup(&w);
+    let mut fails = Vec::new();
+    for c in cases {
+        let (code, v) = w.check_json_args(&["-c", c]);
+        if code != 0 || v["decision"] != "allow" || v["confined"] != true {
+            fails.push(format!("check (confined): {c:?} -> exit {code} {v}"));
+        }
+        let (d, reasons) = unconfined(&w, c);
+        if d != "ask" || !reasons.contains("runs code") {
+            fails.push(format!("check --unconfined: {c:?} -> {d} ({reasons})"));
+        }
+        let (code, out, _) = hook(&w, true, c);
+        let v: Value = serde_json::from_str(out.trim()).unwrap_or(Value::Null);
+        if code != 0 || v["hookSpecificOutput"]["permissionDecision"] != "ask" {
+            fails.push(format!("hook --json: {c:?} -> exit {code} {out}"));
+        }
+    }
+    assert!(
+        fails.is_empty(),
+        "ordinary {class} (code-running):\n  {}",
+        fails.join("\n  ")
+    );
+}
+
 /// Files the cases refer to.
 fn setup(w: &World) {
     std::fs::create_dir_all(w.cwd.join("build")).unwrap();
@@ -316,10 +348,8 @@ fn git_c_and_other_base_moving_options() {
             "cargo -C ~ build",
         ],
     );
-    allowed(
-        "-C",
-        &["git -C src status", "git -C build log -1", "make -C build"],
-    );
+    allowed("-C", &["git -C src status", "git -C build log -1"]);
+    confined_allowed_unconfined_asks("-C", &["make -C build", "cargo build"]);
 }
 
 #[test]
@@ -397,13 +427,18 @@ fn git_config_allowlist() {
             "git config set core.pager 'sh -c id'",
             "git config core.sshCommand ./x",
             "GIT_ALLOW_PROTOCOL=ext git fetch",
+            // Even a harmless key: `.git/config` is a protected file (the
+            // contract's second Clarifications), so writing it is refused;
+            // `git -c KEY=VAL` below is the way that leaves nothing behind.
+            "git config user.name me",
+            "git config --local core.editor ./x",
         ],
     );
     allowed(
         "git config",
         &[
             "git -c color.ui=never log -1",
-            "git config user.name me",
+            "git -c user.name=me log -1",
             "git config --get core.pager",
             "git -c pager.log=false log -1",
         ],
@@ -487,14 +522,8 @@ fn programs_through_options() {
             "bash --rcfile ./x -ic ls",
         ],
     );
-    allowed(
-        "programs",
-        &[
-            "rustc -C opt-level=3 x.rs",
-            "go test ./...",
-            "npm install x",
-        ],
-    );
+    allowed("programs", &["rustc -C opt-level=3 x.rs"]);
+    confined_allowed_unconfined_asks("programs", &["go test ./...", "npm test"]);
 }
 
 #[test]
@@ -527,14 +556,8 @@ fn written_then_run() {
             "mv notes.txt x.sh; ./x.sh",
         ],
     );
-    allowed(
-        "build",
-        &[
-            "cargo build",
-            "mkdir -p out && make -C build",
-            "echo hi > out.txt; cat out.txt",
-        ],
-    );
+    allowed("build", &["echo hi > out.txt; cat out.txt"]);
+    confined_allowed_unconfined_asks("build", &["cargo build", "mkdir -p out && make -C build"]);
 }
 
 #[test]
@@ -548,7 +571,8 @@ fn option_parsing_as_the_program_reads_it() {
             "python3 -Bm http.server 8000",
         ],
     );
-    allowed(
+    allowed("options", &["sed -n 1p notes.txt", "grep -c x notes.txt"]);
+    confined_allowed_unconfined_asks(
         "options",
         &["perl -0777 -ne 'print' notes.txt", "python3 -m pytest"],
     );

@@ -136,6 +136,11 @@ fn child(decide: impl FnOnce() -> Rendered, wr: OwnedFd, memory_mb: u64, timeout
         let secs = u32::try_from(timeout.as_secs().max(1)).unwrap_or(u32::MAX);
         libc::alarm(secs);
     }
+    // The same live-heap bound as `check` (`bound::memory_limit`, lowered by
+    // `SAFE_EXEC_DECIDE_MEMORY_LIMIT`), armed in this child only: hitting it
+    // ends the child with no answer (exit 3, nothing written), so the
+    // parent blocks in both protocols. The alarm above is the time bound.
+    crate::bound::arm_with(Vec::new(), Vec::new(), 3, crate::bound::memory_limit(), 0);
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(decide));
     let code = match result {
         Ok(r) => match serde_json::to_vec(&r) {
