@@ -461,6 +461,7 @@ impl World {
             outside.clone(),
             root.join("bin"),
             root.join("config"),
+            root.join("tmp"),
         ] {
             std::fs::create_dir_all(d).expect("mkdir");
         }
@@ -556,6 +557,11 @@ impl World {
                 "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
             )
             .env("HOME", &self.home)
+            // The agents' own temp files (Claude Code's `pwd -P >|
+            // $TMPDIR/claude-XXXX-cwd`) go to a sibling of HOME: `{tmp}`,
+            // never a directory above HOME (which is never writable), even
+            // when the checkout itself is under /tmp.
+            .env("TMPDIR", self.root.join("tmp"))
             .env("USER", "agent")
             .env("LANG", "C.UTF-8")
             .env("XDG_CONFIG_HOME", self.root.join("config"))
