@@ -64,49 +64,11 @@ pub fn run(args: &[OsString]) -> i32 {
                 }
                 let mut sandbox = profile.sandbox_spec(&sit.places, parsed.common.timeout);
                 sandbox.write.push(dir);
-                let supervisor = Some(supervisor_spec(&profile, &sit, &sandbox));
-                let plan = ExecPlan {
-                    argv: vec![
-                        profile.doc.shell.interpreter.clone().into(),
-                        "-c".into(),
-                        text.into(),
-                    ],
-                    env: env::scrub(std::env::vars_os(), &profile.doc.env).kept,
-                    cwd: sit.places.cwd.clone(),
-                    sandbox,
-                    supervisor,
-                    supervise: false,
-                };
-                return match run::execute(plan) {
-                    Ok(o) => o.exit_code,
-                    Err(e) => {
-                        eprintln!("safe-exec: error: {e}");
-                        e.exit_code()
-                    }
-                };
+                return run_harness_step(&profile, &sit, text, sandbox);
             }
             Some(harness::Step::CodexSnapshot) => {
                 let sandbox = profile.sandbox_spec(&sit.places, parsed.common.timeout);
-                let supervisor = Some(supervisor_spec(&profile, &sit, &sandbox));
-                let plan = ExecPlan {
-                    argv: vec![
-                        profile.doc.shell.interpreter.clone().into(),
-                        "-c".into(),
-                        text.into(),
-                    ],
-                    env: env::scrub(std::env::vars_os(), &profile.doc.env).kept,
-                    cwd: sit.places.cwd.clone(),
-                    sandbox,
-                    supervisor,
-                    supervise: false,
-                };
-                return match run::execute(plan) {
-                    Ok(o) => o.exit_code,
-                    Err(e) => {
-                        eprintln!("safe-exec: error: {e}");
-                        e.exit_code()
-                    }
-                };
+                return run_harness_step(&profile, &sit, text, sandbox);
             }
             Some(harness::Step::CodexExec {
                 command,
@@ -450,6 +412,36 @@ pub fn exec_plan(
         // Background jobs (`cmd &`) must not outlive safe-exec: supervise so
         // the whole process group is reaped when the command ends.
         supervise: model.constructs.background,
+    }
+}
+
+/// Runs one of an agent's recognised harness steps (a shell snapshot) with
+/// the real shell, confined and supervised like any other run.
+fn run_harness_step(
+    profile: &Profile,
+    sit: &Situation,
+    text: &str,
+    sandbox: crate::sandbox::SandboxSpec,
+) -> i32 {
+    let supervisor = Some(supervisor_spec(profile, sit, &sandbox));
+    let plan = ExecPlan {
+        argv: vec![
+            profile.doc.shell.interpreter.clone().into(),
+            "-c".into(),
+            text.into(),
+        ],
+        env: env::scrub(std::env::vars_os(), &profile.doc.env).kept,
+        cwd: sit.places.cwd.clone(),
+        sandbox,
+        supervisor,
+        supervise: false,
+    };
+    match run::execute(plan) {
+        Ok(o) => o.exit_code,
+        Err(e) => {
+            eprintln!("safe-exec: error: {e}");
+            e.exit_code()
+        }
     }
 }
 
