@@ -218,7 +218,7 @@ pub fn decide_full(
 ) -> (Decided, Layered) {
     use crate::{audit, guard, validator};
     let mut d = decide(input, profile, sit);
-    let now_ms = audit::time::now_ms();
+    let now_ms = crate::sys::time::now_ms();
     let mut lay = Layered {
         id: audit::new_id(now_ms),
         now_ms,
@@ -256,7 +256,7 @@ pub fn decide_full(
         validator::apply(&answer, &mut d.verdict);
     }
     if let Some(store) = store {
-        let raw = audit::redact::text(&input.raw());
+        let raw = crate::sys::redact::text(&input.raw());
         let cur = guard::Current::new(g, lay.id.clone(), now_ms, raw, &d.model);
         if lo.record {
             match guard::check_and_record(g, &store, &lay.session, &cur, &mut d.verdict) {

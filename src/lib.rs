@@ -20,4 +20,5 @@ pub mod profile;
 pub mod run;
 pub mod sandbox;
 pub mod supervisor;
+pub mod sys;
 pub mod validator;

@@ -5,8 +5,7 @@
 //! profile's `on_error`: `fail` refuses the command, `warn` complains and
 //! runs it. The schema is documented in docs/audit.md.
 
-pub mod redact;
-pub mod time;
+pub use crate::sys::{redact, time};
 
 use std::fs::OpenOptions;
 use std::io::Write;

@@ -5,7 +5,8 @@
 //! so no update is lost and unlocked readers never see half a file.
 
 pub mod patterns;
-pub mod sys;
+
+use crate::sys::os as sys;
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -377,7 +378,7 @@ impl Current {
             .iter()
             .map(|s| {
                 let argv0 = s.argv.first().cloned().unwrap_or_default();
-                let args: Vec<String> = crate::audit::redact::args(s.argv.get(1..).unwrap_or(&[]));
+                let args: Vec<String> = crate::sys::redact::args(s.argv.get(1..).unwrap_or(&[]));
                 let targets: Vec<String> = s
                     .redirections
                     .iter()

@@ -5,7 +5,7 @@
 //! events never block and fail open. Global hooks fire before profile hooks.
 
 pub mod explain;
-pub mod external;
+pub use crate::sys::external;
 pub mod lifecycle;
 
 use std::path::{Path, PathBuf};
@@ -140,8 +140,7 @@ fn default_timeout_ms() -> u64 {
     5000
 }
 
-/// Largest answer a hook or validator may print (stdout and stderr each).
-pub const OUTPUT_CAP: usize = 64 * 1024;
+pub use crate::sys::external::OUTPUT_CAP;
 
 /// A hook with where it came from, for messages and the documented order.
 #[derive(Debug, Clone)]

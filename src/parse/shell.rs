@@ -16,6 +16,7 @@ use super::model::{
 use super::unwrap::{self, SHELLS, ShellArgs};
 use super::word::{self, KnownVars};
 use super::{ParseContext, normalize_program, wrapper_spec};
+pub use crate::sys::path::join_clean;
 
 /// A harness step recognised as trusted (see `docs/agents.md`): agent
 /// harnesses wrap the model's command in boilerplate that safe-exec must see
@@ -1419,27 +1420,6 @@ fn evaluates_subscripts(words: &[Word]) -> Option<String> {
     words[1..].iter().find(|w| w.value.contains("$(") || w.value.contains('`')).map(|w| {
         format!("`{program}` evaluates `{}` as arithmetic or an array subscript, which runs the command inside", w.raw)
     })
-}
-
-/// Joins `rel` onto `base` and removes `.` and `..` lexically (symlinks are
-/// resolved later, by the path check, against the real filesystem).
-pub fn join_clean(base: &Path, rel: &str) -> PathBuf {
-    let joined = if rel.starts_with('/') {
-        PathBuf::from(rel)
-    } else {
-        base.join(rel)
-    };
-    let mut out = PathBuf::from("/");
-    for c in joined.components() {
-        match c {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::Normal(n) => out.push(n),
-            _ => {}
-        }
-    }
-    out
 }
 
 fn under(p: &Path, dir: &Path) -> bool {

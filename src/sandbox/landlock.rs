@@ -149,7 +149,7 @@ fn push_known(out: &mut Vec<PlannedRule>, path: &Path, access: BitFlags<AccessFs
 
 /// Canonical form of `p`, or `None` when it does not exist.
 fn canonical(p: &Path) -> Option<PathBuf> {
-    crate::policy::paths::canonicalize(p).ok()
+    crate::sys::path::canonicalize(p).ok()
 }
 
 /// A directory the carving could not list (issue 16) and what was done

@@ -11,8 +11,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::hooks::{OUTPUT_CAP, external};
 use crate::policy::{Decision, Layer, Verdict};
+use crate::sys::external::{self, OUTPUT_CAP};
 
 /// `[validator]`
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -14,41 +14,12 @@ use std::io::{Read, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
 use super::Rendered;
 
-/// The address-space soft limit before the child lowered it (`u64::MAX`:
-/// not lowered).
-static SAVED_AS: AtomicU64 = AtomicU64::new(u64::MAX);
-
-/// Gives a program started while deciding (a validator, a hook) the
-/// address-space limit safe-exec had before it lowered its own. Called in
-/// `pre_exec`: one async-signal-safe system call.
-pub fn restore_limits() {
-    let saved = SAVED_AS.load(Ordering::Relaxed);
-    if saved == u64::MAX {
-        return;
-    }
-    let l = libc::rlimit {
-        rlim_cur: saved as libc::rlim_t,
-        rlim_max: libc::RLIM_INFINITY,
-    };
-    let mut cur = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: plain getrlimit/setrlimit on stack values.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_AS, &mut cur) == 0 {
-            let l = libc::rlimit {
-                rlim_cur: l.rlim_cur.min(cur.rlim_max),
-                rlim_max: cur.rlim_max,
-            };
-            libc::setrlimit(libc::RLIMIT_AS, &l);
-        }
-    }
-}
+use crate::sys::rlimit::SAVED_AS;
+pub use crate::sys::rlimit::restore_limits;
 
 /// Default memory limit for deciding (MiB).
 pub const DEFAULT_MEMORY_MB: u64 = 1024;

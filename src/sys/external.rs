@@ -12,7 +12,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::guard::sys;
+use super::os as sys;
+
+/// Largest answer a hook or validator may print (stdout and stderr each).
+pub const OUTPUT_CAP: usize = 64 * 1024;
 
 /// What the program printed and how it ended, when it ended by itself.
 #[derive(Debug, Clone)]
@@ -89,7 +92,7 @@ pub fn run(
     // (setrlimit, prctl) between fork and exec.
     unsafe {
         std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
-            crate::cli::hook::isolate::restore_limits();
+            super::rlimit::restore_limits();
             // If safe-exec dies (the hook's deciding process killed by its
             // timer), the program dies with it instead of lingering.
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
