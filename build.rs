@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-#[path = "src/policy/keywords.rs"]
+#[path = "src/config/keywords.rs"]
 mod keywords;
 
 // The built-in data is deserialised here with the very types the binary
@@ -26,10 +26,10 @@ mod keywords;
 #[path = "src/parse/model.rs"]
 #[allow(dead_code)]
 mod model;
-#[path = "src/guard/patterns.rs"]
+#[path = "src/config/patterns.rs"]
 #[allow(dead_code)]
 mod patterns;
-#[path = "src/policy/registry.rs"]
+#[path = "src/config/registry.rs"]
 #[allow(dead_code)]
 mod registry;
 #[path = "src/parse/unwrap.rs"]
@@ -245,18 +245,18 @@ fn main() {
     }
     writeln!(out, "];").ok();
 
-    // Guard built-ins (src/guard/patterns.rs).
+    // Guard built-ins (src/config/patterns.rs).
     for f in [
-        "src/guard/patterns.rs",
-        "src/policy/registry.rs",
+        "src/config/patterns.rs",
+        "src/config/registry.rs",
         "src/parse/model.rs",
         "src/parse/unwrap.rs",
-        "src/policy/keywords.rs",
+        "src/config/keywords.rs",
     ] {
         println!("cargo:rerun-if-changed={f}");
     }
     if let Err(e) = toml::from_str::<patterns::Builtins>(patterns::BUILTIN) {
-        panic!("src/guard/patterns.rs: the built-in guard classes and patterns do not parse: {e}");
+        panic!("src/config/patterns.rs: the built-in guard classes and patterns do not parse: {e}");
     }
 
     let dest = PathBuf::from(std::env::var("OUT_DIR").expect("out dir")).join("builtin_data.rs");
@@ -281,7 +281,7 @@ fn read_table(file: &Path) -> toml::Table {
         .unwrap_or_else(|e| panic!("{}: {e}", file.display()))
 }
 
-/// A built-in rule as `RuleDef` (src/policy/rules.rs) reads it: the same
+/// A built-in rule as `RuleDef` (src/config/rules.rs) reads it: the same
 /// fields, values and regex engine, so the binary never meets a rule it
 /// cannot compile (it would fail closed: block every command the rule's
 /// keywords appear in).

@@ -13,51 +13,14 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::profile::Placeholders;
+use crate::config::Placeholders;
 
 /// Version of the record layout (`"v"` in every record).
 pub const SCHEMA_VERSION: u32 = 1;
 
-/// `[audit]`
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(default, deny_unknown_fields)]
-pub struct AuditSection {
-    /// Write audit records. Off for a profile that says nothing, on in
-    /// every built-in profile (`profiles/default.toml`, which the others
-    /// extend).
-    pub enabled: bool,
-    /// The JSONL file; placeholders allowed. Empty: no file sink.
-    pub file: String,
-    /// A syslog/journald datagram socket (`/dev/log`); empty: none.
-    pub syslog: String,
-    /// What a failing sink does: `fail` (deny the command, exit 126) or
-    /// `warn` (run it and complain on stderr).
-    pub on_error: OnError,
-}
-
-impl Default for AuditSection {
-    fn default() -> Self {
-        Self {
-            enabled: false,
-            file: "{state}/audit.jsonl".into(),
-            syslog: String::new(),
-            on_error: OnError::Fail,
-        }
-    }
-}
-
-/// `on_error = "fail" | "warn"`
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OnError {
-    /// Refuse commands that cannot be recorded.
-    Fail,
-    /// Run them and complain.
-    Warn,
-}
+pub use crate::config::sections::{AuditSection, OnError};
 
 /// What in `a` (the candidate) is looser than `b` (the pinned profile).
 pub fn loosens(a: &AuditSection, b: &AuditSection) -> Vec<String> {

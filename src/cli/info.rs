@@ -83,7 +83,7 @@ pub fn profile(action: ProfileAction) -> i32 {
         ProfileAction::Check { file } => match profile::load(&file) {
             Ok(p) => {
                 let mut errs = crate::policy::registry::check_builtin();
-                errs.extend(crate::examples::check_all(&p));
+                errs.extend(crate::profile::examples::check_all(&p));
                 if errs.is_empty() {
                     println!(
                         "{}: ok ({} registry entries, {} rules, all examples hold)",

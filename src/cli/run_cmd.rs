@@ -458,7 +458,7 @@ fn supervisor_spec(
             .map(|r| std::fs::canonicalize(r).unwrap_or_else(|_| r.clone()))
             .collect(),
         protected: profile.doc.paths.protected.clone(),
-        exec_rules: Some(profile.doc.rule.clone()),
+        exec_judge: Some(crate::policy::exec_judge(&profile.doc.rule)),
         home: Some(sit.places.home.clone()),
         loopback: sandbox.network == crate::sandbox::NetworkAccess::Loopback,
     }

@@ -4,7 +4,7 @@
 //! exclusive `flock` on `ID.lock`, and the state file is replaced by rename,
 //! so no update is lost and unlocked readers never see half a file.
 
-pub mod patterns;
+pub use crate::config::patterns;
 
 use crate::sys::os as sys;
 
@@ -19,60 +19,7 @@ use crate::parse::CommandModel;
 use crate::policy::{Decision, Layer, Verdict};
 use patterns::{ClassDef, Kind, PatternAction, PatternDef, Seg};
 
-/// `[guard]`
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(default, deny_unknown_fields)]
-pub struct GuardSection {
-    /// Turn the guard on. Off by default: no session state is read or
-    /// written and the layer costs nothing.
-    pub enabled: bool,
-    /// How many recent commands the session keeps (patterns and the
-    /// validator's `history` see these).
-    pub history_size: usize,
-    /// Rate limit window in seconds.
-    pub window_seconds: u64,
-    /// Commands allowed per window; more are denied (`guard.rate_limit`).
-    /// 0: no limit.
-    pub max_commands: u64,
-    /// Window for counting denials, in seconds.
-    pub denial_window_seconds: u64,
-    /// Denials per denial window that lock the session out
-    /// (`guard.lockout`). 0: never lock out.
-    pub max_denials: u64,
-    /// How long a lockout lasts, in seconds.
-    pub lockout_seconds: u64,
-    /// A session idle this long has ended: the next command fires
-    /// `session_end` for it and starts afresh (`session_start`). 0: never.
-    pub session_idle_seconds: u64,
-    /// Use the built-in classes' patterns (`download_then_execute`,
-    /// `secrets_then_network`, `deletion_burst`, `retry_after_deny`).
-    pub builtin_patterns: bool,
-    /// Ids of built-in patterns to switch off.
-    pub disable: Vec<String>,
-    /// Extra command classes (added to the built-in ones of the same name).
-    pub class: Vec<ClassDef>,
-    /// Extra patterns (one with a built-in's id replaces it).
-    pub pattern: Vec<PatternDef>,
-}
-
-impl Default for GuardSection {
-    fn default() -> Self {
-        Self {
-            enabled: false,
-            history_size: 50,
-            window_seconds: 60,
-            max_commands: 120,
-            denial_window_seconds: 300,
-            max_denials: 10,
-            lockout_seconds: 300,
-            session_idle_seconds: 0,
-            builtin_patterns: true,
-            disable: Vec::new(),
-            class: Vec::new(),
-            pattern: Vec::new(),
-        }
-    }
-}
+pub use crate::config::sections::GuardSection;
 
 impl GuardSection {
     /// The classes in force: built-in plus the profile's.

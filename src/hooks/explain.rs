@@ -1,8 +1,8 @@
 //! The `check --explain` sections for layer 2 (validator), layer 3 (guard),
 //! hooks and the audit log: what is configured and what it said.
 
+use crate::config::Profile;
 use crate::policy::{Layer, Verdict};
-use crate::profile::Profile;
 
 /// The text of the layer 2 and 3, hooks and audit sections.
 pub fn layers(v: &Verdict, profile: &Profile) -> String {

@@ -10,10 +10,10 @@ use serde_json::{Value, json};
 
 use super::{Blocked, Event, HookFileError, Registry};
 use crate::audit::{self, OnError, Sinks, redact};
+use crate::config::Profile;
 use crate::decide::{CommandInput, Decided, Layered, Situation};
 use crate::guard;
 use crate::policy::{Decision, Layer, Verdict};
-use crate::profile::Profile;
 use crate::run::{Outcome, RunError};
 use crate::validator;
 

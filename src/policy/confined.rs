@@ -19,8 +19,8 @@ use std::path::Path;
 use super::args::ParsedArgs;
 use super::registry::{CommandSpec, Effect, Risk};
 use super::{Confirmation, Decision, Layer, PolicyContext, Verdict};
+use crate::config::schema::NetworkSetting;
 use crate::parse::{Segment, Word};
-use crate::profile::schema::NetworkSetting;
 use crate::sandbox::NetworkAccess;
 
 /// What to tell the operator when an unconfined decision asks for
@@ -33,7 +33,7 @@ pub const NEEDS_NETWORK: &str = "needs network";
 /// One line on which layer makes an allowed command safe, for `--explain`:
 /// the sandbox (confined), or the static policy alone (unconfined).
 pub fn safety_line(
-    profile: &crate::profile::Profile,
+    profile: &crate::config::Profile,
     roots: &super::paths::Roots,
     confined: bool,
 ) -> String {
@@ -47,7 +47,7 @@ pub fn safety_line(
         .collect::<Vec<_>>()
         .join(", ");
     let loopback = profile.doc.sandbox.network >= NetworkSetting::Loopback
-        && crate::sandbox::loopback_enforced();
+        && crate::supervisor::loopback_enforced();
     let net = match profile.doc.sandbox.network {
         NetworkSetting::Full => "network open (the profile says so)",
         _ if loopback => "no network but loopback",
@@ -63,7 +63,7 @@ pub fn safety_line(
 /// applies). Unknown subcommands of registered programs (`git frob`) are
 /// not handled: the program may change the project's history.
 pub fn unregistered(ctx: &PolicyContext, v: &mut Verdict, missing: &str) -> bool {
-    let ask = ctx.profile.doc.policy.unknown_commands == crate::profile::schema::Action::Ask;
+    let ask = ctx.profile.doc.policy.unknown_commands == crate::config::schema::Action::Ask;
     if !ctx.confined || !ask || missing.contains(' ') {
         return false;
     }
@@ -517,7 +517,7 @@ pub fn loopback_allowed(ctx: &PolicyContext) -> bool {
     // there.
     ctx.confined
         && ctx.profile.doc.sandbox.network >= NetworkSetting::Loopback
-        && crate::sandbox::loopback_enforced()
+        && crate::supervisor::loopback_enforced()
 }
 
 /// The host of a URL or `HOST[:PORT][/PATH]` word, without the port.

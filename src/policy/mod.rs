@@ -5,22 +5,24 @@
 pub mod args;
 pub mod awk;
 pub mod confined;
+mod exec_judge;
 pub mod forms;
 pub mod git_config;
 pub mod history;
-pub mod keywords;
 pub mod paths;
-pub mod registry;
-pub mod rules;
+mod roots;
 pub mod sed;
-pub mod variables;
 pub mod verdict;
+
+pub use crate::config::{keywords, registry, rules};
+pub use crate::sandbox::variables;
+pub use exec_judge::exec_judge;
 
 use std::path::{Path, PathBuf};
 
+use crate::config::Profile;
+use crate::config::schema::Action;
 use crate::parse::{CommandModel, Operator, Origin, Segment, Word};
-use crate::profile::Profile;
-use crate::profile::schema::Action;
 use args::{ParsedArgs, parse_args};
 use paths::{PathProblem, Roots};
 use registry::{CommandSpec, Effect, Maturity, Risk, UnknownOptions};

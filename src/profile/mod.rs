@@ -2,53 +2,23 @@
 //! line and column, selection (`--profile`, environment, user and system
 //! config) and pinning by the system configuration.
 
-pub mod schema;
+pub mod examples;
 pub mod select;
 
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 
 use sha2::{Digest, Sha256};
 use thiserror::Error;
 
 use crate::builtin;
-use crate::policy::paths::Roots;
-use crate::policy::registry::{self, Registry};
-use crate::policy::rules::{RuleDef, RuleSet};
-use crate::sandbox::{Limits, NetworkAccess, SandboxSpec};
-use schema::{NetworkSetting, ProfileDoc};
+use crate::config::profile::ExpandCache;
+use crate::config::registry::{self, Registry};
+use crate::config::rules::{RuleDef, RuleSet};
+pub use crate::config::schema;
+pub use crate::config::{Placeholders, Profile, SYSTEM_ROOTS};
+use schema::ProfileDoc;
 pub use select::{Selection, SelectionInputs, select};
-
-/// A loaded, validated profile.
-#[derive(Debug)]
-pub struct Profile {
-    /// Name (file stem or `name` key).
-    pub name: String,
-    /// `builtin:NAME` or the file path.
-    pub source: String,
-    /// The merged document.
-    pub doc: ProfileDoc,
-    /// Registry with this profile's overrides.
-    pub registry: Registry,
-    /// Safety rules with this profile's custom rules.
-    pub rules: RuleSet,
-    /// Names of the profiles in the `extends` chain, this one first.
-    pub chain: Vec<String>,
-    /// The profile's paths resolved for the last situation asked about
-    /// (see [`Profile::expand_list`]).
-    expanded: Mutex<ExpandCache>,
-}
-
-/// Placeholder expansions resolved through the filesystem, for one
-/// situation: a start resolves each profile path once, not once per pass
-/// (decide, sandbox spec, Landlock plan), and an in-process caller
-/// (`benches/checks.rs`, the hook's isolated decision) once per situation.
-#[derive(Debug, Default)]
-struct ExpandCache {
-    places: Option<Placeholders>,
-    paths: HashMap<String, Option<PathBuf>>,
-}
 
 /// Why a profile could not be loaded. Each message says what to fix.
 #[derive(Debug, Error)]
@@ -105,84 +75,6 @@ pub enum ProfileError {
         message: String,
     },
 }
-
-/// Values of the path placeholders.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Placeholders {
-    /// `{cwd}`
-    pub cwd: PathBuf,
-    /// `{home}`
-    pub home: PathBuf,
-    /// `{tmp}`: `$TMPDIR` or `/tmp`.
-    pub tmp: PathBuf,
-    /// `{git_root}`: the enclosing repository, if any.
-    pub git_root: Option<PathBuf>,
-    /// `{state}`: safe-exec's state directory.
-    pub state: PathBuf,
-}
-
-impl Placeholders {
-    /// Substitutes placeholders in one path; `None` when it names an absent
-    /// `{git_root}`.
-    pub fn expand(&self, s: &str) -> Option<PathBuf> {
-        if s.contains("{git_root}") && self.git_root.is_none() {
-            return None;
-        }
-        let git = self
-            .git_root
-            .as_ref()
-            .map(|p| p.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let out = s
-            .replace("{cwd}", &self.cwd.to_string_lossy())
-            .replace("{home}", &self.home.to_string_lossy())
-            .replace("{tmp}", &self.tmp.to_string_lossy())
-            .replace("{git_root}", &git)
-            .replace("{state}", &self.state.to_string_lossy());
-        let p = crate::parse::shell_join(Path::new("/"), &out);
-        // Resolve symlinks so that comparisons with resolved operands hold;
-        // a path that does not exist resolves like operands do (its longest
-        // existing prefix), without a failing realpath per component.
-        if p.symlink_metadata().is_ok() {
-            return Some(crate::policy::paths::canonicalize(&p).unwrap_or(p));
-        }
-        Some(crate::policy::paths::resolve(
-            Path::new("/"),
-            &p.to_string_lossy(),
-        ))
-    }
-
-    /// Writable roots, minus the ones that would hand the command the
-    /// machine: `/`, a system directory, an ancestor of the home directory,
-    /// or the home directory coming from `{tmp}` (`TMPDIR=/` or
-    /// `--cwd /` must not make everything writable).
-    pub fn writable(&self, list: &[String]) -> Vec<PathBuf> {
-        let expanded = list.iter().map(|s| self.expand(s)).collect::<Vec<_>>();
-        self.writable_of(list, expanded)
-    }
-
-    /// [`Placeholders::writable`] of entries already expanded (`expanded[i]`
-    /// is `self.expand(&list[i])`).
-    fn writable_of(&self, list: &[String], expanded: Vec<Option<PathBuf>>) -> Vec<PathBuf> {
-        list.iter()
-            .zip(expanded)
-            .filter_map(|(s, p)| p.map(|p| (s, p)))
-            .filter(|(entry, p)| {
-                let system = SYSTEM_ROOTS.iter().any(|r| p == Path::new(r));
-                let above_home = self.home.starts_with(p) && *p != self.home;
-                let home_as_tmp = entry.contains("{tmp}") && *p == self.home;
-                !(system || above_home || home_as_tmp)
-            })
-            .map(|(_, p)| p)
-            .collect()
-    }
-}
-
-/// Directories that are never a writable root, whatever the placeholders say.
-pub const SYSTEM_ROOTS: &[&str] = &[
-    "/", "/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/proc",
-    "/sbin", "/srv", "/sys", "/usr", "/var", "/home", "/mnt", "/media", "/run", "/snap",
-];
 
 /// Names of the built-in profiles.
 pub fn builtin_names() -> Vec<&'static str> {
@@ -336,7 +228,7 @@ fn finish(
     };
     // Custom rules and registry overrides carry examples that must hold.
     if check_examples && !source.starts_with("builtin:") {
-        let errs = crate::examples::check_profile_examples(&profile);
+        let errs = examples::check_profile_examples(&profile);
         if !errs.is_empty() {
             return Err(invalid(errs.join("; ")));
         }
@@ -487,116 +379,6 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
 }
 
 impl Profile {
-    /// The writable roots with placeholders resolved: the one definition the
-    /// sandbox, the policy and the parser's trust decisions share (see
-    /// [`Placeholders::writable`] for what is dropped).
-    pub fn writable_roots(&self, ph: &Placeholders) -> Vec<PathBuf> {
-        let list = &self.doc.paths.write;
-        ph.writable_of(list, self.expand_each(ph, list))
-    }
-
-    /// [`Placeholders::expand`] of each entry, `None` for an absent
-    /// `{git_root}`. Each entry is resolved through the filesystem once per
-    /// situation: the answers are kept in the profile until it is asked
-    /// about other placeholder values.
-    pub fn expand_each(&self, ph: &Placeholders, list: &[String]) -> Vec<Option<PathBuf>> {
-        // A poisoned lock only means another thread panicked mid-insert of
-        // an answer it had computed; the map is still a map.
-        let mut cache = match self.expanded.lock() {
-            Ok(g) => g,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        if cache.places.as_ref() != Some(ph) {
-            cache.places = Some(ph.clone());
-            cache.paths.clear();
-        }
-        list.iter()
-            .map(|s| {
-                if let Some(v) = cache.paths.get(s) {
-                    return v.clone();
-                }
-                let v = ph.expand(s);
-                cache.paths.insert(s.clone(), v.clone());
-                v
-            })
-            .collect()
-    }
-
-    /// [`Profile::expand_each`] without the absent entries.
-    pub fn expand_list(&self, ph: &Placeholders, list: &[String]) -> Vec<PathBuf> {
-        self.expand_each(ph, list).into_iter().flatten().collect()
-    }
-
-    /// The roots with placeholders resolved.
-    pub fn roots(&self, ph: &Placeholders) -> Roots {
-        let p = &self.doc.paths;
-        let mut broad = self.expand_list(ph, &p.broad);
-        broad.extend(
-            [
-                "/bin", "/boot", "/dev", "/etc", "/lib", "/lib64", "/opt", "/proc", "/root",
-                "/sbin", "/srv", "/sys", "/usr", "/var", "/home", "/mnt", "/media", "/run",
-            ]
-            .iter()
-            .map(PathBuf::from),
-        );
-        Roots {
-            read: self.expand_list(ph, &p.read),
-            write: self.writable_roots(ph),
-            deny_read: self.expand_list(ph, &p.deny_read),
-            broad,
-            home: ph.home.clone(),
-            protected: p.protected.clone(),
-            secret_names: p.secret_names.clone(),
-        }
-    }
-
-    /// The sandbox the command runs in.
-    pub fn sandbox_spec(&self, ph: &Placeholders, timeout: Option<u64>) -> SandboxSpec {
-        let p = &self.doc.paths;
-        let s = &self.doc.sandbox;
-        let mut read = self.expand_list(ph, &p.read);
-        read.extend(self.expand_list(ph, &p.runtime));
-        let limit_timeout = match (s.timeout_seconds, timeout) {
-            // `--timeout 0` changes nothing: the option can only shorten.
-            (0, None) | (0, Some(0)) => None,
-            (0, Some(t)) => Some(t),
-            (p, None) | (p, Some(0)) => Some(p),
-            (p, Some(t)) => Some(p.min(t)),
-        };
-        SandboxSpec {
-            read,
-            write: self.writable_roots(ph),
-            deny_read: self.expand_list(ph, &p.deny_read),
-            network: match s.network {
-                NetworkSetting::Off => NetworkAccess::Off,
-                // Loopback only where the supervisor enforces addresses;
-                // otherwise the network stays off.
-                NetworkSetting::Loopback if crate::sandbox::loopback_enforced() => {
-                    NetworkAccess::Loopback
-                }
-                NetworkSetting::Loopback => NetworkAccess::Off,
-                NetworkSetting::Full => NetworkAccess::Full,
-            },
-            unix_sockets: s.unix_sockets,
-            sysv_ipc: s.sysv_ipc,
-            capabilities: s.capabilities.clone(),
-            devices: self.expand_list(ph, &s.devices),
-            pty_broker: false,
-            limits: Limits {
-                core: s.limits.core,
-                file_size: s.limits.file_size,
-                open_files: s.limits.open_files,
-                processes: s.limits.processes,
-                cpu_seconds: s.limits.cpu_seconds,
-                address_space: s.limits.address_space,
-            },
-            enforcement: s.enforcement,
-            timeout: limit_timeout
-                .filter(|t| *t > 0)
-                .map(std::time::Duration::from_secs),
-        }
-    }
-
     /// Everything in which `self` is looser than `pinned` (empty: at least as strict).
     pub fn loosens(&self, pinned: &Profile) -> Vec<String> {
         let (a, b) = (&self.doc, &pinned.doc);

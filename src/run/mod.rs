@@ -316,7 +316,7 @@ fn supervise(
     let notify = sup::filter::build(sup::filter::Notify {
         metadata: true,
         network: plan.sandbox.network == NetworkAccess::Loopback,
-        exec: spec.exec_rules.is_some(),
+        exec: spec.exec_judge.is_some(),
     });
     let result = std::thread::scope(|scope| {
         let stop_read = stop.read;

@@ -148,7 +148,7 @@ pub fn glob_match(pattern: &str, name: &str, fold: bool) -> bool {
 
 /// Why `name` must be removed under `policy`, or `None` to keep it.
 pub fn removal_reason(name: &str, policy: &EnvPolicy) -> Option<String> {
-    if let Some(p) = crate::policy::variables::scrubbed(name) {
+    if let Some(p) = super::variables::scrubbed(name) {
         return Some(format!(
             "loader/shell injection variable (built-in list: {p})"
         ));

@@ -15,6 +15,7 @@ pub mod limits;
 pub mod pty;
 pub mod seccomp;
 pub mod selftest;
+pub mod variables;
 
 pub use kernel::{KernelSupport, probe_kernel};
 
@@ -242,14 +243,6 @@ pub fn kernel_gaps(spec: &SandboxSpec, abi: u32, seccomp_ok: bool) -> (Vec<Strin
         );
     }
     (missing, degraded)
-}
-
-/// Whether this kernel and build enforce loopback-only connects
-/// (`network = "loopback"`): the supervisor answers connect/sendto/sendmsg
-/// with seccomp user notification. The policy allows loopback requests
-/// (`curl localhost:8000`) only when this is true.
-pub fn loopback_enforced() -> bool {
-    crate::supervisor::loopback_enforced()
 }
 
 /// What the run would be enforced with, predicted from the kernel, before

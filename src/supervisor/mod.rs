@@ -23,7 +23,18 @@ pub mod reap;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
-use crate::policy::rules::{RuleDef, RuleSet};
+use std::sync::Arc;
+
+/// Judges the real argv of a program started inside the tree (the exec-time
+/// check, a first net). The caller injects it (run mode builds it from the
+/// profile's safety rules, see `policy::exec_judge`), so the supervisor
+/// knows nothing of the policy.
+pub trait ExecJudge: Send + Sync + std::fmt::Debug {
+    /// Why the exec must be refused, one label per critical match of the
+    /// views (`program arg...`, see `notify::exec_views`); empty: let it
+    /// run. The labels are joined with `; ` into the denial's reason.
+    fn critical(&self, views: &[String]) -> Vec<String>;
+}
 
 /// What the supervisor enforces for one run. Built by the CLI from the
 /// profile; `None` in the plan means no supervisor.
@@ -33,9 +44,9 @@ pub struct SupervisorSpec {
     pub write_roots: Vec<PathBuf>,
     /// `[paths] protected` patterns, relative to each writable root.
     pub protected: Vec<String>,
-    /// Custom rules of the profile, for exec-time checks; `None` turns the
-    /// exec-time checks off.
-    pub exec_rules: Option<Vec<RuleDef>>,
+    /// The exec-time check (the profile's safety rules, injected by the
+    /// caller); `None` turns the exec-time checks off.
+    pub exec_judge: Option<Arc<dyn ExecJudge>>,
     /// Home directory (so `rm -rf /home/u` is also seen as `rm -rf ~`).
     pub home: Option<PathBuf>,
     /// Whether connects are restricted to loopback (network = "loopback").
@@ -160,7 +171,7 @@ pub fn serve(
     let mut l = notify::Loop {
         listener,
         spec,
-        rules: spec.exec_rules.as_ref().map(|c| RuleSet::new(c)),
+        rules: spec.exec_judge.clone(),
         first_pid,
         first_exec_done: false,
         events: Events::default(),

@@ -17,8 +17,7 @@ use std::path::{Path, PathBuf};
 
 use super::filter::{SYS_FCHMODAT2, SYS_REMOVEXATTRAT, SYS_SETXATTRAT};
 use super::mem::{self, AsChild};
-use super::{Events, SupervisorSpec};
-use crate::policy::rules::{RuleSet, Severity};
+use super::{Events, ExecJudge, SupervisorSpec};
 
 /// The answer to one notification.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,7 +35,7 @@ pub enum Answer {
 pub struct Loop<'a> {
     pub(crate) listener: OwnedFd,
     pub(crate) spec: &'a SupervisorSpec,
-    pub(crate) rules: Option<RuleSet>,
+    pub(crate) rules: Option<std::sync::Arc<dyn ExecJudge>>,
     pub(crate) first_pid: i32,
     pub(crate) first_exec_done: bool,
     pub(crate) events: Events,
@@ -295,14 +294,8 @@ impl Loop<'_> {
             return Answer::Errno(libc::ESRCH);
         }
         let views = exec_views(&argv, self.spec.home.as_deref());
-        let c = rules.classify_views(&views);
-        if c.severity == Severity::Critical {
-            let labels: Vec<String> = c
-                .matches
-                .iter()
-                .filter(|m| m.2 == Severity::Critical)
-                .map(|m| format!("{} ({})", m.1, m.0))
-                .collect();
+        let labels = rules.critical(&views);
+        if !labels.is_empty() {
             self.events.deny(format!(
                 "exec inside the command refused: `{}`: {}",
                 views.first().map(String::as_str).unwrap_or(""),

@@ -4,11 +4,11 @@
 use serde_json::{Value, json};
 
 use super::ValidatorSection;
-use crate::decide::{CommandInput, Situation};
+use crate::config::Profile;
 use crate::guard::{Entry, SessionState};
 use crate::parse::CommandModel;
 use crate::policy::Verdict;
-use crate::profile::Profile;
+use crate::request::{CommandInput, Situation};
 
 /// Who is asking and under which options, beyond the command itself.
 #[derive(Debug, Clone, Default)]

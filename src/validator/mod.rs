@@ -8,44 +8,12 @@ pub mod context;
 
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::policy::{Decision, Layer, Verdict};
-use crate::sys::external::{self, OUTPUT_CAP};
+use crate::sys::external;
 
-/// `[validator]`
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(default, deny_unknown_fields)]
-pub struct ValidatorSection {
-    /// The program and its arguments (no shell). Empty: no validator, the
-    /// policy's decision stands (seed 000's default validator).
-    pub command: Vec<String>,
-    /// Time limit for one answer in milliseconds; past it the validator is
-    /// killed and the command denied.
-    pub timeout_ms: u64,
-    /// Largest answer in bytes; more is a denial (the validator is killed).
-    pub max_output_bytes: usize,
-    /// Pass environment values, not only names, in the context's `env`.
-    /// Off by default: values may hold secrets.
-    pub env_values: bool,
-    /// After the command ran, call the same program again with
-    /// `"event": "on_execution"` and the execution context and result.
-    /// Fire-and-forget: its answer is ignored and its failures only logged.
-    pub on_execution: bool,
-}
-
-impl Default for ValidatorSection {
-    fn default() -> Self {
-        Self {
-            command: Vec::new(),
-            timeout_ms: 5000,
-            max_output_bytes: OUTPUT_CAP,
-            env_values: false,
-            on_execution: false,
-        }
-    }
-}
+pub use crate::config::sections::ValidatorSection;
 
 impl ValidatorSection {
     /// Whether a validator is configured.

@@ -17,7 +17,7 @@ fn registry_entries_parse_and_are_well_formed() {
 #[test]
 fn registry_examples_hold_under_default() {
     let p = profile::load("default").expect("default profile loads");
-    let errs = safe_exec::examples::check_all(&p);
+    let errs = safe_exec::profile::examples::check_all(&p);
     assert!(
         errs.is_empty(),
         "{} failing registry examples:\n{}",

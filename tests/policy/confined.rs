@@ -374,7 +374,7 @@ fn loopback_asks_until_the_kernel_enforces_it() {
     // layer (the supervisor) holds connections to loopback addresses, a
     // confined loopback request is allowed; where it cannot, it asks and
     // says why. Unconfined, nothing holds it: ask.
-    let enforced = safe_exec::sandbox::loopback_enforced();
+    let enforced = safe_exec::supervisor::loopback_enforced();
     expect(&w, &cases, |confined, d, r| {
         if confined && enforced {
             (d != "allow").then(|| "must be allowed: the kernel layer enforces loopback".into())

@@ -315,7 +315,7 @@ fn curl_head_gets_only_http_and_nothing_else_gets_network() {
     // contract "Loopback"); where it cannot, it is refused before any
     // connection is made.
     let out = safe_exec(&e, &["--", "curl", "-s", "http://127.0.0.1/"]);
-    if safe_exec::sandbox::loopback_enforced() {
+    if safe_exec::supervisor::loopback_enforced() {
         assert_ne!(
             out.status.code(),
             Some(126),

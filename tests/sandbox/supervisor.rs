@@ -707,7 +707,7 @@ fn loopback_reaches_the_test_server_and_nothing_else() {
         return;
     }
     assert!(
-        safe_exec::sandbox::loopback_enforced(),
+        safe_exec::supervisor::loopback_enforced(),
         "the supervisor must enforce loopback on this kernel"
     );
     for who in who() {

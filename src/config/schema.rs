@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::policy::registry::{CommandSpec, Risk};
-use crate::policy::rules::RuleDef;
+use super::registry::{CommandSpec, Risk};
+use super::rules::RuleDef;
+use super::sections::{AuditSection, GuardSection, HookDef, ValidatorSection};
 use crate::sandbox::Enforcement;
 use crate::sandbox::env::EnvPolicy;
 
@@ -37,13 +38,13 @@ pub struct ProfileDoc {
     /// Custom safety rules (seed 004 `CommandSafetyPattern` plus examples).
     pub rule: Vec<RuleDef>,
     /// Layer 2: an external validator command (docs/layers.md).
-    pub validator: crate::validator::ValidatorSection,
+    pub validator: ValidatorSection,
     /// Layer 3: per-session rate limits and temporal patterns (docs/layers.md).
-    pub guard: crate::guard::GuardSection,
+    pub guard: GuardSection,
     /// Lifecycle hooks (seed 001), fired after the system's global hooks.
-    pub hook: Vec<crate::hooks::HookDef>,
+    pub hook: Vec<HookDef>,
     /// The audit log (docs/audit.md).
-    pub audit: crate::audit::AuditSection,
+    pub audit: AuditSection,
 }
 
 /// `[policy]`

@@ -3,11 +3,12 @@
 //! entries it defines), by `safe-exec profile check`, and by the test suite
 //! (for every built-in entry).
 
+use super::rule_matches;
+use crate::config::Profile;
 use crate::decide::{CommandInput, decide, example_situation};
 use crate::policy::Decision;
 use crate::policy::registry::CommandSpec;
 use crate::policy::rules::validate_custom;
-use crate::profile::{Profile, rule_matches};
 
 /// Checks one entry's examples under `profile`; returns the failures.
 pub fn check_entry(profile: &Profile, name: &str, spec: &CommandSpec) -> Vec<String> {

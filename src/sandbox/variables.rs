@@ -5,8 +5,8 @@
 //! sandbox's environment scrubber removes those marked `scrub` from what
 //! every command inherits: the two cannot disagree about a name.
 
+use super::env::glob_match;
 use crate::builtin::VARIABLES;
-use crate::sandbox::env::glob_match;
 
 /// One group of the list.
 struct Group {
