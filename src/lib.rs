@@ -15,6 +15,7 @@ pub mod decide;
 pub mod guard;
 pub mod hooks;
 pub mod parse;
+pub mod pipeline;
 pub mod policy;
 pub mod profile;
 pub mod request;

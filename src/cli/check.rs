@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use super::run_cmd::exec_plan;
 use super::{CheckArgs, error, situation};
 use crate::decide::{self, CommandInput, Decided, Situation};
+use crate::pipeline;
 use crate::policy::{Decision, Layer};
 use crate::profile::{self, Profile, SelectionInputs};
 use crate::sandbox::{self, env};
@@ -55,7 +56,7 @@ pub fn run(a: CheckArgs) -> i32 {
         opts: serde_json::json!({"profile": profile.name, "timeout": common.timeout, "dry_run": true}),
         metadata: serde_json::json!({}),
     };
-    let (decided, _) = decide::decide_full(&input, &profile, &sit, &layer_opts);
+    let decided = pipeline::judge(&input, &profile, &sit, &layer_opts).decided;
     let text = if a.json {
         format!(
             "{}\n",

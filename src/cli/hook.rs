@@ -23,7 +23,7 @@ use serde_json::{Map, Value, json};
 
 use super::{Common, approval, situation};
 use crate::decide::{self, CommandInput};
-use crate::hooks::lifecycle::Lifecycle;
+use crate::pipeline;
 use crate::policy::Decision;
 use crate::profile::{self, SelectionInputs};
 pub use input::Agent;
@@ -221,15 +221,8 @@ fn record_post(a: &HookArgs, hook: &HookInput) {
         positional: vec!["safe-exec".into()],
     };
     let opts = layer_options(&l, hook, false);
-    let (decided, layered) = decide::decide_full(&input, &l.profile, &l.sit, &opts);
-    let Ok(mut life) = Lifecycle::new(
-        &l.profile,
-        l.hooks_dir.as_deref(),
-        &input,
-        &decided,
-        &l.sit,
-        &layered,
-    ) else {
+    let judged = pipeline::judge(&input, &l.profile, &l.sit, &opts);
+    let Ok(mut life) = judged.lifecycle(&l.profile, l.hooks_dir.as_deref(), &input, &l.sit) else {
         return;
     };
     let failed = matches!(hook.event, Event::PostToolUseFailure);
@@ -358,19 +351,11 @@ fn judge_command(
     // audit. With --rewrite the command runs later through `safe-exec -c`,
     // which records it then; the guard counts it once.
     let opts = layer_options(&l, hook, !a.rewrite);
-    let (decided, layered) = decide::decide_full(&input, &l.profile, &l.sit, &opts);
-    let mut life = Lifecycle::new(
-        &l.profile,
-        l.hooks_dir.as_deref(),
-        &input,
-        &decided,
-        &l.sit,
-        &layered,
-    )
-    .map_err(|e| HookError::Situation(e.to_string()))?;
-    let mut v = decided.verdict.clone();
-    life.session_events();
-    life.gate(&mut v);
+    let judged = pipeline::judge(&input, &l.profile, &l.sit, &opts);
+    let mut life = judged
+        .lifecycle(&l.profile, l.hooks_dir.as_deref(), &input, &l.sit)
+        .map_err(|e| HookError::Situation(e.to_string()))?;
+    let mut v = judged.gated(&mut life, |_| {});
     if let Err(why) = life.record_decision(&v) {
         v.add(
             crate::policy::Layer::Policy,

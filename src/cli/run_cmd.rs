@@ -12,6 +12,7 @@ use crate::confirm::{self, Answer};
 use crate::decide::{self, CommandInput, Situation};
 use crate::hooks::lifecycle::Lifecycle;
 use crate::parse::{CommandModel, Form};
+use crate::pipeline;
 use crate::policy::{Decision, Layer};
 use crate::profile::{self, Profile, SelectionInputs};
 use crate::run::{self, ExecPlan};
@@ -128,24 +129,22 @@ pub fn run(args: &[OsString]) -> i32 {
         opts: serde_json::json!({"profile": profile.name, "timeout": parsed.common.timeout}),
         metadata: serde_json::json!({}),
     };
-    let (decided, layered) = decide::decide_full(&input, &profile, &sit, &layer_opts);
-    let mut life = match Lifecycle::new(
+    let judged = pipeline::judge(&input, &profile, &sit, &layer_opts);
+    let decided = &judged.decided;
+    let mut life = match judged.lifecycle(
         &profile,
         selection.system.hooks_dir.as_deref(),
         &input,
-        &decided,
         &sit,
-        &layered,
     ) {
         Ok(l) => l,
         Err(e) => return error(e),
     };
-    let mut verdict = decided.verdict.clone();
-    for w in &verdict.warnings {
-        eprintln!("safe-exec: warning: {w}");
-    }
-    life.session_events();
-    life.gate(&mut verdict);
+    let mut verdict = judged.gated(&mut life, |verdict| {
+        for w in &verdict.warnings {
+            eprintln!("safe-exec: warning: {w}");
+        }
+    });
     match verdict.decision {
         Decision::Deny => return refuse(&mut life, &verdict),
         Decision::Ask => {

@@ -2,6 +2,8 @@
 //! into the one test binary. With `autotests = false` a stray `tests/x.rs`
 //! would be silently skipped by the build, its tests never run.
 
+mod layers;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -102,7 +104,8 @@ fn every_test_file_is_compiled() {
         "tests.rs",
         "common/world.rs",
         "sandbox/fs.rs",
-        "structure.rs",
+        "structure/mod.rs",
+        "structure/layers.rs",
     ] {
         assert!(reached.contains(&root.join(known)), "{known} not reached");
     }
