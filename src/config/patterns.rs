@@ -234,7 +234,7 @@ pub struct Builtins {
 /// The built-ins, parsed once per process (only when a guard runs). They
 /// are checked by `build.rs` (a broken built-in fails the build); should
 /// they still not parse, this is empty and [`builtins_error`] says why,
-/// which makes every profile fail to load ([`super::check_config`]).
+/// which makes every profile fail to load ([`crate::guard::check_config`]).
 pub fn builtins() -> &'static Builtins {
     &parsed().0
 }
