@@ -1,6 +1,6 @@
 //! The request: the command as the caller gave it and where it will run.
-//! Every stage from the parser on reads these; they carry no behaviour of
-//! any stage.
+//! `decide`, the validator's context and the lifecycle read these; they
+//! carry no behaviour of any stage, so they sit below all of them.
 
 use crate::config::Placeholders;
 use crate::parse;
