@@ -1,9 +1,9 @@
-//! The address-space limit the hook's deciding child lowers for itself, and
-//! gives back to the programs it starts (validators, hooks).
+//! The address-space limit the hook lowers while it decides, and gives back
+//! to the programs deciding starts (validators, hooks).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The address-space soft limit before the child lowered it (`u64::MAX`:
+/// The address-space soft limit before the hook lowered it (`u64::MAX`:
 /// not lowered).
 pub(crate) static SAVED_AS: AtomicU64 = AtomicU64::new(u64::MAX);
 
