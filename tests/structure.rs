@@ -2,6 +2,8 @@
 //! into the one test binary. With `autotests = false` a stray `tests/x.rs`
 //! would be silently skipped by the build, its tests never run.
 
+mod libc_calls;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 

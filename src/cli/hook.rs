@@ -478,8 +478,7 @@ fn shell_is_safe_exec(agent: Agent) -> bool {
 /// The login shell of the user running safe-exec, from `/etc/passwd`
 /// (read directly: the static binary has no NSS modules).
 fn login_shell() -> Option<String> {
-    // SAFETY: getuid has no preconditions.
-    let uid = unsafe { libc::getuid() }.to_string();
+    let uid = nix::unistd::getuid().to_string();
     std::fs::read_to_string("/etc/passwd")
         .ok()?
         .lines()

@@ -344,11 +344,10 @@ fn as_bash(rest: &[OsString]) -> i32 {
 /// subcommands die quietly like other command-line tools instead. (Run mode
 /// does not need this: the command it starts gets default signal handling.)
 fn restore_sigpipe() {
+    use nix::sys::signal::{SigHandler, Signal, signal};
     // SAFETY: setting a signal disposition to SIG_DFL at start-up, before any
     // thread exists; no handler code is involved.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
+    let _ = unsafe { signal(Signal::SIGPIPE, SigHandler::SigDfl) };
 }
 
 /// Prints `safe-exec: error: ...` and returns 125.

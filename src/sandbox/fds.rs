@@ -165,9 +165,9 @@ fn brute_force(first: libc::c_int) -> Result<(), i32> {
 mod tests {
     use super::*;
 
-    fn is_cloexec(fd: libc::c_int) -> bool {
-        // SAFETY: F_GETFD on our own descriptor.
-        unsafe { libc::fcntl(fd, libc::F_GETFD) & libc::FD_CLOEXEC != 0 }
+    fn is_cloexec(fd: &OwnedFd) -> bool {
+        use nix::fcntl::{FcntlArg, fcntl};
+        fcntl(fd, FcntlArg::F_GETFD).expect("F_GETFD") & libc::FD_CLOEXEC != 0
     }
 
     #[test]
@@ -175,8 +175,8 @@ mod tests {
         let fd = open(c"/dev/null", OFlag::O_RDONLY, Mode::empty()).expect("open /dev/null");
         let raw = fd.as_raw_fd();
         assert!(raw > 2);
-        assert!(!is_cloexec(raw));
+        assert!(!is_cloexec(&fd));
         walk_proc_fd(raw).expect("walk /proc/self/fd");
-        assert!(is_cloexec(raw));
+        assert!(is_cloexec(&fd));
     }
 }
