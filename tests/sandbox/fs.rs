@@ -14,10 +14,9 @@ fn unchanged(w: &World) {
 
 #[test]
 fn write_to_existing_file_outside_roots_is_denied() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     assert_eq!(w.probe(&["open-write", &w.o("f")]), EACCES);
     unchanged(&w);
     std::fs::write(w.work.join("f"), "original\n").unwrap();
@@ -34,10 +33,9 @@ fn write_to_existing_file_outside_roots_is_denied() {
 
 #[test]
 fn create_outside_roots_is_denied() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     assert_eq!(w.probe(&["create", &w.o("new")]), EACCES);
     assert!(!w.outside.join("new").exists());
     assert_eq!(w.probe(&["create", &w.w("new")]), 0, "control");
@@ -51,10 +49,9 @@ fn create_outside_roots_is_denied() {
 
 #[test]
 fn mkdir_outside_roots_is_denied() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     assert_eq!(w.probe(&["mkdir", &w.o("d")]), EACCES);
     assert!(!w.outside.join("d").exists());
     assert_eq!(w.probe(&["mkdir", &w.w("d")]), 0, "control");
@@ -63,10 +60,9 @@ fn mkdir_outside_roots_is_denied() {
 
 #[test]
 fn unlink_outside_roots_is_denied() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     assert_eq!(w.probe(&["unlink", &w.o("f")]), EACCES);
     unchanged(&w);
     std::fs::write(w.work.join("g"), "g").unwrap();
@@ -76,10 +72,9 @@ fn unlink_outside_roots_is_denied() {
 
 #[test]
 fn rename_into_and_out_of_roots_is_denied() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     std::fs::write(w.work.join("a"), "a").unwrap();
     assert_eq!(
         w.probe(&["rename", &w.w("a"), &w.o("a")]),
@@ -104,10 +99,9 @@ fn rename_into_and_out_of_roots_is_denied() {
 
 #[test]
 fn hard_link_of_outside_file_or_secret_into_root_is_denied() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     // Landlock refuses links that would give the inode more rights (EXDEV).
     assert_eq!(w.probe(&["link", &w.o("f"), &w.w("lf")]), EXDEV);
     assert_eq!(w.probe(&["link", &w.h(".ssh/id_rsa"), &w.w("key")]), EXDEV);
@@ -125,10 +119,9 @@ fn hard_link_of_outside_file_or_secret_into_root_is_denied() {
 
 #[test]
 fn truncate_of_read_only_file_is_denied() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     assert_eq!(w.probe(&["truncate", &w.o("f")]), EACCES);
     unchanged(&w);
     std::fs::write(w.work.join("t"), "data").unwrap();
@@ -138,10 +131,9 @@ fn truncate_of_read_only_file_is_denied() {
 
 #[test]
 fn symlink_created_in_root_cannot_write_outside() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     assert_eq!(
         w.probe(&["symlink-write", &w.w("link"), &w.o("target")]),
         EACCES
@@ -161,10 +153,9 @@ fn symlink_created_in_root_cannot_write_outside() {
 
 #[test]
 fn preexisting_symlink_and_dotdot_do_not_escape() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     std::os::unix::fs::symlink(&w.outside, w.work.join("out")).unwrap();
     assert_eq!(w.probe(&["create", &w.w("out/new")]), EACCES);
     assert_eq!(w.probe(&["create", &w.w("../outside/new2")]), EACCES);
@@ -179,10 +170,9 @@ fn preexisting_symlink_and_dotdot_do_not_escape() {
 
 #[test]
 fn device_nodes_cannot_be_created_fifos_only_in_roots() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     assert_eq!(
         w.probe(&["mknod-char", &w.w("dev")]),
         if is_root() { EACCES } else { EPERM }
@@ -207,10 +197,9 @@ fn is_root() -> bool {
 
 #[test]
 fn redirection_inside_a_shell_string_is_contained() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     // A literal redirection outside the roots: the policy refuses first.
     let out = w.sh(&format!("echo x > {}", w.o("f")));
     assert_denied(&out);
@@ -239,10 +228,9 @@ fn redirection_inside_a_shell_string_is_contained() {
 
 #[test]
 fn secrets_are_unreadable_while_home_stays_usable() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     assert_eq!(w.probe(&["open-read", &w.h(".ssh/id_rsa")]), EACCES);
     assert_eq!(w.probe(&["open-read", &w.h(".aws/credentials")]), EACCES);
     assert_eq!(w.probe(&["open-read", &w.h(".bashrc")]), 0, "control");
@@ -277,10 +265,9 @@ fn secrets_are_unreadable_while_home_stays_usable() {
 
 #[test]
 fn secret_cannot_be_reached_through_a_symlink_or_proc_root() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     std::os::unix::fs::symlink(w.home.join(".ssh"), w.home.join("keys")).unwrap();
     std::os::unix::fs::symlink(w.home.join(".ssh/id_rsa"), w.work.join("key")).unwrap();
     assert_eq!(w.probe(&["open-read", &w.h("keys/id_rsa")]), EACCES);
@@ -293,10 +280,9 @@ fn secret_cannot_be_reached_through_a_symlink_or_proc_root() {
 
 #[test]
 fn secret_inside_a_writable_root_is_neither_readable_nor_writable() {
-    if !require_landlock() {
+    let Some(mut w) = landlock_world() else {
         return;
-    }
-    let mut w = World::new();
+    };
     w.set("write", json!(["{cwd}", "{tmp}", "{home}"]));
     assert_eq!(w.probe(&["open-read", &w.h(".ssh/id_rsa")]), EACCES);
     assert_eq!(w.probe(&["open-write", &w.h(".ssh/id_rsa")]), EACCES);
@@ -313,10 +299,9 @@ fn secret_inside_a_writable_root_is_neither_readable_nor_writable() {
 
 #[test]
 fn programs_outside_readable_roots_cannot_run() {
-    if !require_landlock() {
+    let Some(mut w) = landlock_world() else {
         return;
-    }
-    let mut w = World::new();
+    };
     let probe_dir = probe().parent().unwrap().to_path_buf();
     w.set(
         "read",
@@ -334,10 +319,9 @@ fn programs_outside_readable_roots_cannot_run() {
 
 #[test]
 fn proc_environ_of_other_processes_is_not_readable() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     assert_eq!(
         w.probe(&["open-read", "/proc/self/environ"]),
         0,
@@ -416,10 +400,9 @@ fn proc_environ_of_other_processes_is_not_readable() {
 
 #[test]
 fn file_size_and_core_limits_apply() {
-    if !require_landlock() {
+    let Some(mut w) = landlock_world() else {
         return;
-    }
-    let mut w = World::new();
+    };
     w.set("limits", json!({"file_size": 1024}));
     let out = w.sh(&format!(
         "head -c 4096 /dev/zero > {}; ulimit -c",
@@ -440,10 +423,9 @@ fn file_size_and_core_limits_apply() {
 
 #[test]
 fn missing_writable_root_is_a_setup_error() {
-    if !require_landlock() {
+    let Some(mut w) = landlock_world() else {
         return;
-    }
-    let mut w = World::new();
+    };
     let gone = w.base.join("gone");
     w.set("write", json!(["{cwd}", gone]));
     let out = w.run(&["/bin/true"]);

@@ -210,10 +210,9 @@ fn home_below_a_751_directory() {
 
 #[test]
 fn a_missing_temporary_directory_is_explained() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     let gone = w.base.join("no-such-tmp");
     let out = w.command(&["true"]).env("TMPDIR", &gone).output().unwrap();
     assert_eq!(code(&out), 125);
@@ -229,10 +228,9 @@ fn a_missing_temporary_directory_is_explained() {
 
 #[test]
 fn a_missing_home_or_unset_home_still_runs() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     let out = w
         .command(&["true"])
         .env("HOME", w.base.join("no-such-home"))
