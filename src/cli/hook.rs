@@ -182,7 +182,7 @@ pub fn judge(a: &HookArgs, text: &str) -> Result<Outcome, HookError> {
         Event::PreToolUse => {}
     }
     let tool = hook.tool_name.as_deref().unwrap_or("");
-    if input::COMMAND_TOOLS.contains(&tool) {
+    if input::is_command_tool(tool) {
         return match hook.tool_command()? {
             Some(ToolCommand::String(c)) if !c.trim().is_empty() => judge_command(
                 a,
