@@ -531,7 +531,7 @@ pub fn probe_argv(probe: &Path, args: &[&str]) -> Vec<String> {
 
 /// The probe's exit code, after checking that it ran (not refused by
 /// safe-exec, not found, not a probe usage error).
-fn probe_ran(out: &Output, args: &[&str]) -> i32 {
+pub fn probe_ran(out: &Output, args: &[&str]) -> i32 {
     let rc = code(out);
     assert!(
         !(125..=127).contains(&rc) && rc != 200,
@@ -555,22 +555,34 @@ pub fn supervised_probe(w: &World, args: &[&str]) -> i32 {
 /// both copied where the user can reach them, the world's directories
 /// opened to the user.
 pub struct AsUser {
-    bin: PathBuf,
-    probe: PathBuf,
-    profile: PathBuf,
+    /// safe-exec, copied into the world's base directory.
+    pub bin: PathBuf,
+    /// The probe, copied likewise.
+    pub probe: PathBuf,
+    /// The world's profile file, readable by the user.
+    pub profile: PathBuf,
 }
 
 impl AsUser {
-    /// Prepares `w` for the user.
+    /// Prepares `w` for the user: its directories opened (mode 777) and
+    /// [`AsUser::copies`].
     pub fn new(w: &World) -> AsUser {
+        use std::os::unix::fs::PermissionsExt;
+        for d in [&w.base, &w.work, &w.tmp, &w.home, &w.state, &w.outside] {
+            std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+        }
+        AsUser::copies(w)
+    }
+
+    /// Only copies safe-exec and the probe into `w`'s base directory and
+    /// makes the profile file readable (for worlds whose directories the
+    /// test sets up itself).
+    pub fn copies(w: &World) -> AsUser {
         use std::os::unix::fs::PermissionsExt;
         assert!(
             have("setpriv"),
             "setpriv is needed to run the unprivileged cases"
         );
-        for d in [&w.base, &w.work, &w.tmp, &w.home, &w.state, &w.outside] {
-            std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o777)).expect("chmod");
-        }
         let bin_copy = w.base.join("safe-exec");
         let probe_copy = w.base.join("probe");
         std::fs::copy(bin(), &bin_copy).expect("copy safe-exec");
@@ -592,7 +604,12 @@ impl AsUser {
 
     /// `safe-exec --profile P [--timeout 60] -- argv` as the user.
     fn run(&self, w: &World, argv: &[String], supervised: bool) -> Output {
-        let mut cmd = self.base(w);
+        self.run_in(self.base(w), argv, supervised)
+    }
+
+    /// `safe-exec --profile P [--timeout 60] -- argv` through `cmd` (a
+    /// [`test_user_command`], perhaps with another HOME).
+    pub fn run_in(&self, mut cmd: Command, argv: &[String], supervised: bool) -> Output {
         cmd.arg(&self.bin).arg("--profile").arg(&self.profile);
         if supervised {
             cmd.args(["--timeout", "60"]);

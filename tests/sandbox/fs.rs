@@ -190,11 +190,6 @@ fn device_nodes_cannot_be_created_fifos_only_in_roots() {
     }
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no side effects.
-    unsafe { libc::geteuid() == 0 }
-}
-
 #[test]
 fn redirection_inside_a_shell_string_is_contained() {
     let Some(w) = landlock_world() else {
@@ -331,67 +326,24 @@ fn proc_environ_of_other_processes_is_not_readable() {
         // Observed on Linux 6.18: a root caller bypasses this check, so run
         // it as an unprivileged user (documented in docs/sandbox.md).
         need_tool("setpriv", "util-linux");
-        for d in [&w.base, &w.work, &w.tmp, &w.home, &w.state] {
-            std::fs::set_permissions(d, std::os::unix::fs::PermissionsExt::from_mode(0o777))
-                .unwrap();
-        }
-        let bin_copy = w.base.join("safe-exec");
-        let probe_copy = w.base.join("probe");
-        std::fs::copy(bin(), &bin_copy).unwrap();
-        std::fs::copy(probe(), &probe_copy).unwrap();
-        let profile = w.profile_file();
-        std::fs::set_permissions(
-            &profile,
-            std::os::unix::fs::PermissionsExt::from_mode(0o644),
-        )
-        .unwrap();
+        let u = AsUser::new(&w);
+        // Through a shell of the user, so that in place the caller is the
+        // user's own process.
         let run = |opts: &str| {
             let script = format!(
                 "{b} --profile {p} {opts} -- {pr} getppid-environ",
-                b = bin_copy.display(),
-                p = profile.display(),
-                pr = probe_copy.display()
+                b = u.bin.display(),
+                p = u.profile.display(),
+                pr = u.probe.display()
             );
-            let out = std::process::Command::new("setpriv")
-                .args([
-                    "--reuid=65534",
-                    "--regid=65534",
-                    "--clear-groups",
-                    "sh",
-                    "-c",
-                    &script,
-                ])
-                .current_dir(&w.work)
-                .env_clear()
-                .env("PATH", "/usr/bin:/bin")
-                .env("HOME", &w.home)
-                .env("TMPDIR", &w.tmp)
-                .env("SAFE_EXEC_STATE_DIR", &w.state)
-                .env("SAFE_EXEC_SYSTEM_CONFIG", w.base.join("none.toml"))
-                .output()
-                .unwrap();
-            code(&out)
+            code(&u.base(&w).args(["sh", "-c", &script]).output().unwrap())
         };
         // supervised (a time limit keeps safe-exec as the parent) and in place
         assert_eq!(run("--timeout 60"), EACCES, "parent safe-exec's environ");
         assert_eq!(run(""), EACCES, "caller's environ when exec'd in place");
         // Same shape without safe-exec: a user shell whose child reads it.
-        let ctl = std::process::Command::new("setpriv")
-            .args([
-                "--reuid=65534",
-                "--regid=65534",
-                "--clear-groups",
-                "sh",
-                "-c",
-            ])
-            .arg(format!(
-                "{} getppid-environ; r=$?; exit $r",
-                probe_copy.display()
-            ))
-            .current_dir(&w.work)
-            .status()
-            .unwrap();
-        assert_eq!(ctl.code(), Some(0), "control: readable without the sandbox");
+        let ctl = u.under_user_shell(&w, &["getppid-environ"]);
+        assert_eq!(ctl, 0, "control: readable without the sandbox");
     } else {
         assert_eq!(w.probe(&["getppid-environ"]), EACCES);
         assert_eq!(probe_unsandboxed(&["getppid-environ"]), 0, "control");
