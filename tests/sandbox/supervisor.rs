@@ -94,6 +94,14 @@ fn run_as(w: &World, who: Who, args: &[&str]) -> Output {
     cmd.output().expect("run safe-exec")
 }
 
+/// [`run_as`] after [`prep`], asserting that the command succeeded.
+fn run_ok(w: &World, who: Who, args: &[&str]) -> Output {
+    prep(w, who);
+    let out = run_as(w, who, args);
+    assert_eq!(code(&out), 0, "{who:?}: {}", stderr(&out));
+    out
+}
+
 /// Runs `body` as a bash script file under safe-exec: the policy layer
 /// cannot see inside, so what a test observes is the kernel layer's answer.
 fn run_script(w: &World, who: Who, body: &str) -> Output {
@@ -329,8 +337,7 @@ fn metadata_through_tools_and_symlinks_is_refused() {
         }
         // Positive controls: chmod +x and touch -d on project files.
         std::fs::write(w.work.join("script.sh"), "echo hi\n").unwrap();
-        prep(&w, who);
-        let out = run_as(
+        let out = run_ok(
             &w,
             who,
             &[
@@ -338,7 +345,6 @@ fn metadata_through_tools_and_symlinks_is_refused() {
                 "chmod +x script.sh && touch -d 2001-01-01 script.sh && ./script.sh",
             ],
         );
-        assert_eq!(code(&out), 0, "{who:?}: {}", stderr(&out));
         assert_eq!(stdout(&out), "hi\n");
         let m = std::fs::metadata(w.work.join("script.sh")).unwrap();
         assert!(m.mode() & 0o111 != 0);
@@ -386,9 +392,7 @@ fn no_process_of_the_tree_outlives_safe_exec() {
                 m = marker
             ),
         );
-        prep(&w, who);
-        let out = run_as(&w, who, &["--", &script]);
-        assert_eq!(code(&out), 0, "{who:?}: {}", stderr(&out));
+        let out = run_ok(&w, who, &["--", &script]);
         assert_eq!(stdout(&out), "started\n");
         std::thread::sleep(Duration::from_millis(200));
         let left = find_marker(&marker);
@@ -526,8 +530,7 @@ fn git_config_and_hooks_changes_do_not_survive() {
         }
         // The user's next plain git commands do not run the payload.
         git(&w.work, &["status", "--short"]);
-        prep(&w, who);
-        let out = run_as(
+        let out = run_ok(
             &w,
             who,
             &[
@@ -535,7 +538,6 @@ fn git_config_and_hooks_changes_do_not_survive() {
                 "git checkout -q -b feature && echo b >> a.txt && git commit -qam two && git log --oneline",
             ],
         );
-        assert_eq!(code(&out), 0, "{who:?}: {}", stderr(&out));
         assert!(stdout(&out).contains("two"), "{}", stdout(&out));
         assert!(!w.base.join("pwned").exists(), "{who:?}: payload ran");
     }
@@ -614,8 +616,7 @@ fn agent_and_tool_configs_do_not_survive() {
             "ordinary\n"
         );
         // Positive control: a venv the command creates itself keeps its .pth.
-        prep(&w, who);
-        let out = run_as(
+        run_ok(
             &w,
             who,
             &[
@@ -623,7 +624,6 @@ fn agent_and_tool_configs_do_not_survive() {
                 "mkdir -p new/lib/python3.11/site-packages && touch new/pyvenv.cfg && echo x > new/lib/python3.11/site-packages/own.pth",
             ],
         );
-        assert_eq!(code(&out), 0, "{who:?}: {}", stderr(&out));
         assert!(
             w.work
                 .join("new/lib/python3.11/site-packages/own.pth")
