@@ -10,13 +10,20 @@
 //!   an allocation that would take the live heap above the limit writes the
 //!   prepared refusal and ends the process with `_exit` instead of
 //!   allocating;
-//! - **time**: a real-time interval timer (`setitimer`) delivers `SIGALRM`
+//! - **time**: the real-time timer (`alarm`, through `nix`) delivers `SIGALRM`
 //!   at the deadline; its handler writes the prepared refusal and `_exit`s
 //!   (`write` and `_exit` are async-signal-safe);
 //! - **panics**: the panic hook does the same.
 //!
 //! [`disarm`] lifts all three before a command is run.
+//!
+//! `write` and `_exit` stay direct `libc` calls: they run inside the
+//! allocator and a signal handler, where nothing may allocate or take a lock
+//! (a `nix` call needs a `BorrowedFd` of stdout, and `std::io::stdout()` may
+//! allocate its buffer on first use).
 
+use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, sigaction};
+use nix::unistd::alarm;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
@@ -158,15 +165,14 @@ pub fn arm_with(stdout: Vec<u8>, stderr: Vec<u8>, code: i32, memory: usize, seco
         fail();
     }));
     if seconds > 0 {
+        let action = SigAction::new(
+            SigHandler::Handler(on_alarm),
+            SaFlags::empty(),
+            SigSet::empty(),
+        );
         // SAFETY: installs a handler that only calls async-signal-safe
-        // functions (`write`, `_exit`); the sigaction struct is zeroed and
-        // then filled in.
-        unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_alarm as extern "C" fn(libc::c_int) as usize;
-            libc::sigemptyset(&mut sa.sa_mask);
-            libc::sigaction(libc::SIGALRM, &sa, std::ptr::null_mut());
-        }
+        // functions (`write`, `_exit`) and touches only atomics.
+        let _ = unsafe { sigaction(Signal::SIGALRM, &action) };
         set_timer(seconds);
     }
 }
@@ -178,19 +184,11 @@ pub fn disarm() {
     let _ = std::panic::take_hook();
 }
 
+/// Arms (or, with 0, cancels) the real-time timer that raises SIGALRM.
 fn set_timer(seconds: u32) {
-    let t = libc::itimerval {
-        it_interval: libc::timeval {
-            tv_sec: 0,
-            tv_usec: 0,
-        },
-        it_value: libc::timeval {
-            tv_sec: seconds as libc::time_t,
-            tv_usec: 0,
-        },
-    };
-    // SAFETY: `t` is a valid itimerval; the old value is not wanted.
-    unsafe {
-        libc::setitimer(libc::ITIMER_REAL, &t, std::ptr::null_mut());
+    if seconds == 0 {
+        alarm::cancel();
+    } else {
+        alarm::set(seconds);
     }
 }

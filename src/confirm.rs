@@ -2,8 +2,9 @@
 //! the level the verdict needs (`y`, `yes`, or the program's name). With no
 //! terminal, or no answer in time, it is a refusal.
 
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use std::io::{Read, Write};
-use std::os::fd::AsRawFd;
+use std::os::fd::AsFd;
 use std::time::Duration;
 
 use crate::policy::{Confirmation, Verdict};
@@ -56,14 +57,9 @@ pub fn ask(verdict: &Verdict, command: &str, program: &str, timeout: Duration) -
         return Answer::NoTerminal;
     }
     let _ = tty.flush();
-    let mut pfd = libc::pollfd {
-        fd: tty.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    let ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
-    // SAFETY: poll on one valid, open descriptor with a stack-allocated pollfd.
-    let ready = unsafe { libc::poll(&mut pfd, 1, ms) };
+    let mut pfd = [PollFd::new(tty.as_fd(), PollFlags::POLLIN)];
+    let ms = PollTimeout::try_from(timeout).unwrap_or(PollTimeout::MAX);
+    let ready = poll(&mut pfd, ms).unwrap_or(0);
     if ready <= 0 {
         let _ = tty.write_all(b"\n");
         return Answer::Timeout;

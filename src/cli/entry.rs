@@ -12,26 +12,14 @@ use crate::run::ExecPlan;
 
 use super::shell_args::CommonOptions;
 
-/// safe-exec's subcommands that start none of the agent's commands and
-/// may therefore run directly when they arrive through the configured
-/// shell or the prefix (`safe-exec -c '/usr/bin/safe-exec hook --json'`).
-/// `setup` is not among them: it changes the agent's configuration.
-pub const OWN_SUBCOMMANDS: &[&str] = &[
-    "hook",
-    "check",
-    "classify",
-    "log",
-    "doctor",
-    "rules",
-    "profile",
-    "man",
-    "completions",
-    "--version",
-    "-V",
-    "--help",
-    "-h",
-    "help",
-];
+/// Whether `word` selects one of safe-exec's subcommands that start none of
+/// the agent's commands and may therefore run directly when they arrive
+/// through the configured shell or the prefix (`safe-exec -c
+/// '/usr/bin/safe-exec hook --json'`): every subcommand ([`super::SUBCOMMANDS`])
+/// but `setup`, which changes the agent's configuration.
+pub fn is_own_subcommand(word: &str) -> bool {
+    word != "setup" && super::SUBCOMMANDS.contains(&word)
+}
 
 /// Whether safe-exec was started under the file name `bash` (the symlink
 /// `/usr/lib/safe-exec/bin/bash`): it then behaves as the configured shell,
@@ -105,7 +93,7 @@ fn resolve(program: &str, cwd: &Path) -> Option<PathBuf> {
 }
 
 /// When the command is exactly one literal invocation of this very binary
-/// with one of [`OWN_SUBCOMMANDS`], its argv. A `--profile` file inside the
+/// with a subcommand [`is_own_subcommand`] accepts, its argv. A `--profile` file inside the
 /// writable roots is not accepted here (the agent can write there), so
 /// such a command is judged like any other.
 pub fn own_subcommand(
@@ -131,7 +119,7 @@ pub fn own_subcommand(
     let seg = model.segments.first()?;
     let argv = seg.argv.clone();
     let sub = argv.get(1)?;
-    if !OWN_SUBCOMMANDS.contains(&sub.as_str()) {
+    if !is_own_subcommand(sub) {
         return None;
     }
     if resolve(argv.first()?, &sit.places.cwd)? != me {

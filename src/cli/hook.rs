@@ -182,7 +182,7 @@ pub fn judge(a: &HookArgs, text: &str) -> Result<Outcome, HookError> {
         Event::PreToolUse => {}
     }
     let tool = hook.tool_name.as_deref().unwrap_or("");
-    if input::COMMAND_TOOLS.contains(&tool) {
+    if input::is_command_tool(tool) {
         return match hook.tool_command()? {
             Some(ToolCommand::String(c)) if !c.trim().is_empty() => judge_command(
                 a,
@@ -463,8 +463,7 @@ fn shell_is_safe_exec(agent: Agent) -> bool {
 /// The login shell of the user running safe-exec, from `/etc/passwd`
 /// (read directly: the static binary has no NSS modules).
 fn login_shell() -> Option<String> {
-    // SAFETY: getuid has no preconditions.
-    let uid = unsafe { libc::getuid() }.to_string();
+    let uid = nix::unistd::getuid().to_string();
     std::fs::read_to_string("/etc/passwd")
         .ok()?
         .lines()

@@ -210,18 +210,15 @@ pub fn doctor(as_json: bool) -> i32 {
                 .unwrap_or_else(|| "none detected".into())
         );
         println!("mechanisms (tried for the default profile):");
-        for m in &mechanisms {
-            println!(
-                "  {:<26} {:<13} {}",
-                m.name,
-                if m.enforced {
-                    "enforced"
-                } else {
-                    "NOT enforced"
-                },
-                m.detail
-            );
-        }
+        let show = |m: &crate::sandbox::selftest::Mechanism| {
+            let state = if m.enforced {
+                "enforced"
+            } else {
+                "NOT enforced"
+            };
+            println!("  {:<26} {:<13} {}", m.name, state, m.detail);
+        };
+        mechanisms.iter().for_each(show);
         println!(
             "supervisor: {}",
             if crate::supervisor::available() {
@@ -230,18 +227,7 @@ pub fn doctor(as_json: bool) -> i32 {
                 "NOT available (needs seccomp user notification and pidfd_getfd, Linux 5.9+)"
             }
         );
-        for m in supervisor.iter().skip(1) {
-            println!(
-                "  {:<26} {:<13} {}",
-                m.name,
-                if m.enforced {
-                    "enforced"
-                } else {
-                    "NOT enforced"
-                },
-                m.detail
-            );
-        }
+        supervisor.iter().skip(1).for_each(show);
         for u in &unlisted {
             let granted: Vec<String> = u.granted.iter().map(|g| g.display().to_string()).collect();
             println!(

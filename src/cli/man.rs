@@ -3,15 +3,18 @@
 //! from the clap definitions in `super::Cli`.
 //!
 //! Run mode (`-- PROGRAM`, `-c STRING`) is parsed by hand in `shell_args`,
-//! not by clap, so the documented command is `Cli` plus a description of
-//! run mode's options and operands. That extra definition is used only for
-//! the man page and the completions; it never parses anything.
+//! not by clap, so the documented command is `Cli` plus run mode's options
+//! and operands, made from the same definitions the hand parser reads:
+//! `super::Common` (clap) and `shell_args::SHELL_FLAGS`. It drives
+//! `safe-exec --help`, the man page and the completions; it never parses
+//! anything.
 
 use std::io::Write;
 
 use clap::{Arg, ArgAction, CommandFactory, ValueHint};
 
 use super::Cli;
+use super::shell_args::{FlagEffect, SHELL_FLAGS, ShellFlag};
 
 /// The shells `completions` can generate for.
 pub use clap_complete::Shell;
@@ -147,30 +150,13 @@ pub fn documented_command() -> clap::Command {
         .subcommand_required(false)
         .args_conflicts_with_subcommands(true)
         .long_about(DESCRIPTION)
+        .after_help(super::EXIT_CODES)
         .override_usage(
             "safe-exec [OPTIONS] -- PROGRAM [ARG...]\n       \
              safe-exec [OPTIONS] -c STRING [NAME [ARG...]]\n       \
              safe-exec COMMAND [ARGS]",
         )
-        .arg(
-            Arg::new("command_string")
-                .short('c')
-                .value_name("STRING")
-                .help("Run STRING as a shell command; NAME ARG... after it become $0 $1 ..."),
-        )
-        .arg(
-            Arg::new("login")
-                .short('l')
-                .long("login")
-                .action(ArgAction::SetTrue)
-                .help("Accepted for bash compatibility (-lc, --login -c); ignored"),
-        )
-        .arg(
-            Arg::new("errexit")
-                .short('e')
-                .action(ArgAction::SetTrue)
-                .help("Exit on the first failing command of the -c STRING (passed to the inner shell)"),
-        )
+        .args(SHELL_FLAGS.iter().filter_map(shell_flag_arg))
         .arg(
             Arg::new("program")
                 .value_name("PROGRAM [ARG]...")
@@ -179,6 +165,58 @@ pub fn documented_command() -> clap::Command {
                 .value_hint(ValueHint::CommandWithArguments)
                 .help("After `--`: the program and its arguments, run as an argv (no shell)"),
         )
+}
+
+/// The clap argument that documents one run-mode shell flag (`None` for
+/// `-h`, which clap's own help flag documents).
+fn shell_flag_arg(f: &ShellFlag) -> Option<Arg> {
+    if f.short == Some('h') {
+        return None;
+    }
+    // clap ids are `&'static str`: the long name, else the letter itself.
+    const LETTERS: &str = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    let id: &'static str = match (f.long, f.short) {
+        (Some(l), _) => l,
+        (None, Some(c)) => {
+            let at = LETTERS.find(c)?;
+            &LETTERS[at..at + 1]
+        }
+        (None, None) => return None,
+    };
+    let mut arg = Arg::new(id).help(f.help).long_help(f.help);
+    if let Some(c) = f.short {
+        arg = arg.short(c);
+    }
+    if let Some(l) = f.long {
+        arg = arg.long(l);
+    }
+    arg = match (f.effect, f.value) {
+        (FlagEffect::CommandString, _) => arg.value_name("STRING"),
+        (_, Some(v)) => arg.value_name(v),
+        (_, None) => arg.action(ArgAction::SetTrue),
+    };
+    if f.effect == FlagEffect::Ignored {
+        // Listed by `--help`, the man page and the completions; `-h` stays short.
+        arg = arg.hide_short_help(true);
+    }
+    Some(arg)
+}
+
+/// `safe-exec --help` (`long`) or `-h`: run mode and the subcommands.
+pub fn help(long: bool) -> i32 {
+    let mut cmd = documented_command();
+    let text = if long {
+        cmd.render_long_help()
+    } else {
+        cmd.render_help()
+    };
+    // Styled on a terminal, plain text into a pipe or file.
+    let text = if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        text.ansi().to_string()
+    } else {
+        text.to_string()
+    };
+    write_stdout(text.as_bytes())
 }
 
 /// Renders `safe-exec(1)` in roff.

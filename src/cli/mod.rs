@@ -23,6 +23,8 @@ pub use info::classify_string;
 
 /// Exit code: safe-exec itself failed (usage, profile, sandbox set-up).
 pub const EXIT_ERROR: i32 = 125;
+/// Run mode's exit codes, one line for `--help`.
+pub const EXIT_CODES: &str = "Exit codes: the command's own; 126 denied; 127 not found; 125 safe-exec error; 124 timed out; 128+N killed by signal N.";
 /// Exit code: denied.
 pub const EXIT_DENIED: i32 = 126;
 
@@ -32,7 +34,8 @@ pub const EXIT_DENIED: i32 = 126;
     name = "safe-exec",
     version = version_text(),
     about = "Decide allow/ask/deny for a command, explain why, and run what is allowed under Landlock and seccomp.",
-    long_about = "Run mode:\n  safe-exec [OPTIONS] -- PROGRAM [ARG...]\n  safe-exec [OPTIONS] -c STRING [NAME [ARG...]]\n\nOPTIONS: --profile NAME|PATH, --cwd DIR, --session ID, --agent NAME, --timeout SECONDS.\nExit codes: the command's own; 126 denied; 127 not found; 125 safe-exec error; 124 timed out; 128+N killed by signal N."
+    long_about = "Run mode:\n  safe-exec [OPTIONS] -- PROGRAM [ARG...]\n  safe-exec [OPTIONS] -c STRING [NAME [ARG...]]\n\nRun mode's options: `safe-exec --help`.",
+    after_help = EXIT_CODES
 )]
 pub struct Cli {
     /// What to do.
@@ -239,7 +242,10 @@ pub fn version_long() -> String {
     )
 }
 
-const SUBCOMMANDS: &[&str] = &[
+/// The first words that select a subcommand (or clap's help and version)
+/// instead of run mode: [`Cli`]'s subcommands, checked against it by a test
+/// (a `Cli::command()` here would cost every run-mode start).
+pub const SUBCOMMANDS: &[&str] = &[
     "check",
     "classify",
     "hook",
@@ -268,6 +274,11 @@ pub fn main() -> i32 {
     if rest.len() == 1 && matches!(first, Some("--version" | "-V")) {
         print!("{}", version_long());
         return 0;
+    }
+    if rest.len() == 1 && matches!(first, Some("--help" | "-h" | "help")) {
+        // Run mode's options and the subcommands, from the one definition.
+        restore_sigpipe();
+        return man::help(first != Some("-h"));
     }
     if first.is_some_and(|f| SUBCOMMANDS.contains(&f)) {
         // Only for subcommands that start no programs: `check` and `hook`
@@ -344,11 +355,10 @@ fn as_bash(rest: &[OsString]) -> i32 {
 /// subcommands die quietly like other command-line tools instead. (Run mode
 /// does not need this: the command it starts gets default signal handling.)
 fn restore_sigpipe() {
+    use nix::sys::signal::{SigHandler, Signal, signal};
     // SAFETY: setting a signal disposition to SIG_DFL at start-up, before any
     // thread exists; no handler code is involved.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
+    let _ = unsafe { signal(Signal::SIGPIPE, SigHandler::SigDfl) };
 }
 
 /// Prints `safe-exec: error: ...` and returns 125.

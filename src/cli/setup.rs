@@ -351,8 +351,7 @@ fn setup_shell(a: &SetupArgs) -> Result<Vec<String>, String> {
         .ok()
         .and_then(|p| std::fs::canonicalize(p).ok())
         .ok_or("cannot find safe-exec's own executable")?;
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
+    let root = nix::unistd::geteuid().is_root();
     let dir = match &a.dir {
         Some(d) => PathBuf::from(d),
         None if root => PathBuf::from("/usr/lib/safe-exec/bin"),

@@ -74,6 +74,140 @@ pub enum UsageError {
     BadValue(String),
 }
 
+/// What a run-mode shell flag does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlagEffect {
+    /// `-c`: the first operand is the command string.
+    CommandString,
+    /// `-l`, `--login`: recorded; the inner shell is not a login shell.
+    Login,
+    /// `-e` (on) and `+e` (off): errexit for the inner shell.
+    Errexit,
+    /// `-o OPTION` (`+o` turns it off): `-o errexit` is `-e`, other options
+    /// are accepted and ignored.
+    SetOption,
+    /// Accepted for bash compatibility, without effect (with its value, if
+    /// it takes one).
+    Ignored,
+}
+
+/// One bash flag run mode accepts. [`SHELL_FLAGS`] is the only list: the
+/// hand parser ([`parse`]), `--help`, the man page and the completions
+/// (`super::man::documented_command`) are all made from it.
+#[derive(Debug, Clone, Copy)]
+pub struct ShellFlag {
+    /// The letter after `-` (or `+`), if the flag has one.
+    pub short: Option<char>,
+    /// The name after `--`, if the flag has one.
+    pub long: Option<&'static str>,
+    /// The flag takes the next word as its value (then the short form
+    /// stands alone, never inside a cluster like `-lc`).
+    pub value: Option<&'static str>,
+    /// What it does.
+    pub effect: FlagEffect,
+    /// One line for `--help` and the man page.
+    pub help: &'static str,
+}
+
+const fn flag(
+    short: Option<char>,
+    long: Option<&'static str>,
+    value: Option<&'static str>,
+    effect: FlagEffect,
+    help: &'static str,
+) -> ShellFlag {
+    ShellFlag {
+        short,
+        long,
+        value,
+        effect,
+        help,
+    }
+}
+
+/// Help line of the flags accepted and ignored for bash compatibility.
+const IGNORED: &str = "Accepted for bash compatibility; no effect";
+
+/// Every bash flag of run mode (besides `--` and the options of
+/// `super::Common`), in the order `--help` lists them.
+pub const SHELL_FLAGS: &[ShellFlag] = &[
+    flag(
+        Some('c'),
+        None,
+        None,
+        FlagEffect::CommandString,
+        "Run STRING (the first operand) as a shell command; NAME ARG... after it become $0 $1 ...",
+    ),
+    flag(
+        Some('l'),
+        Some("login"),
+        None,
+        FlagEffect::Login,
+        "Accepted for bash compatibility (-lc, --login -c); ignored",
+    ),
+    flag(
+        Some('e'),
+        None,
+        None,
+        FlagEffect::Errexit,
+        "Exit on the first failing command of the -c STRING (passed to the inner shell; +e turns it off)",
+    ),
+    flag(
+        Some('o'),
+        None,
+        Some("OPTION"),
+        FlagEffect::SetOption,
+        "bash `set -o OPTION`: `-o errexit` is -e; other options are accepted and ignored",
+    ),
+    flag(Some('O'), None, Some("SHOPT"), FlagEffect::Ignored, IGNORED),
+    flag(None, Some("noprofile"), None, FlagEffect::Ignored, IGNORED),
+    flag(None, Some("norc"), None, FlagEffect::Ignored, IGNORED),
+    flag(None, Some("posix"), None, FlagEffect::Ignored, IGNORED),
+    flag(None, Some("noediting"), None, FlagEffect::Ignored, IGNORED),
+    flag(
+        None,
+        Some("rcfile"),
+        Some("FILE"),
+        FlagEffect::Ignored,
+        IGNORED,
+    ),
+    flag(
+        None,
+        Some("init-file"),
+        Some("FILE"),
+        FlagEffect::Ignored,
+        IGNORED,
+    ),
+    flag(Some('i'), None, None, FlagEffect::Ignored, IGNORED),
+    flag(Some('s'), None, None, FlagEffect::Ignored, IGNORED),
+    flag(Some('x'), None, None, FlagEffect::Ignored, IGNORED),
+    flag(Some('v'), None, None, FlagEffect::Ignored, IGNORED),
+    flag(Some('u'), None, None, FlagEffect::Ignored, IGNORED),
+    flag(Some('h'), None, None, FlagEffect::Ignored, IGNORED),
+    flag(Some('B'), None, None, FlagEffect::Ignored, IGNORED),
+    flag(Some('H'), None, None, FlagEffect::Ignored, IGNORED),
+    flag(Some('P'), None, None, FlagEffect::Ignored, IGNORED),
+    flag(Some('T'), None, None, FlagEffect::Ignored, IGNORED),
+    flag(Some('f'), None, None, FlagEffect::Ignored, IGNORED),
+    flag(Some('m'), None, None, FlagEffect::Ignored, IGNORED),
+    flag(Some('b'), None, None, FlagEffect::Ignored, IGNORED),
+    flag(Some('C'), None, None, FlagEffect::Ignored, IGNORED),
+    flag(Some('a'), None, None, FlagEffect::Ignored, IGNORED),
+    flag(Some('k'), None, None, FlagEffect::Ignored, IGNORED),
+    flag(Some('n'), None, None, FlagEffect::Ignored, IGNORED),
+    flag(Some('p'), None, None, FlagEffect::Ignored, IGNORED),
+    flag(Some('t'), None, None, FlagEffect::Ignored, IGNORED),
+    flag(Some('E'), None, None, FlagEffect::Ignored, IGNORED),
+];
+
+fn short_flag(c: char) -> Option<&'static ShellFlag> {
+    SHELL_FLAGS.iter().find(|f| f.short == Some(c))
+}
+
+fn long_flag(name: &str) -> Option<&'static ShellFlag> {
+    SHELL_FLAGS.iter().find(|f| f.long == Some(name))
+}
+
 /// Converts argv to UTF-8 strings, reporting the first invalid one.
 pub fn utf8_args(args: &[OsString]) -> Result<Vec<String>, UsageError> {
     args.iter()
@@ -179,29 +313,40 @@ pub fn parse(args: &[String]) -> Result<RunArgs, UsageError> {
                     name_given: false,
                 });
             }
-            "--login" => login = true,
-            "--noprofile" | "--norc" | "--posix" | "--noediting" => {}
-            "--rcfile" | "--init-file" => i += 1,
-            "-o" | "+o" | "-O" | "+O" => {
-                if args.get(i + 1).map(String::as_str) == Some("errexit") && a == "-o" {
-                    errexit = true;
+            _ if a.starts_with("--") => {
+                let Some(f) = long_flag(&a[2..]) else {
+                    return Err(UsageError::UnknownOption(a.to_string()));
+                };
+                if f.effect == FlagEffect::Login {
+                    login = true;
                 }
-                i += 1;
+                if f.value.is_some() {
+                    i += 1;
+                }
             }
-            _ if (a.starts_with('-') || a.starts_with('+'))
-                && a.len() > 1
-                && !a.starts_with("--") =>
-            {
+            _ if (a.starts_with('-') || a.starts_with('+')) && a.len() > 1 => {
+                let on = a.starts_with('-');
+                let mut chars = a[1..].chars();
+                // A flag with a value stands alone: `-o errexit`, `+O extglob`.
+                if let (Some(c), None) = (chars.next(), chars.next())
+                    && let Some(f) = short_flag(c).filter(|f| f.value.is_some())
+                {
+                    let v = args.get(i + 1).map(String::as_str);
+                    if f.effect == FlagEffect::SetOption && on && v == Some("errexit") {
+                        errexit = true;
+                    }
+                    i += 2;
+                    continue;
+                }
                 for c in a[1..].chars() {
-                    match c {
-                        'c' => has_c = true,
-                        'l' => login = true,
-                        'e' => errexit = a.starts_with('-'),
-                        // Accepted and without effect here (documented).
-                        'i' | 'x' | 'v' | 'u' | 'h' | 'B' | 'H' | 'P' | 'T' | 'f' | 'm' | 'b'
-                        | 'C' | 'a' | 'k' | 'n' | 'p' | 't' | 'E' => {}
-                        's' => {}
-                        _ => return Err(UsageError::UnknownOption(a.to_string())),
+                    let Some(f) = short_flag(c).filter(|f| f.value.is_none()) else {
+                        return Err(UsageError::UnknownOption(a.to_string()));
+                    };
+                    match f.effect {
+                        FlagEffect::CommandString => has_c = true,
+                        FlagEffect::Login => login = true,
+                        FlagEffect::Errexit => errexit = on,
+                        FlagEffect::SetOption | FlagEffect::Ignored => {}
                     }
                 }
             }

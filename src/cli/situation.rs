@@ -95,8 +95,7 @@ fn git_root(cwd: &Path) -> Option<PathBuf> {
 /// directly (no NSS: the binary is static). `None` when the file cannot be
 /// read or has no entry for the uid; then `{home}` is `/`.
 fn home_from_passwd() -> Option<PathBuf> {
-    // SAFETY: getuid has no side effects.
-    let uid = unsafe { libc::getuid() }.to_string();
+    let uid = nix::unistd::getuid().to_string();
     let text = std::fs::read_to_string("/etc/passwd").ok()?;
     text.lines()
         .map(|l| l.split(':').collect::<Vec<_>>())

@@ -269,7 +269,7 @@ impl Store {
             .mode(0o600)
             .open(&lock_path)
             .map_err(|e| self.io(&lock_path, e))?;
-        sys::lock_exclusive(&lock).map_err(|e| self.io(&lock_path, e))?;
+        let lock = sys::lock_exclusive(lock).map_err(|e| self.io(&lock_path, e))?;
         let path = self.json();
         let mut state = match fs::read(&path) {
             Ok(b) => serde_json::from_slice(&b).unwrap_or_default(),

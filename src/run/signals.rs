@@ -15,8 +15,11 @@
 //! the command stops (Ctrl-Z: safe-exec then stops itself so the shell sees
 //! the job stop) or ends.
 
+use nix::sys::signal::{SigSet, SigmaskHow, Signal, kill, pthread_sigmask};
+use nix::sys::signalfd::{self, SfdFlags};
+use nix::unistd::{Pid, getpgrp, isatty, tcgetpgrp};
 use std::io;
-use std::mem::MaybeUninit;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 
 /// Signals forwarded to the command's process group.
 pub const FORWARDED: [libc::c_int; 7] = [
@@ -29,111 +32,88 @@ pub const FORWARDED: [libc::c_int; 7] = [
     libc::SIGUSR2,
 ];
 
-fn empty_set() -> libc::sigset_t {
-    let mut set = MaybeUninit::<libc::sigset_t>::uninit();
-    // SAFETY: sigemptyset initialises the set.
-    unsafe {
-        libc::sigemptyset(set.as_mut_ptr());
-        set.assume_init()
-    }
-}
-
 /// Signals blocked in safe-exec while it supervises.
-pub fn supervised_set() -> libc::sigset_t {
-    let mut set = empty_set();
+pub fn supervised_set() -> SigSet {
+    let mut set = SigSet::empty();
     for s in FORWARDED
         .iter()
         .chain(&[libc::SIGCHLD, libc::SIGTTIN, libc::SIGTTOU])
     {
-        // SAFETY: adds a valid signal number to a set we own.
-        unsafe { libc::sigaddset(&mut set, *s) };
+        if let Ok(sig) = Signal::try_from(*s) {
+            set.add(sig);
+        }
     }
     set
 }
 
 /// Blocks `set` on the calling thread; returns the previous mask.
-pub fn block(set: &libc::sigset_t) -> io::Result<libc::sigset_t> {
-    let mut old = empty_set();
-    // SAFETY: pthread_sigmask reads and writes sets we own.
-    let rc = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, set, &mut old) };
-    if rc != 0 {
-        return Err(io::Error::from_raw_os_error(rc));
-    }
+pub fn block(set: &SigSet) -> io::Result<SigSet> {
+    let mut old = SigSet::empty();
+    pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(set), Some(&mut old))?;
     Ok(old)
 }
 
 /// Restores a mask saved by [`block`]. Safe between fork and exec.
-pub fn set_mask(mask: &libc::sigset_t) {
-    // SAFETY: pthread_sigmask reads a set we own.
-    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, mask, std::ptr::null_mut()) };
+pub fn set_mask(mask: &SigSet) {
+    let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(mask), None);
 }
 
 /// A non-blocking signalfd for `set`.
-pub struct SignalFd(libc::c_int);
+pub struct SignalFd(signalfd::SignalFd);
 
 impl SignalFd {
     /// Creates the descriptor (the signals must already be blocked).
-    pub fn new(set: &libc::sigset_t) -> io::Result<Self> {
-        // SAFETY: signalfd reads a set we own and returns a new descriptor.
-        let fd = unsafe { libc::signalfd(-1, set, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
+    pub fn new(set: &SigSet) -> io::Result<Self> {
+        let fd =
+            signalfd::SignalFd::with_flags(set, SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK)?;
         Ok(Self(fd))
     }
 
     /// Raw descriptor, for `poll`.
     pub fn fd(&self) -> libc::c_int {
-        self.0
+        self.0.as_raw_fd()
     }
 
     /// Next pending signal, or `None` when there is none.
     pub fn next(&self) -> Option<libc::c_int> {
-        let mut info = MaybeUninit::<libc::signalfd_siginfo>::uninit();
-        let size = std::mem::size_of::<libc::signalfd_siginfo>();
-        // SAFETY: read writes at most `size` bytes into `info`.
-        let n = unsafe { libc::read(self.0, info.as_mut_ptr().cast(), size) };
-        if n as usize != size {
-            return None;
-        }
-        // SAFETY: the kernel filled the whole struct.
-        let info = unsafe { info.assume_init() };
+        let info = self.0.read_signal().ok()??;
         libc::c_int::try_from(info.ssi_signo).ok()
-    }
-}
-
-impl Drop for SignalFd {
-    fn drop(&mut self) {
-        // SAFETY: closing the descriptor we own.
-        unsafe { libc::close(self.0) };
     }
 }
 
 /// A terminal descriptor (0, 1 or 2) whose foreground process group is ours,
 /// i.e. safe-exec runs in the foreground of a terminal.
 pub fn foreground_tty() -> Option<libc::c_int> {
-    // SAFETY: plain queries on standard descriptors.
-    unsafe {
-        let pgrp = libc::getpgrp();
-        [0, 1, 2]
-            .into_iter()
-            .find(|fd| libc::isatty(*fd) == 1 && libc::tcgetpgrp(*fd) == pgrp)
+    let pgrp = getpgrp();
+    let ours =
+        |fd: BorrowedFd<'_>| isatty(fd).unwrap_or(false) && tcgetpgrp(fd).is_ok_and(|g| g == pgrp);
+    if ours(io::stdin().as_fd()) {
+        Some(0)
+    } else if ours(io::stdout().as_fd()) {
+        Some(1)
+    } else if ours(io::stderr().as_fd()) {
+        Some(2)
+    } else {
+        None
     }
 }
 
 /// Makes `pgid` the foreground group of `tty`. SIGTTOU must be blocked when
-/// the caller is in the background. Safe between fork and exec.
+/// the caller is in the background. Safe between fork and exec. Takes the
+/// descriptor number (0, 1 or 2) that [`foreground_tty`] found, so it stays
+/// a `libc` call: `nix::unistd::tcsetpgrp` wants a borrowed descriptor.
 pub fn give_terminal(tty: libc::c_int, pgid: libc::pid_t) {
-    // SAFETY: tcsetpgrp on a terminal descriptor; failure is harmless.
+    // SAFETY: tcsetpgrp on a descriptor number; touches no memory, and
+    // failure (not a terminal, closed) is harmless.
     unsafe { libc::tcsetpgrp(tty, pgid) };
 }
 
 /// Sends `sig` to the process group `pgid`, or to `pid` if the group is gone.
 pub fn signal_group(pgid: libc::pid_t, pid: libc::pid_t, sig: libc::c_int) {
-    // SAFETY: kill with a negative pid signals a process group.
-    unsafe {
-        if libc::kill(-pgid, sig) != 0 {
-            libc::kill(pid, sig);
-        }
+    let Ok(sig) = Signal::try_from(sig) else {
+        return;
+    };
+    if kill(Pid::from_raw(-pgid), sig).is_err() {
+        let _ = kill(Pid::from_raw(pid), sig);
     }
 }

@@ -128,7 +128,7 @@ pub struct ChildProcess {
     /// Terminal to make the child's group the foreground of.
     pub tty: Option<libc::c_int>,
     /// Signal mask to restore (the caller's, before safe-exec blocked any).
-    pub mask: libc::sigset_t,
+    pub mask: nix::sys::signal::SigSet,
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -18,6 +18,7 @@
 //! already keeps file capabilities and setuid bits from adding any).
 
 use super::{SandboxError, SandboxSpec};
+use nix::unistd::{geteuid, getuid};
 
 /// Capability names, indexed by number (capabilities(7), Linux 6.x).
 pub const NAMES: &[&str] = &[
@@ -89,18 +90,20 @@ pub fn keeps(spec: &SandboxSpec, name: &str) -> bool {
     spec.capabilities.iter().any(|c| number(c) == Some(n))
 }
 
+/// `struct __user_cap_header_struct`.
 #[repr(C)]
 struct CapHeader {
     version: u32,
     pid: libc::c_int,
 }
 
+/// `struct __user_cap_data_struct` (version 3 uses two: bits 0-31, 32-63).
 #[repr(C)]
-#[derive(Clone, Copy, Default)]
-struct CapData {
-    effective: u32,
-    permitted: u32,
-    inheritable: u32,
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct CapData {
+    pub(crate) effective: u32,
+    pub(crate) permitted: u32,
+    pub(crate) inheritable: u32,
 }
 
 /// The five sets of the calling thread (bounding and ambient as masks).
@@ -118,14 +121,15 @@ pub struct CapSets {
     pub ambient: u64,
 }
 
-/// Permitted and inheritable sets of the calling thread (one `capget`).
-fn held() -> (u64, u64) {
+/// The calling thread's capability sets (one `capget`; `nix` has no
+/// wrapper). Per-thread.
+pub(crate) fn capget() -> std::io::Result<[CapData; 2]> {
     let mut header = CapHeader {
         version: CAP_V3,
         pid: 0,
     };
     let mut data = [CapData::default(); 2];
-    // SAFETY: capget writes two CapData into our array.
+    // SAFETY: capget reads the header and writes two CapData into our array.
     let rc = unsafe {
         libc::syscall(
             libc::SYS_capget,
@@ -134,9 +138,49 @@ fn held() -> (u64, u64) {
         )
     };
     if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(data)
+}
+
+/// Sets the calling thread's capability sets (one `capset`; `nix` has no
+/// wrapper). Per-thread; no allocation (runs between fork and exec).
+pub(crate) fn capset(data: &[CapData; 2]) -> std::io::Result<()> {
+    let mut header = CapHeader {
+        version: CAP_V3,
+        pid: 0,
+    };
+    // SAFETY: capset reads the header and the two CapData we own; it changes
+    // only the calling thread's capabilities.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_capset,
+            &mut header as *mut CapHeader,
+            data.as_ptr(),
+        )
+    };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// `prctl` with integer arguments only (the capability options, which `nix`
+/// does not wrap). Returns the raw result; errno is left set on -1.
+fn prctl(option: libc::c_int, arg2: libc::c_ulong, arg3: libc::c_ulong) -> libc::c_int {
+    // SAFETY: every option this module passes (PR_CAPBSET_READ/DROP,
+    // PR_CAP_AMBIENT, PR_SET_SECUREBITS) takes integers, never pointers, so
+    // the call touches no memory of ours. Async-signal-safe (used between
+    // fork and exec).
+    unsafe { libc::prctl(option, arg2, arg3, 0 as libc::c_ulong, 0 as libc::c_ulong) }
+}
+
+/// Permitted and inheritable sets of the calling thread (one `capget`).
+fn held() -> (u64, u64) {
+    let Ok(data) = capget() else {
         // Unknown: assume something is held, so the drop is attempted.
         return (u64::MAX, 0);
-    }
+    };
     let join = |lo: u32, hi: u32| u64::from(lo) | (u64::from(hi) << 32);
     (
         join(data[0].permitted, data[1].permitted),
@@ -146,41 +190,23 @@ fn held() -> (u64, u64) {
 
 /// Reads the calling thread's capability sets.
 pub fn current() -> CapSets {
-    let mut header = CapHeader {
-        version: CAP_V3,
-        pid: 0,
-    };
-    let mut data = [CapData::default(); 2];
-    // SAFETY: capget writes two CapData into our array.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_capget,
-            &mut header as *mut CapHeader,
-            data.as_mut_ptr(),
-        )
-    };
     let join = |lo: u32, hi: u32| u64::from(lo) | (u64::from(hi) << 32);
     let mut sets = CapSets::default();
-    if rc == 0 {
+    if let Ok(data) = capget() {
         sets.effective = join(data[0].effective, data[1].effective);
         sets.permitted = join(data[0].permitted, data[1].permitted);
         sets.inheritable = join(data[0].inheritable, data[1].inheritable);
     }
     for cap in 0..=last_cap() {
-        // SAFETY: prctl reads with constant arguments.
-        if unsafe { libc::prctl(libc::PR_CAPBSET_READ, libc::c_ulong::from(cap), 0, 0, 0) } == 1 {
+        let c = libc::c_ulong::from(cap);
+        if prctl(libc::PR_CAPBSET_READ, c, 0) == 1 {
             sets.bounding |= 1 << cap;
         }
-        // SAFETY: as above.
-        if unsafe {
-            libc::prctl(
-                libc::PR_CAP_AMBIENT,
-                libc::PR_CAP_AMBIENT_IS_SET as libc::c_ulong,
-                libc::c_ulong::from(cap),
-                0,
-                0,
-            )
-        } == 1
+        if prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_IS_SET as libc::c_ulong,
+            c,
+        ) == 1
         {
             sets.ambient |= 1 << cap;
         }
@@ -232,8 +258,7 @@ impl CapDrop {
         // One capget: the ambient set is always a subset of permitted and
         // inheritable, so these two say whether anything is held.
         let (permitted, inheritable) = held();
-        // SAFETY: getuid/geteuid have no side effects.
-        let root = unsafe { libc::getuid() == 0 || libc::geteuid() == 0 };
+        let root = getuid().is_root() || geteuid().is_root();
         let act = root || permitted != 0 || inheritable != 0;
         Ok(Self {
             act,
@@ -249,45 +274,30 @@ impl CapDrop {
         if !self.act {
             return Ok(());
         }
-        if self.root {
-            // SAFETY: prctl with constant arguments.
-            if unsafe { libc::prctl(libc::PR_SET_SECUREBITS, SECBITS_NOROOT_LOCKED, 0, 0, 0) } != 0
-            {
-                return Err(super::errno());
-            }
+        if self.root && prctl(libc::PR_SET_SECUREBITS, SECBITS_NOROOT_LOCKED, 0) != 0 {
+            return Err(super::errno());
         }
         for cap in 0..=self.last {
             if self.keep & (1 << cap) != 0 {
                 continue;
             }
             let cap = libc::c_ulong::from(cap);
-            // SAFETY: prctl with constant arguments.
-            if unsafe { libc::prctl(libc::PR_CAPBSET_READ, cap, 0, 0, 0) } == 1
-                // SAFETY: as above.
-                && unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) } != 0
+            if prctl(libc::PR_CAPBSET_READ, cap, 0) == 1
+                && prctl(libc::PR_CAPBSET_DROP, cap, 0) != 0
             {
                 return Err(super::errno());
             }
         }
-        // SAFETY: prctl with constant arguments.
-        if unsafe {
-            libc::prctl(
-                libc::PR_CAP_AMBIENT,
-                libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
-                0,
-                0,
-                0,
-            )
-        } != 0
+        if prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
+            0,
+        ) != 0
         {
             return Err(super::errno());
         }
         let lo = (self.keep & 0xffff_ffff) as u32;
         let hi = (self.keep >> 32) as u32;
-        let mut header = CapHeader {
-            version: CAP_V3,
-            pid: 0,
-        };
         let data = [
             CapData {
                 effective: lo,
@@ -300,31 +310,16 @@ impl CapDrop {
                 inheritable: hi,
             },
         ];
-        // SAFETY: capset reads the header and two CapData we own.
-        if unsafe {
-            libc::syscall(
-                libc::SYS_capset,
-                &mut header as *mut CapHeader,
-                data.as_ptr(),
-            )
-        } != 0
-        {
-            return Err(super::errno());
-        }
+        capset(&data).map_err(|e| e.raw_os_error().unwrap_or(libc::EINVAL))?;
         for cap in 0..=self.last {
             if self.keep & (1 << cap) == 0 {
                 continue;
             }
-            // SAFETY: prctl with constant arguments.
-            if unsafe {
-                libc::prctl(
-                    libc::PR_CAP_AMBIENT,
-                    libc::PR_CAP_AMBIENT_RAISE as libc::c_ulong,
-                    libc::c_ulong::from(cap),
-                    0,
-                    0,
-                )
-            } != 0
+            if prctl(
+                libc::PR_CAP_AMBIENT,
+                libc::PR_CAP_AMBIENT_RAISE as libc::c_ulong,
+                libc::c_ulong::from(cap),
+            ) != 0
             {
                 return Err(super::errno());
             }

@@ -396,8 +396,7 @@ pub fn protect_self(kept: &[(OsString, OsString)]) -> SelfProtection {
     use std::ffi::CStr;
     use std::os::unix::ffi::OsStrExt;
     let mut done = SelfProtection {
-        // SAFETY: prctl with constant arguments.
-        non_dumpable: unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } == 0,
+        non_dumpable: nix::sys::prctl::set_dumpable(false).is_ok(),
         scrubbed: 0,
     };
     let mut originals: Vec<(*mut libc::c_char, OsString, OsString)> = Vec::new();

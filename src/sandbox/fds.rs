@@ -7,6 +7,65 @@
 //! above 2 is marked close-on-exec just before `execve` (not closed, so the
 //! sandbox setup that still needs its own descriptors keeps working).
 
+//!
+//! It also holds the `pidfd` calls (`pidfd_open`, `pidfd_getfd`,
+//! `pidfd_send_signal`) that the supervisor and the pty broker use to reach
+//! a descriptor or process of the command: `nix` has no wrapper for them.
+//!
+//! The fork-to-exec part works on descriptor *numbers* it does not own
+//! (`fcntl` through `libc`: a `nix` call would need an unsafe
+//! `BorrowedFd::borrow_raw` for each).
+
+use nix::fcntl::{OFlag, open};
+use nix::sys::resource::{Resource, getrlimit};
+use nix::sys::stat::Mode;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+/// A pidfd for process `pid` (`pidfd_open`, Linux 5.3).
+pub fn pidfd_open(pid: libc::pid_t) -> io::Result<OwnedFd> {
+    // SAFETY: pidfd_open takes two integers and returns a new descriptor or
+    // -1; it touches no memory of ours.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a descriptor the kernel just gave us, owned by no one else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) })
+}
+
+/// A duplicate of descriptor `fd` of the process behind `pidfd`
+/// (`pidfd_getfd`, Linux 5.6).
+pub fn pidfd_getfd(pidfd: &OwnedFd, fd: libc::c_int) -> io::Result<OwnedFd> {
+    // SAFETY: pidfd_getfd takes integers (our pidfd, a descriptor number in
+    // the other process) and returns a new descriptor or -1.
+    let m = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) };
+    if m < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a descriptor the kernel just gave us, owned by no one else.
+    Ok(unsafe { OwnedFd::from_raw_fd(m as libc::c_int) })
+}
+
+/// Sends `signal` to the process behind `pidfd` (`pidfd_send_signal`,
+/// Linux 5.1): unlike `kill`, it cannot reach a reused pid.
+pub fn pidfd_send_signal(pidfd: &OwnedFd, signal: libc::c_int) -> io::Result<()> {
+    // SAFETY: pidfd_send_signal with a NULL siginfo reads no memory of ours.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            pidfd.as_raw_fd(),
+            signal,
+            std::ptr::null::<libc::siginfo_t>(),
+            0,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// `CLOSE_RANGE_CLOEXEC` (Linux 5.11).
 const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
 
@@ -44,30 +103,26 @@ fn set_cloexec(fd: libc::c_int) {
 }
 
 fn walk_proc_fd(first: libc::c_int) -> Result<(), i32> {
-    // SAFETY: open of a constant NUL-terminated path.
-    let dir = unsafe {
-        libc::open(
-            c"/proc/self/fd".as_ptr(),
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
-        )
-    };
-    if dir < 0 {
-        return Err(super::errno());
-    }
+    // The descriptor is closed when `dir` is dropped (close: no allocation).
+    let dir = open(
+        c"/proc/self/fd",
+        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| e as i32)?;
+    let dir_fd = dir.as_raw_fd();
     let mut buf = [0u8; 4096];
     loop {
         // SAFETY: getdents64 writes at most buf.len() bytes into buf.
         let n = unsafe {
             libc::syscall(
                 libc::SYS_getdents64,
-                dir,
+                dir_fd,
                 buf.as_mut_ptr(),
                 buf.len() as libc::c_uint,
             )
         };
         if n <= 0 {
-            // SAFETY: closing the descriptor we opened.
-            unsafe { libc::close(dir) };
             return if n == 0 { Ok(()) } else { Err(super::errno()) };
         }
         let n = n as usize;
@@ -89,7 +144,7 @@ fn walk_proc_fd(first: libc::c_int) -> Result<(), i32> {
                     .saturating_add(libc::c_int::from(c - b'0'));
                 digits += 1;
             }
-            if digits > 0 && fd >= first && fd != dir {
+            if digits > 0 && fd >= first && fd != dir_fd {
                 set_cloexec(fd);
             }
             off += reclen;
@@ -98,16 +153,8 @@ fn walk_proc_fd(first: libc::c_int) -> Result<(), i32> {
 }
 
 fn brute_force(first: libc::c_int) -> Result<(), i32> {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit writes into the struct we own.
-    let max = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0 {
-        lim.rlim_cur.min(1 << 20) as libc::c_int
-    } else {
-        65536
-    };
+    let max = getrlimit(Resource::RLIMIT_NOFILE)
+        .map_or(65536, |(soft, _)| soft.min(1 << 20) as libc::c_int);
     for fd in first..max {
         set_cloexec(fd);
     }
@@ -118,20 +165,18 @@ fn brute_force(first: libc::c_int) -> Result<(), i32> {
 mod tests {
     use super::*;
 
-    fn is_cloexec(fd: libc::c_int) -> bool {
-        // SAFETY: F_GETFD on our own descriptor.
-        unsafe { libc::fcntl(fd, libc::F_GETFD) & libc::FD_CLOEXEC != 0 }
+    fn is_cloexec(fd: &OwnedFd) -> bool {
+        use nix::fcntl::{FcntlArg, fcntl};
+        fcntl(fd, FcntlArg::F_GETFD).expect("F_GETFD") & libc::FD_CLOEXEC != 0
     }
 
     #[test]
     fn proc_walk_marks_descriptors() {
-        // SAFETY: dup of stdin-independent descriptor we open ourselves.
-        let fd = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY) };
-        assert!(fd > 2);
-        assert!(!is_cloexec(fd));
-        walk_proc_fd(fd).expect("walk /proc/self/fd");
-        assert!(is_cloexec(fd));
-        // SAFETY: closing what we opened.
-        unsafe { libc::close(fd) };
+        let fd = open(c"/dev/null", OFlag::O_RDONLY, Mode::empty()).expect("open /dev/null");
+        let raw = fd.as_raw_fd();
+        assert!(raw > 2);
+        assert!(!is_cloexec(&fd));
+        walk_proc_fd(raw).expect("walk /proc/self/fd");
+        assert!(is_cloexec(&fd));
     }
 }

@@ -11,6 +11,7 @@
 //! way, and a master can only come from `/dev/ptmx`, which always creates a
 //! new terminal.
 
+use nix::sys::stat::{fstat, major, minor};
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd};
 
@@ -23,45 +24,26 @@ const TIOCGPTPEER: libc::c_ulong = 0x5441;
 /// the supervisor never acquires the terminal). Fails with `EINVAL` when
 /// `fd` is not a pty master.
 pub fn open_peer(pid: libc::pid_t, fd: libc::c_int, flags: libc::c_int) -> io::Result<OwnedFd> {
-    // SAFETY: pidfd_open returns a new descriptor or -1.
-    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    if pidfd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: pidfd is a descriptor we just opened and own.
-    let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd as libc::c_int) };
-    let master = {
-        use std::os::fd::AsRawFd;
-        // SAFETY: pidfd_getfd returns a new descriptor or -1.
-        let m = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) };
-        if m < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: a new descriptor we own.
-        unsafe { OwnedFd::from_raw_fd(m as libc::c_int) }
-    };
+    let pidfd = super::fds::pidfd_open(pid)?;
+    let master = super::fds::pidfd_getfd(&pidfd, fd)?;
     open_peer_of(&master, flags)
 }
 
 /// [`open_peer`] on a master descriptor this process holds.
 pub fn open_peer_of(master: &OwnedFd, flags: libc::c_int) -> io::Result<OwnedFd> {
     use std::os::fd::AsRawFd;
-    // SAFETY: fstat writes into a struct we own.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: fstat on a descriptor we own.
-    if unsafe { libc::fstat(master.as_raw_fd(), &mut st) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let st = fstat(master)?;
     // /dev/ptmx and /dev/pts/ptmx are character device 5:2.
     let is_ptmx = st.st_mode & libc::S_IFMT == libc::S_IFCHR
-        && libc::major(st.st_rdev) == 5
-        && libc::minor(st.st_rdev) == 2;
+        && major(st.st_rdev) == 5
+        && minor(st.st_rdev) == 2;
     if !is_ptmx {
         return Err(io::Error::from_raw_os_error(libc::EINVAL));
     }
     let allowed = libc::O_ACCMODE | libc::O_NONBLOCK | libc::O_CLOEXEC;
     let flags = (flags & allowed) | libc::O_NOCTTY;
     // SAFETY: ioctl on a pty master we own; returns a new descriptor or -1.
+    // (`nix` has no TIOCGPTPEER wrapper; its ioctl macros are unsafe too.)
     let peer = unsafe { libc::ioctl(master.as_raw_fd(), TIOCGPTPEER, flags) };
     if peer < 0 {
         return Err(io::Error::last_os_error());
@@ -77,18 +59,12 @@ mod tests {
 
     #[test]
     fn opens_the_peer_of_a_master_and_nothing_else() {
-        // SAFETY: posix_openpt/unlockpt on a descriptor we own.
-        let m = unsafe { libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY) };
-        assert!(m >= 0, "posix_openpt");
-        // SAFETY: we own m.
-        let master = unsafe { OwnedFd::from_raw_fd(m) };
-        // SAFETY: unlockpt on our master.
-        assert_eq!(unsafe { libc::unlockpt(master.as_raw_fd()) }, 0);
-        // SAFETY: getpid has no side effects.
-        let me = unsafe { libc::getpid() };
+        use nix::fcntl::OFlag;
+        let master = nix::pty::posix_openpt(OFlag::O_RDWR | OFlag::O_NOCTTY).expect("posix_openpt");
+        nix::pty::unlockpt(&master).expect("unlockpt");
+        let me = nix::unistd::getpid().as_raw();
         let peer = open_peer(me, master.as_raw_fd(), libc::O_RDWR).expect("peer");
-        // SAFETY: isatty on our descriptor.
-        assert_eq!(unsafe { libc::isatty(peer.as_raw_fd()) }, 1);
+        assert!(nix::unistd::isatty(&peer).expect("isatty"));
         let null = std::fs::File::open("/dev/null").expect("null");
         let e = open_peer(me, null.as_raw_fd(), libc::O_RDWR).expect_err("not a master");
         assert_eq!(e.raw_os_error(), Some(libc::EINVAL));

@@ -10,6 +10,11 @@
 use serde::Serialize;
 
 use super::{SandboxSpec, caps, kernel, landlock, seccomp};
+use nix::fcntl::OFlag;
+use nix::sys::prctl::set_no_new_privs;
+use nix::sys::resource::{Resource, getrlimit};
+use nix::sys::wait::waitpid;
+use nix::unistd::{ForkResult, fork, getpid, pipe2, read, write};
 
 /// One mechanism and whether it holds here.
 #[derive(Debug, Clone, Serialize)]
@@ -37,85 +42,84 @@ const FILTER_FAILED: u32 = 1 << 31;
 fn try_in_child(spec: &SandboxSpec) -> Option<u32> {
     let abi = kernel::landlock_abi();
     let filter = seccomp::build(spec, abi).ok()?;
-    let drop = caps::CapDrop::prepare(&spec.capabilities).ok()?;
-    let mut fds = [0; 2];
-    // SAFETY: pipe2 writes two descriptors.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return None;
-    }
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
+    let cap_drop = caps::CapDrop::prepare(&spec.capabilities).ok()?;
+    let (rd, wr) = pipe2(OFlag::O_CLOEXEC).ok()?;
+    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).unwrap_or((0, 0));
+    let limit = libc::rlimit {
+        rlim_cur: soft,
+        rlim_max: hard,
     };
-    // SAFETY: getrlimit writes into our struct.
-    unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) };
-    // SAFETY: getpid has no side effects.
-    let parent = unsafe { libc::getpid() };
-    // SAFETY: fork; the child only makes syscalls and _exits.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return None;
-    }
-    if pid == 0 {
-        let mut bits = 0u32;
-        let eperm = |rc: libc::c_long| rc < 0 && super::errno() == libc::EPERM;
-        // SAFETY: syscalls on constant or owned arguments, then _exit.
-        unsafe {
-            let caps_ok = drop.apply().is_ok();
-            libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    let parent = getpid().as_raw();
+    // SAFETY: the child only makes system calls (and reads /proc for
+    // `caps::current`), writes its answer and `_exit`s; it never returns
+    // into the caller's code.
+    let child = match unsafe { fork() }.ok()? {
+        ForkResult::Parent { child } => child,
+        ForkResult::Child => {
+            drop(rd);
+            let mut bits = 0u32;
+            let eperm = |rc: libc::c_long| rc < 0 && super::errno() == libc::EPERM;
+            let caps_ok = cap_drop.apply().is_ok();
+            let _ = set_no_new_privs();
             if seccomp::install(&filter).is_err() {
                 bits |= FILTER_FAILED;
             }
-            // K1: the parent's own limit, unchanged: a no-op if allowed.
-            if eperm(libc::syscall(
-                libc::SYS_prlimit64,
-                parent,
-                libc::RLIMIT_NOFILE,
-                &limit as *const libc::rlimit,
-                std::ptr::null_mut::<libc::rlimit>(),
-            )) {
-                bits |= K1;
-            }
-            // K3: a private segment, removed at once if it was created.
-            let id = libc::syscall(libc::SYS_shmget, libc::IPC_PRIVATE, 4096, 0o600);
-            if id >= 0 {
-                libc::syscall(libc::SYS_shmctl, id, libc::IPC_RMID, 0);
-            } else if eperm(id) {
-                bits |= K3;
-            }
-            // K4: a notification group (closed at exit if created).
-            if eperm(libc::syscall(libc::SYS_fanotify_init, 0, 0)) {
-                bits |= K4;
-            }
-            // K5: on an invalid descriptor: EBADF if not filtered.
-            if eperm(libc::syscall(libc::SYS_ioctl, -1, seccomp::TIOCSETD, 0)) {
-                bits |= K5;
-            }
-            // K6: SYSLOG_ACTION_SIZE_BUFFER (10), a read-only query.
-            if eperm(libc::syscall(libc::SYS_syslog, 10, 0, 0)) {
-                bits |= K6;
-            }
-            if eperm(libc::syscall(libc::SYS_unshare, 0x1000_0000)) {
-                bits |= NS;
+            // The probes below are raw system calls on purpose: each asks
+            // the installed filter about one number.
+            // SAFETY: each call takes integers, or pointers to values we
+            // own (`limit`), and has no effect beyond the probe: K1 sets
+            // the parent's limit to its current value, K3 removes the
+            // segment it created, the rest fail or create nothing lasting.
+            unsafe {
+                // K1: the parent's own limit, unchanged: a no-op if allowed.
+                if eperm(libc::syscall(
+                    libc::SYS_prlimit64,
+                    parent,
+                    libc::RLIMIT_NOFILE,
+                    &limit as *const libc::rlimit,
+                    std::ptr::null_mut::<libc::rlimit>(),
+                )) {
+                    bits |= K1;
+                }
+                // K3: a private segment, removed at once if it was created.
+                let id = libc::syscall(libc::SYS_shmget, libc::IPC_PRIVATE, 4096, 0o600);
+                if id >= 0 {
+                    libc::syscall(libc::SYS_shmctl, id, libc::IPC_RMID, 0);
+                } else if eperm(id) {
+                    bits |= K3;
+                }
+                // K4: a notification group (closed at exit if created).
+                if eperm(libc::syscall(libc::SYS_fanotify_init, 0, 0)) {
+                    bits |= K4;
+                }
+                // K5: on an invalid descriptor: EBADF if not filtered.
+                if eperm(libc::syscall(libc::SYS_ioctl, -1, seccomp::TIOCSETD, 0)) {
+                    bits |= K5;
+                }
+                // K6: SYSLOG_ACTION_SIZE_BUFFER (10), a read-only query.
+                if eperm(libc::syscall(libc::SYS_syslog, 10, 0, 0)) {
+                    bits |= K6;
+                }
+                if eperm(libc::syscall(libc::SYS_unshare, 0x1000_0000)) {
+                    bits |= NS;
+                }
             }
             let c = caps::current();
             if caps_ok && c.effective == 0 && c.permitted == 0 && c.ambient == 0 {
                 bits |= CAPS;
             }
-            libc::write(fds[1], (&bits as *const u32).cast(), 4);
-            libc::_exit(0);
+            let _ = write(&wr, &bits.to_ne_bytes());
+            // SAFETY: ends the forked child without running the parent's
+            // atexit handlers or destructors (`nix` has no `_exit`).
+            unsafe { libc::_exit(0) }
         }
-    }
-    // SAFETY: closing our write end, reading 4 bytes, reaping the child.
-    unsafe {
-        libc::close(fds[1]);
-        let mut bits = 0u32;
-        let n = libc::read(fds[0], (&mut bits as *mut u32).cast(), 4);
-        libc::close(fds[0]);
-        let mut st = 0;
-        libc::waitpid(pid, &mut st, 0);
-        (n == 4).then_some(bits)
-    }
+    };
+    drop(wr);
+    let mut buf = [0u8; 4];
+    let n = read(&rd, &mut buf).unwrap_or(0);
+    drop(rd);
+    let _ = waitpid(child, None);
+    (n == 4).then_some(u32::from_ne_bytes(buf))
 }
 
 /// Every mechanism for `spec` and whether it holds on this kernel.

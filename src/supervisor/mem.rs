@@ -1,6 +1,9 @@
 //! Reading the child's memory and credentials, and acting with them.
 
-use std::io;
+use crate::sandbox::caps::{CapData, capget, capset};
+use nix::sys::uio::{RemoteIoVec, process_vm_readv, process_vm_writev};
+use nix::unistd::{Gid, Pid, Uid};
+use std::io::{self, IoSlice, IoSliceMut};
 
 /// Reads exactly `len` bytes at `addr` in `pid`'s memory.
 pub fn read(pid: i32, addr: u64, len: usize) -> io::Result<Vec<u8>> {
@@ -8,20 +11,16 @@ pub fn read(pid: i32, addr: u64, len: usize) -> io::Result<Vec<u8>> {
     if len == 0 {
         return Ok(buf);
     }
-    let local = libc::iovec {
-        iov_base: buf.as_mut_ptr().cast(),
-        iov_len: len,
-    };
-    let remote = libc::iovec {
-        iov_base: addr as usize as *mut libc::c_void,
-        iov_len: len,
-    };
-    // SAFETY: the local iovec points into `buf`, which has `len` bytes.
-    let n = unsafe { libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) };
-    if n < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    if n as usize != len {
+    let remote = [RemoteIoVec {
+        base: addr as usize,
+        len,
+    }];
+    let n = process_vm_readv(
+        Pid::from_raw(pid),
+        &mut [IoSliceMut::new(&mut buf)],
+        &remote,
+    )?;
+    if n != len {
         return Err(io::Error::from_raw_os_error(libc::EFAULT));
     }
     Ok(buf)
@@ -29,18 +28,13 @@ pub fn read(pid: i32, addr: u64, len: usize) -> io::Result<Vec<u8>> {
 
 /// Writes `data` at `addr` in `pid`'s memory.
 pub fn write(pid: i32, addr: u64, data: &[u8]) -> io::Result<()> {
-    let local = libc::iovec {
-        iov_base: data.as_ptr().cast_mut().cast(),
-        iov_len: data.len(),
-    };
-    let remote = libc::iovec {
-        iov_base: addr as usize as *mut libc::c_void,
-        iov_len: data.len(),
-    };
-    // SAFETY: the kernel only reads the local buffer.
-    let n = unsafe { libc::process_vm_writev(pid, &local, 1, &remote, 1, 0) };
-    if n < 0 || n as usize != data.len() {
-        return Err(io::Error::last_os_error());
+    let remote = [RemoteIoVec {
+        base: addr as usize,
+        len: data.len(),
+    }];
+    let n = process_vm_writev(Pid::from_raw(pid), &[IoSlice::new(data)], &remote)?;
+    if n != data.len() {
+        return Err(io::Error::from_raw_os_error(libc::EFAULT));
     }
     Ok(())
 }
@@ -109,65 +103,20 @@ pub fn creds_of(pid: i32) -> io::Result<Creds> {
     })
 }
 
-#[repr(C)]
-#[derive(Clone, Copy, Default)]
-struct CapHeader {
-    version: u32,
-    pid: i32,
-}
-
-#[repr(C)]
-#[derive(Clone, Copy, Default)]
-struct CapData {
-    effective: u32,
-    permitted: u32,
-    inheritable: u32,
-}
-
-const CAP_V3: u32 = 0x2008_0522;
-
-fn capget() -> io::Result<[CapData; 2]> {
-    let mut h = CapHeader {
-        version: CAP_V3,
-        pid: 0,
-    };
-    let mut d = [CapData::default(); 2];
-    // SAFETY: capget writes two CapData records for version 3.
-    let rc = unsafe { libc::syscall(libc::SYS_capget, &mut h, d.as_mut_ptr()) };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(d)
-}
-
-fn capset(d: &[CapData; 2]) -> io::Result<()> {
-    let mut h = CapHeader {
-        version: CAP_V3,
-        pid: 0,
-    };
-    // SAFETY: capset reads the header and two records; the raw syscall
-    // changes only the calling thread's capabilities.
-    let rc = unsafe { libc::syscall(libc::SYS_capset, &mut h, d.as_ptr()) };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
 fn setfsuid(id: u32) -> u32 {
-    // SAFETY: raw setfsuid changes only the calling thread; returns the old id.
-    unsafe { libc::syscall(libc::SYS_setfsuid, id) as u32 }
+    nix::unistd::setfsuid(Uid::from_raw(id)).as_raw()
 }
 
 fn setfsgid(id: u32) -> u32 {
-    // SAFETY: raw setfsgid changes only the calling thread; returns the old id.
-    unsafe { libc::syscall(libc::SYS_setfsgid, id) as u32 }
+    nix::unistd::setfsgid(Gid::from_raw(id)).as_raw()
 }
 
 /// The supervisor thread acting with the child's filesystem identity and no
 /// capability the child lacks, so that a call the supervisor performs for
 /// the child is never more privileged than the child (root safe-exec, child
-/// without capabilities). Restored on drop. Per-thread: raw syscalls.
+/// without capabilities). Restored on drop. Per-thread: `capset`,
+/// `setfsuid` and `setfsgid` change only the calling thread (the C library
+/// does not broadcast them to other threads as it does `setuid`).
 pub struct AsChild {
     old_fsuid: u32,
     old_fsgid: u32,

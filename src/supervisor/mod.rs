@@ -20,7 +20,7 @@ pub mod notify;
 pub mod protect;
 pub mod reap;
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
 use std::sync::Arc;
@@ -144,20 +144,8 @@ pub struct Listener {
 
 /// Takes a duplicate of the child's listener descriptor.
 pub fn take_listener(l: Listener) -> std::io::Result<OwnedFd> {
-    // SAFETY: pidfd_open returns a new descriptor or -1.
-    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, l.pid, 0) };
-    if pidfd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: we own it.
-    let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd as i32) };
-    // SAFETY: pidfd_getfd returns a new descriptor or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), l.fd, 0) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: we own it.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+    let pidfd = crate::sandbox::fds::pidfd_open(l.pid)?;
+    crate::sandbox::fds::pidfd_getfd(&pidfd, l.fd)
 }
 
 /// Runs the notification loop on the current thread until the tree is gone
@@ -195,11 +183,7 @@ pub fn mechanisms() -> Vec<crate::sandbox::selftest::Mechanism> {
     use crate::sandbox::selftest::Mechanism;
     let ok = available();
     let why_not = "the supervisor does not run on this kernel (needs seccomp user notification with a listener and pidfd_getfd, Linux 5.9+)";
-    let subreaper = {
-        let mut v: libc::c_int = 0;
-        // SAFETY: PR_GET_CHILD_SUBREAPER writes into the int we own.
-        unsafe { libc::prctl(libc::PR_GET_CHILD_SUBREAPER, &mut v as *mut libc::c_int) == 0 }
-    };
+    let subreaper = nix::sys::prctl::get_child_subreaper().is_ok();
     let m = |name: &'static str, enforced: bool, yes: &str| Mechanism {
         name,
         enforced,

@@ -9,9 +9,13 @@
 //! `MSG_FASTOPEN`) and for the exec-time check, which is a documented first
 //! net.
 
+use nix::fcntl::{AT_FDCWD, AtFlags, FcntlArg, OFlag, OpenHow, ResolveFlag, fcntl, open, openat2};
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::sys::stat::{FchmodatFlags, Mode, fchmodat, fstat};
+use nix::unistd::{Gid, Uid, fchownat};
 use std::ffi::CString;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -43,6 +47,14 @@ pub struct Loop<'a> {
 
 fn errno_of(e: &io::Error) -> i32 {
     e.raw_os_error().unwrap_or(libc::EPERM)
+}
+
+/// The answer for a `nix` call that returns nothing: 0 or its errno.
+fn done(r: nix::Result<()>) -> Answer {
+    match r {
+        Ok(()) => Answer::Value(0),
+        Err(e) => Answer::Errno(e as i32),
+    }
 }
 
 fn cvt(rc: i64) -> Answer {
@@ -260,7 +272,7 @@ impl Loop<'_> {
                 .deny(format!("{} {}: {why}", call.op.name(), real.display()));
             return Ok(Answer::Errno(libc::EPERM));
         }
-        Ok(perform(target.as_raw_fd(), &op))
+        Ok(perform(&target, &op))
     }
 
     // ---- exec -----------------------------------------------------------
@@ -490,8 +502,8 @@ impl Socket {
 /// long: non-blocking first, then up to 5 s of waiting for room when the
 /// child's socket is blocking.
 fn send_retry(sock: &Socket, f: impl Fn(i32) -> i64, flags: i32) -> Answer {
-    // SAFETY: F_GETFL on our descriptor (shared file description).
-    let fl = unsafe { libc::fcntl(sock.fd.as_raw_fd(), libc::F_GETFL) };
+    // F_GETFL on our duplicate (it shares the child's file description).
+    let fl = fcntl(&sock.fd, FcntlArg::F_GETFL).unwrap_or(-1);
     let blocking = fl >= 0 && fl & libc::O_NONBLOCK == 0 && flags & libc::MSG_DONTWAIT == 0;
     for _ in 0..50 {
         let rc = f(flags | libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL);
@@ -502,13 +514,10 @@ fn send_retry(sock: &Socket, f: impl Fn(i32) -> i64, flags: i32) -> Answer {
         if !(blocking && (e == libc::EAGAIN || e == libc::EWOULDBLOCK)) {
             return Answer::Errno(e);
         }
-        let mut p = libc::pollfd {
-            fd: sock.fd.as_raw_fd(),
-            events: libc::POLLOUT,
-            revents: 0,
-        };
-        // SAFETY: poll on one descriptor we own.
-        unsafe { libc::poll(&mut p, 1, 100) };
+        let _ = poll(
+            &mut [PollFd::new(sock.fd.as_fd(), PollFlags::POLLOUT)],
+            PollTimeout::from(100u8),
+        );
     }
     Answer::Errno(libc::EAGAIN)
 }
@@ -534,20 +543,8 @@ fn sockopt(fd: i32, opt: i32) -> io::Result<i32> {
 
 /// A duplicate of the child's descriptor `fd` (pidfd_getfd).
 fn steal_fd(pid: i32, fd: i32) -> io::Result<OwnedFd> {
-    // SAFETY: pidfd_open returns a new descriptor or -1.
-    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    if pidfd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: we own the new descriptor.
-    let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd as i32) };
-    // SAFETY: pidfd_getfd returns a new descriptor or -1.
-    let got = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) };
-    if got < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: we own the new descriptor.
-    Ok(unsafe { OwnedFd::from_raw_fd(got as i32) })
+    let pidfd = crate::sandbox::fds::pidfd_open(pid)?;
+    crate::sandbox::fds::pidfd_getfd(&pidfd, fd)
 }
 
 fn read_addr(pid: i32, addr: u64, len: u64) -> io::Result<Vec<u8>> {
@@ -1017,15 +1014,9 @@ fn read_op(pid: i32, op: &OpArgs) -> io::Result<Op> {
     })
 }
 
-fn open_path(p: &[u8], flags: i32) -> io::Result<OwnedFd> {
-    let c = CString::new(p).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
-    // SAFETY: open with a NUL-terminated path we own.
-    let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: we own the new descriptor.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+fn open_path(p: &[u8], flags: OFlag) -> io::Result<OwnedFd> {
+    // A path with a NUL inside is EINVAL (NixPath).
+    Ok(open(p, flags | OFlag::O_CLOEXEC, Mode::empty())?)
 }
 
 /// Opens what the child named, as an `O_PATH` descriptor: the base is `/`
@@ -1040,12 +1031,12 @@ fn resolve(
     empty_ok: bool,
 ) -> io::Result<OwnedFd> {
     let base = match path {
-        Some(p) if p.first() == Some(&b'/') => open_path(b"/", libc::O_PATH | libc::O_DIRECTORY)?,
+        Some(p) if p.first() == Some(&b'/') => open_path(b"/", OFlag::O_PATH | OFlag::O_DIRECTORY)?,
         _ if dirfd == libc::AT_FDCWD => {
-            open_path(format!("/proc/{pid}/cwd").as_bytes(), libc::O_PATH)?
+            open_path(format!("/proc/{pid}/cwd").as_bytes(), OFlag::O_PATH)?
         }
         _ if dirfd < 0 => return Err(io::Error::from_raw_os_error(libc::EBADF)),
-        _ => open_path(format!("/proc/{pid}/fd/{dirfd}").as_bytes(), libc::O_PATH)?,
+        _ => open_path(format!("/proc/{pid}/fd/{dirfd}").as_bytes(), OFlag::O_PATH)?,
     };
     let p = match path {
         None => return Ok(base),
@@ -1057,26 +1048,16 @@ fn resolve(
         }
         Some(p) => p,
     };
-    let c = CString::new(p).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
-    // SAFETY: an all-zero open_how is valid.
-    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-    how.flags = (libc::O_PATH | libc::O_CLOEXEC | if follow { 0 } else { libc::O_NOFOLLOW }) as u64;
-    how.resolve = libc::RESOLVE_NO_MAGICLINKS;
-    // SAFETY: openat2 reads the path and `how`, returns a new descriptor.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            base.as_raw_fd(),
-            c.as_ptr(),
-            &how as *const libc::open_how,
-            std::mem::size_of::<libc::open_how>(),
-        )
+    let nofollow = if follow {
+        OFlag::empty()
+    } else {
+        OFlag::O_NOFOLLOW
     };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: we own the new descriptor.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+    let how = OpenHow::new()
+        .flags(OFlag::O_PATH | OFlag::O_CLOEXEC | nofollow)
+        .resolve(ResolveFlag::RESOLVE_NO_MAGICLINKS);
+    // A path with a NUL inside is EINVAL (NixPath), as before.
+    Ok(openat2(&base, p, how)?)
 }
 
 /// `N` when `p` is `/proc/self/fd/N`, `/proc/thread-self/fd/N`,
@@ -1108,15 +1089,13 @@ fn fd_path(fd: i32) -> io::Result<PathBuf> {
     Ok(p)
 }
 
-fn is_symlink(fd: i32) -> bool {
-    // SAFETY: fstat writes into a stat we own.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: as above.
-    unsafe { libc::fstat(fd, &mut st) == 0 && st.st_mode & libc::S_IFMT == libc::S_IFLNK }
+fn is_symlink(fd: &OwnedFd) -> bool {
+    fstat(fd).is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFLNK)
 }
 
 /// Performs `op` on the object behind the `O_PATH` descriptor `fd`.
-fn perform(fd: i32, op: &Op) -> Answer {
+fn perform(target: &OwnedFd, op: &Op) -> Answer {
+    let fd = target.as_raw_fd();
     let proc_path = match CString::new(format!("/proc/self/fd/{fd}")) {
         Ok(p) => p,
         Err(_) => return Answer::Errno(libc::EINVAL),
@@ -1124,7 +1103,7 @@ fn perform(fd: i32, op: &Op) -> Answer {
     let empty = c"";
     match op {
         Op::Chmod(mode) => {
-            if is_symlink(fd) {
+            if is_symlink(target) {
                 return Answer::Errno(libc::EOPNOTSUPP);
             }
             // SAFETY: fchmodat2 on our descriptor with an empty path.
@@ -1145,24 +1124,32 @@ fn perform(fd: i32, op: &Op) -> Answer {
                 return Answer::Errno(e);
             }
             // Kernels before 6.6: the magic link names the same inode.
-            // SAFETY: chmod on a path we built.
-            cvt(i64::from(unsafe { libc::chmod(proc_path.as_ptr(), *mode) }))
+            done(fchmodat(
+                AT_FDCWD,
+                proc_path.as_c_str(),
+                Mode::from_bits_retain(*mode),
+                FchmodatFlags::FollowSymlink,
+            ))
         }
-        Op::Chown(u, g) => {
-            // SAFETY: fchownat on our descriptor with AT_EMPTY_PATH.
-            cvt(i64::from(unsafe {
-                libc::fchownat(fd, empty.as_ptr(), *u, *g, libc::AT_EMPTY_PATH)
-            }))
-        }
+        // (uid_t)-1 / (gid_t)-1 mean "leave it", passed through unchanged.
+        Op::Chown(u, g) => done(fchownat(
+            target,
+            empty,
+            Some(Uid::from_raw(*u)),
+            Some(Gid::from_raw(*g)),
+            AtFlags::AT_EMPTY_PATH,
+        )),
         Op::Times(t) => {
             let ptr = t.as_ref().map_or(std::ptr::null(), |t| t.as_ptr());
-            // SAFETY: utimensat on our descriptor with AT_EMPTY_PATH.
+            // SAFETY: utimensat on our descriptor with AT_EMPTY_PATH and a
+            // constant empty path; `ptr` is NULL or two timespecs we own.
+            // (`nix::sys::stat::utimensat` cannot pass AT_EMPTY_PATH.)
             cvt(i64::from(unsafe {
                 libc::utimensat(fd, empty.as_ptr(), ptr, libc::AT_EMPTY_PATH)
             }))
         }
         Op::SetXattr(name, value, flags) => {
-            if is_symlink(fd) {
+            if is_symlink(target) {
                 return Answer::Errno(libc::EPERM);
             }
             // SAFETY: setxattr through the magic link of our descriptor.
@@ -1177,7 +1164,7 @@ fn perform(fd: i32, op: &Op) -> Answer {
             }))
         }
         Op::RemoveXattr(name) => {
-            if is_symlink(fd) {
+            if is_symlink(target) {
                 return Answer::Errno(libc::EPERM);
             }
             // SAFETY: removexattr through the magic link of our descriptor.

@@ -100,11 +100,20 @@ fn is_real_dir(p: &Path) -> bool {
     fs::symlink_metadata(p).is_ok_and(|m| m.is_dir())
 }
 
-fn ancestors_real(root: &Path, rel: &Path) -> bool {
-    let mut cur = root.to_path_buf();
+/// The ancestors of `root/rel` below `root`, outermost first (`root/a`,
+/// `root/a/b` for `rel` = `a/b/c`).
+fn ancestors_below<'a>(root: &Path, rel: &'a Path) -> impl Iterator<Item = PathBuf> + 'a {
     let comps: Vec<_> = rel.components().collect();
-    for c in comps.iter().take(comps.len().saturating_sub(1)) {
+    let parents = comps.len().saturating_sub(1);
+    let mut cur = root.to_path_buf();
+    comps.into_iter().take(parents).map(move |c| {
         cur.push(c);
+        cur.clone()
+    })
+}
+
+fn ancestors_real(root: &Path, rel: &Path) -> bool {
+    for cur in ancestors_below(root, rel) {
         match fs::symlink_metadata(&cur) {
             Ok(m) if m.is_dir() => {}
             Ok(_) => return false,
@@ -471,10 +480,7 @@ impl Snapshot {
 /// Replaces any ancestor of `rel` inside `root` that is not a real
 /// directory (a planted symlink) by an empty directory.
 fn fix_ancestors(root: &Path, rel: &Path) {
-    let mut cur = root.to_path_buf();
-    let comps: Vec<_> = rel.components().collect();
-    for c in comps.iter().take(comps.len().saturating_sub(1)) {
-        cur.push(c);
+    for cur in ancestors_below(root, rel) {
         match fs::symlink_metadata(&cur) {
             Ok(m) if m.is_dir() => {}
             Ok(_) => {

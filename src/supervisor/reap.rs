@@ -2,16 +2,32 @@
 //! (`setsid -f`, double forks) are reparented to it instead of init, and
 //! [`kill_tree`] kills and reaps every descendant that is left.
 
+use crate::sandbox::fds::{pidfd_open, pidfd_send_signal};
+use nix::errno::Errno;
+use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid, waitpid};
+use nix::unistd::{Pid, getpid};
 use std::collections::HashMap;
 use std::io;
 
 /// Makes the calling process the subreaper of its descendants.
 pub fn become_subreaper() -> io::Result<()> {
-    // SAFETY: prctl with constant arguments.
-    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    Ok(nix::sys::prctl::set_child_subreaper(true)?)
+}
+
+/// `waitid(P_ALL, WEXITED | WNOHANG | WNOWAIT | __WALL)`: peeks at an exited
+/// child (any kind) without reaping it.
+fn peek_exited() -> nix::Result<WaitStatus> {
+    waitid(
+        Id::All,
+        WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT | WaitPidFlag::__WALL,
+    )
+}
+
+/// Reaps one exited child (`pid`, or any with `None`) without blocking:
+/// `Ok(None)` when children exist but none has exited, `Err(ECHILD)` when
+/// there is no child.
+fn reap_one(pid: Option<Pid>) -> nix::Result<Option<Pid>> {
+    waitpid(pid, Some(WaitPidFlag::WNOHANG | WaitPidFlag::__WALL)).map(|st| st.pid())
 }
 
 fn ppid_of(pid: i32) -> Option<i32> {
@@ -65,87 +81,39 @@ fn is_descendant(pid: i32, me: i32) -> bool {
 /// Kills `pid` through a pidfd after checking again that it is still ours
 /// (the pid cannot be reused between the check and the signal).
 fn kill_if_ours(pid: i32, me: i32) {
-    // SAFETY: pidfd_open returns a new descriptor or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    if fd < 0 {
+    let Ok(fd) = pidfd_open(pid) else {
         return;
-    }
-    let fd = fd as i32;
+    };
     if is_descendant(pid, me) {
-        // SAFETY: pidfd_send_signal on the pidfd we opened.
-        unsafe {
-            libc::syscall(
-                libc::SYS_pidfd_send_signal,
-                fd,
-                libc::SIGKILL,
-                std::ptr::null::<libc::siginfo_t>(),
-                0,
-            )
-        };
+        let _ = pidfd_send_signal(&fd, libc::SIGKILL);
     }
-    // SAFETY: closing our descriptor.
-    unsafe { libc::close(fd) };
 }
 
 /// Reaps exited children other than `main` (orphans reparented to the
 /// subreaper) without touching `main`'s status: peeks with `WNOWAIT`.
 pub fn reap_orphans(main: i32) {
     for _ in 0..4096 {
-        // SAFETY: an all-zero siginfo is valid for waitid to fill.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: waitid peeks at an exited child without reaping it.
-        let rc = unsafe {
-            libc::waitid(
-                libc::P_ALL,
-                0,
-                &mut info,
-                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT | libc::__WALL,
-            )
+        // StillAlive (no exited child) has no pid.
+        let Ok(Some(pid)) = peek_exited().map(|st| st.pid()) else {
+            return;
         };
-        // SAFETY: si_pid is valid for CLD_* siginfo (0 when none exited).
-        let pid = unsafe { info.si_pid() };
-        if rc != 0 || pid == 0 || pid == main {
+        if pid.as_raw() == main {
             return;
         }
-        let mut st = 0;
-        // SAFETY: reap that child.
-        unsafe { libc::waitpid(pid, &mut st, libc::WNOHANG | libc::__WALL) };
+        let _ = reap_one(Some(pid));
     }
 }
 
-/// Reaps every exited child without blocking; returns the exit status of
-/// `main` if it was among them.
-pub fn reap_others(main: i32) -> Option<i32> {
-    let mut main_status = None;
-    loop {
-        let mut st = 0;
-        // SAFETY: waitpid for any child, non-blocking.
-        let rc = unsafe { libc::waitpid(-1, &mut st, libc::WNOHANG | libc::__WALL) };
-        if rc <= 0 {
-            return main_status;
-        }
-        if rc == main {
-            main_status = Some(st);
-        }
-    }
+/// Reaps every exited child without blocking.
+fn reap_exited() {
+    while let Ok(Some(_)) = reap_one(None) {}
 }
 
 /// Whether this process has any child, running or exited (`waitid` with
 /// `WNOHANG | WNOWAIT`: nothing is reaped).
 fn has_children() -> bool {
-    // SAFETY: siginfo_t is plain data; all-zero is a valid value.
-    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-    // SAFETY: waitid fills `info`, which we own; WNOWAIT reaps nothing.
-    let rc = unsafe {
-        libc::waitid(
-            libc::P_ALL,
-            0,
-            &mut info,
-            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT | libc::__WALL,
-        )
-    };
     // ECHILD is the only "no"; any other error keeps the full scan.
-    !(rc != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD))
+    !matches!(peek_exited(), Err(Errno::ECHILD))
 }
 
 /// Kills and reaps every remaining process of the tree (the descendants
@@ -158,31 +126,25 @@ pub fn kill_tree() -> usize {
     if !has_children() {
         return 0;
     }
-    // SAFETY: getpid has no side effects.
-    let me = unsafe { libc::getpid() };
+    let me = getpid().as_raw();
     let mut killed = 0;
     for round in 0..500 {
         // Fast path: every living descendant has a living ancestor chain
         // ending in a child of ours (orphans are reparented to us), so no
         // child at all means no descendant.
-        let mut st = 0;
-        // SAFETY: non-blocking waitpid for any child.
-        let rc = unsafe { libc::waitpid(-1, &mut st, libc::WNOHANG | libc::__WALL) };
-        if rc < 0 {
+        if reap_one(None).is_err() {
             return killed;
         }
         let left = descendants(me);
         if left.is_empty() {
-            reap_others(-1);
+            reap_exited();
             // ECHILD: no child (and so no descendant) remains.
-            let mut st = 0;
-            // SAFETY: non-blocking waitpid for any child.
-            let rc = unsafe { libc::waitpid(-1, &mut st, libc::WNOHANG | libc::__WALL) };
-            if rc < 0 {
-                return killed;
-            }
-            if rc == 0 && round > 0 {
-                std::thread::sleep(std::time::Duration::from_millis(10));
+            match reap_one(None) {
+                Err(_) => return killed,
+                Ok(None) if round > 0 => {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                Ok(_) => {}
             }
             continue;
         }
@@ -195,7 +157,7 @@ pub fn kill_tree() -> usize {
         } else {
             10
         }));
-        reap_others(-1);
+        reap_exited();
     }
     killed
 }

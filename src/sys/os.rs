@@ -2,26 +2,24 @@
 //! at this crate's minimum Rust version: an exclusive `flock` (so that many
 //! processes of one session update its state without losing updates) and
 //! killing a whole process group (so that a timed-out validator or hook
-//! cannot leave children behind holding our pipes). This is the only place
-//! in the layers that uses `unsafe`.
+//! cannot leave children behind holding our pipes). Both go through `nix`.
 
+use nix::errno::Errno;
+use nix::fcntl::{Flock, FlockArg};
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
 use std::fs::File;
 use std::io;
-use std::os::fd::AsRawFd;
 
 /// Blocks until this process holds an exclusive lock on `file`. The lock is
-/// released when the file is closed (dropped), also if the process dies.
-pub fn lock_exclusive(file: &File) -> io::Result<()> {
+/// released when the returned guard is dropped (and by the kernel if the
+/// process dies).
+pub fn lock_exclusive(mut file: File) -> io::Result<Flock<File>> {
     loop {
-        // SAFETY: flock on a descriptor we own for the duration of the call;
-        // it touches no memory.
-        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
-        if rc == 0 {
-            return Ok(());
-        }
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
+        match Flock::lock(file, FlockArg::LockExclusive) {
+            Ok(lock) => return Ok(lock),
+            Err((f, Errno::EINTR)) => file = f,
+            Err((_, e)) => return Err(e.into()),
         }
     }
 }
@@ -30,10 +28,10 @@ pub fn lock_exclusive(file: &File) -> io::Result<()> {
 /// of its own group). Errors (the group is already gone) are ignored.
 pub fn kill_group(pgid: u32) {
     if let Ok(p) = libc::pid_t::try_from(pgid)
-        && p > 0
+        && p > 1
     {
-        // SAFETY: kill with a negative pid signals a process group; it
-        // touches no memory. p > 0 so -p never means "every process".
-        unsafe { libc::kill(-p, libc::SIGKILL) };
+        // p > 1: killpg(1) is kill(-1), "every process we may signal"; a
+        // child we started as a group leader never has pgid 0 or 1.
+        let _ = killpg(Pid::from_raw(p), Signal::SIGKILL);
     }
 }

@@ -48,6 +48,13 @@ pub fn require_landlock() -> bool {
     );
 }
 
+/// A fresh [`World`] for a test that needs Landlock, or `None` when the
+/// test must skip (see [`require_landlock`]): `let Some(w) =
+/// landlock_world() else { return };`.
+pub fn landlock_world() -> Option<World> {
+    require_landlock().then(World::new)
+}
+
 /// Prints a skip message (a skip is never a pass: the test returns early
 /// having asserted nothing, and says why).
 pub fn skip(why: &str) {
@@ -303,22 +310,7 @@ impl World {
     /// Arguments containing `/` are handed over hex-encoded (`hex:...`), so
     /// the policy layer cannot see the paths and the kernel must answer.
     pub fn probe(&self, args: &[&str]) -> i32 {
-        let mut argv: Vec<String> = vec![probe().display().to_string()];
-        argv.extend(args.iter().map(|a| {
-            if a.contains('/') {
-                hidden(a)
-            } else {
-                a.to_string()
-            }
-        }));
-        let out = self.run(&argv);
-        let rc = code(&out);
-        assert!(
-            rc != 125 && rc != 126 && rc != 127 && rc != 200,
-            "probe {args:?} did not run: exit {rc}: {}",
-            stderr(&out)
-        );
-        rc
+        probe_ran(&self.run(&probe_argv(probe(), args)), args)
     }
 
     /// Runs `safe-exec --profile P -c script` (bash inside the sandbox).
@@ -483,3 +475,209 @@ pub const EXDEV: i32 = libc::EXDEV;
 pub const ENOSYS: i32 = libc::ENOSYS;
 /// See [`EPERM`].
 pub const EBADF: i32 = libc::EBADF;
+
+// ------------------------------------------------ the unprivileged user
+
+/// The unprivileged test user (nobody).
+pub const TEST_USER: u32 = 65534;
+
+/// Whether the tests run as root (the unprivileged cases need it, to
+/// switch to [`TEST_USER`]).
+pub fn is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+/// `setpriv` that runs what follows as [`TEST_USER`], without groups.
+pub fn setpriv_test_user() -> Command {
+    let mut cmd = Command::new("setpriv");
+    cmd.args([
+        &format!("--reuid={TEST_USER}"),
+        &format!("--regid={TEST_USER}"),
+        "--clear-groups",
+    ]);
+    cmd
+}
+
+/// A command run as [`TEST_USER`] in `w`: cwd work, a clean environment
+/// with the world's HOME, TMPDIR and state dir, no system configuration,
+/// no system git configuration, stdin from /dev/null.
+pub fn test_user_command(w: &World) -> Command {
+    let mut cmd = setpriv_test_user();
+    cmd.current_dir(&w.work)
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("HOME", &w.home)
+        .env("TMPDIR", &w.tmp)
+        .env("SAFE_EXEC_STATE_DIR", &w.state)
+        .env("SAFE_EXEC_SYSTEM_CONFIG", w.base.join("none.toml"))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .stdin(Stdio::null());
+    cmd
+}
+
+/// The probe's argv: `probe` and `args`, those containing `/` handed over
+/// hex-encoded (see [`hidden`]).
+pub fn probe_argv(probe: &Path, args: &[&str]) -> Vec<String> {
+    let mut v = vec![probe.display().to_string()];
+    v.extend(args.iter().map(|a| {
+        if a.contains('/') {
+            hidden(a)
+        } else {
+            a.to_string()
+        }
+    }));
+    v
+}
+
+/// The probe's exit code, after checking that it ran (not refused by
+/// safe-exec, not found, not a probe usage error).
+pub fn probe_ran(out: &Output, args: &[&str]) -> i32 {
+    let rc = code(out);
+    assert!(
+        !(125..=127).contains(&rc) && rc != 200,
+        "probe {args:?} did not run: exit {rc}: {}",
+        stderr(out)
+    );
+    rc
+}
+
+/// The probe under safe-exec, supervised (`--timeout` keeps safe-exec as
+/// the parent), as the caller.
+pub fn supervised_probe(w: &World, args: &[&str]) -> i32 {
+    let out = w
+        .supervised(&probe_argv(probe(), args))
+        .output()
+        .expect("run safe-exec");
+    probe_ran(&out, args)
+}
+
+/// safe-exec and the probe as the unprivileged [`TEST_USER`] (`setpriv`):
+/// both copied where the user can reach them, the world's directories
+/// opened to the user.
+pub struct AsUser {
+    /// safe-exec, copied into the world's base directory.
+    pub bin: PathBuf,
+    /// The probe, copied likewise.
+    pub probe: PathBuf,
+    /// The world's profile file, readable by the user.
+    pub profile: PathBuf,
+}
+
+impl AsUser {
+    /// Prepares `w` for the user: its directories opened (mode 777) and
+    /// [`AsUser::copies`].
+    pub fn new(w: &World) -> AsUser {
+        use std::os::unix::fs::PermissionsExt;
+        for d in [&w.base, &w.work, &w.tmp, &w.home, &w.state, &w.outside] {
+            std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+        }
+        AsUser::copies(w)
+    }
+
+    /// Only copies safe-exec and the probe into `w`'s base directory and
+    /// makes the profile file readable (for worlds whose directories the
+    /// test sets up itself).
+    pub fn copies(w: &World) -> AsUser {
+        use std::os::unix::fs::PermissionsExt;
+        assert!(
+            have("setpriv"),
+            "setpriv is needed to run the unprivileged cases"
+        );
+        let bin_copy = w.base.join("safe-exec");
+        let probe_copy = w.base.join("probe");
+        std::fs::copy(bin(), &bin_copy).expect("copy safe-exec");
+        std::fs::copy(probe(), &probe_copy).expect("copy the probe");
+        let profile = w.profile_file();
+        std::fs::set_permissions(&profile, std::fs::Permissions::from_mode(0o644))
+            .expect("chmod profile");
+        AsUser {
+            bin: bin_copy,
+            probe: probe_copy,
+            profile,
+        }
+    }
+
+    /// A command run as the user in `w` ([`test_user_command`]).
+    pub fn base(&self, w: &World) -> Command {
+        test_user_command(w)
+    }
+
+    /// `safe-exec --profile P [--timeout 60] -- argv` as the user.
+    fn run(&self, w: &World, argv: &[String], supervised: bool) -> Output {
+        self.run_in(self.base(w), argv, supervised)
+    }
+
+    /// `safe-exec --profile P [--timeout 60] -- argv` through `cmd` (a
+    /// [`test_user_command`], perhaps with another HOME).
+    pub fn run_in(&self, mut cmd: Command, argv: &[String], supervised: bool) -> Output {
+        cmd.arg(&self.bin).arg("--profile").arg(&self.profile);
+        if supervised {
+            cmd.args(["--timeout", "60"]);
+        }
+        cmd.arg("--").args(argv);
+        cmd.output().expect("run safe-exec as the user")
+    }
+
+    /// `safe-exec --profile P -- argv` as the user.
+    pub fn safe_exec(&self, w: &World, argv: &[String]) -> Output {
+        self.run(w, argv, false)
+    }
+
+    /// The probe under safe-exec as the user.
+    pub fn sandboxed(&self, w: &World, args: &[&str]) -> i32 {
+        probe_ran(&self.run(w, &probe_argv(&self.probe, args), false), args)
+    }
+
+    /// The probe under safe-exec, supervised (a time limit keeps safe-exec
+    /// as the parent), as the user.
+    pub fn sandboxed_supervised(&self, w: &World, args: &[&str]) -> i32 {
+        probe_ran(&self.run(w, &probe_argv(&self.probe, args), true), args)
+    }
+
+    /// The probe without safe-exec, as the user (positive control).
+    pub fn unsandboxed(&self, w: &World, args: &[&str]) -> i32 {
+        code(
+            &self
+                .base(w)
+                .arg(&self.probe)
+                .args(args)
+                .output()
+                .expect("run the probe as the user"),
+        )
+    }
+
+    /// The probe as the child of a shell of the user (its parent is then
+    /// the user's own process), without safe-exec.
+    pub fn under_user_shell(&self, w: &World, args: &[&str]) -> i32 {
+        let script = format!("{} {}; exit $?", self.probe.display(), args.join(" "));
+        code(
+            &self
+                .base(w)
+                .args(["sh", "-c", &script])
+                .output()
+                .expect("run sh as the user"),
+        )
+    }
+}
+
+/// A pty the test opened ("another terminal"): (master, slave,
+/// /dev/pts/N), owned by `owner` (root: left as opened; mode 0620, as
+/// grantpt leaves it).
+pub fn other_terminal(owner: u32) -> (std::os::fd::OwnedFd, std::fs::File, PathBuf) {
+    use nix::fcntl::OFlag;
+    use std::os::unix::fs::OpenOptionsExt;
+    let master = nix::pty::posix_openpt(OFlag::O_RDWR | OFlag::O_NOCTTY).expect("posix_openpt");
+    nix::pty::grantpt(&master).expect("grantpt");
+    nix::pty::unlockpt(&master).expect("unlockpt");
+    let path = PathBuf::from(nix::pty::ptsname_r(&master).expect("ptsname_r"));
+    let slave = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOCTTY)
+        .open(&path)
+        .expect("open slave");
+    if owner != 0 {
+        std::os::unix::fs::chown(&path, Some(owner), None).expect("chown pty");
+    }
+    (master.into(), slave, path)
+}

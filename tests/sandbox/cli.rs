@@ -35,10 +35,9 @@ fn without_landlock(w: &World, args: &[&str]) -> std::process::Output {
 
 #[test]
 fn default_profile_policy_refuses_a_secret_read_before_the_kernel() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     for args in [
         &["-c", "cat ~/.ssh/id_rsa"][..],
         &["--", "cat", &w.h(".ssh/id_rsa")],
@@ -64,10 +63,9 @@ fn default_profile_policy_refuses_a_secret_read_before_the_kernel() {
 
 #[test]
 fn kernel_refuses_the_same_read_when_the_policy_lets_it_through() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     // The probe is unknown to the registry (allowed by this profile) and its
     // path argument is hex-encoded: the policy sees nothing to refuse.
     let out = w.run(&[
@@ -99,10 +97,9 @@ fn kernel_refuses_the_same_read_when_the_policy_lets_it_through() {
 
 #[test]
 fn compound_string_runs_under_bash_inside_the_sandbox() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     // A link made before the run (the policy would refuse to make one that
     // points outside), written through by code the policy cannot read.
     std::os::unix::fs::symlink(&w.outside, w.work.join("o")).unwrap();
@@ -147,10 +144,9 @@ fn compound_string_runs_under_bash_inside_the_sandbox() {
 
 #[test]
 fn doctor_json_reports_the_kernel_and_what_each_profile_gets() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     let abi = landlock_abi();
     let out = plain(&w, &["doctor", "--json"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
@@ -196,10 +192,9 @@ fn doctor_json_reports_the_kernel_and_what_each_profile_gets() {
 
 #[test]
 fn required_enforcement_refuses_and_best_effort_warns_without_landlock() {
-    if !require_landlock() {
+    let Some(mut w) = landlock_world() else {
         return;
-    }
-    let mut w = World::new();
+    };
     let marker = w.w("ran");
     let touch = ["--profile", "", "--", "touch", &marker];
     let with = |w: &World, args: &[&str]| {
@@ -273,10 +268,9 @@ fn required_enforcement_refuses_and_best_effort_warns_without_landlock() {
 
 #[test]
 fn check_json_describes_the_sandbox() {
-    if !require_landlock() {
+    let Some(mut w) = landlock_world() else {
         return;
-    }
-    let mut w = World::new();
+    };
     let check = |w: &World| {
         let out = w
             .safe_exec()
@@ -319,10 +313,9 @@ fn check_json_describes_the_sandbox() {
 
 #[test]
 fn time_limit_exits_124() {
-    if !require_landlock() {
+    let Some(mut w) = landlock_world() else {
         return;
-    }
-    let mut w = World::new();
+    };
     let t = Instant::now();
     let out = w
         .safe_exec()
@@ -352,10 +345,9 @@ fn time_limit_exits_124() {
 
 #[test]
 fn missing_program_exits_127() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     let out = w.run(&["no-such-program-xyz"]);
     assert_eq!(code(&out), 127, "{}", stderr(&out));
     assert!(
@@ -371,10 +363,9 @@ fn missing_program_exits_127() {
 
 #[test]
 fn killed_by_a_signal_is_128_plus_n() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     // (`kill $$` as a string is refused by the policy: `$$` is an expansion
     // it cannot resolve; a script is opaque to it)
     let term = w.script("term.sh", "kill -TERM $$");
@@ -405,10 +396,9 @@ fn killed_by_a_signal_is_128_plus_n() {
 
 #[test]
 fn the_command_does_not_see_secrets_from_the_callers_environment() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     for args in [&["--", "env"][..], &["-c", "env"]] {
         let out = w
             .safe_exec()

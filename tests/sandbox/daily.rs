@@ -84,10 +84,9 @@ fn python_one_liner_and_venv() {
 
 #[test]
 fn make_tar_sort_pipelines_and_heredoc() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     need_tool("make", "make");
     std::fs::write(w.work.join("Makefile"), "all:\n\techo built > out.txt\n").unwrap();
     ok(&w, "make -s");

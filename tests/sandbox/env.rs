@@ -29,10 +29,9 @@ const SECRETS: &[(&str, &str)] = &[
 
 #[test]
 fn secrets_and_injection_variables_are_removed() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     let env = env_of(&w, SECRETS);
     for (k, _) in SECRETS {
         assert!(
@@ -54,10 +53,9 @@ fn secrets_and_injection_variables_are_removed() {
 
 #[test]
 fn allowlist_mode_keeps_only_listed_names_then_set() {
-    if !require_landlock() {
+    let Some(mut w) = landlock_world() else {
         return;
-    }
-    let mut w = World::new();
+    };
     w.set_env("mode", json!("allowlist"));
     w.set_env("allow", json!(["PATH", "HOME", "KEEP_*"]));
     w.set_env("set", json!({"FOO": "bar"}));
@@ -80,10 +78,9 @@ fn allowlist_mode_keeps_only_listed_names_then_set() {
 
 #[test]
 fn profile_remove_globs_apply() {
-    if !require_landlock() {
+    let Some(mut w) = landlock_world() else {
         return;
-    }
-    let mut w = World::new();
+    };
     w.set_env("remove", json!(["MY_*"]));
     let env = env_of(&w, &[("MY_VAR", "1"), ("OTHER_VAR", "1")]);
     assert!(!env.iter().any(|l| l.starts_with("MY_VAR=")));

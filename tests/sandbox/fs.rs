@@ -14,10 +14,9 @@ fn unchanged(w: &World) {
 
 #[test]
 fn write_to_existing_file_outside_roots_is_denied() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     assert_eq!(w.probe(&["open-write", &w.o("f")]), EACCES);
     unchanged(&w);
     std::fs::write(w.work.join("f"), "original\n").unwrap();
@@ -34,10 +33,9 @@ fn write_to_existing_file_outside_roots_is_denied() {
 
 #[test]
 fn create_outside_roots_is_denied() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     assert_eq!(w.probe(&["create", &w.o("new")]), EACCES);
     assert!(!w.outside.join("new").exists());
     assert_eq!(w.probe(&["create", &w.w("new")]), 0, "control");
@@ -51,10 +49,9 @@ fn create_outside_roots_is_denied() {
 
 #[test]
 fn mkdir_outside_roots_is_denied() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     assert_eq!(w.probe(&["mkdir", &w.o("d")]), EACCES);
     assert!(!w.outside.join("d").exists());
     assert_eq!(w.probe(&["mkdir", &w.w("d")]), 0, "control");
@@ -63,10 +60,9 @@ fn mkdir_outside_roots_is_denied() {
 
 #[test]
 fn unlink_outside_roots_is_denied() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     assert_eq!(w.probe(&["unlink", &w.o("f")]), EACCES);
     unchanged(&w);
     std::fs::write(w.work.join("g"), "g").unwrap();
@@ -76,10 +72,9 @@ fn unlink_outside_roots_is_denied() {
 
 #[test]
 fn rename_into_and_out_of_roots_is_denied() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     std::fs::write(w.work.join("a"), "a").unwrap();
     assert_eq!(
         w.probe(&["rename", &w.w("a"), &w.o("a")]),
@@ -104,10 +99,9 @@ fn rename_into_and_out_of_roots_is_denied() {
 
 #[test]
 fn hard_link_of_outside_file_or_secret_into_root_is_denied() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     // Landlock refuses links that would give the inode more rights (EXDEV).
     assert_eq!(w.probe(&["link", &w.o("f"), &w.w("lf")]), EXDEV);
     assert_eq!(w.probe(&["link", &w.h(".ssh/id_rsa"), &w.w("key")]), EXDEV);
@@ -125,10 +119,9 @@ fn hard_link_of_outside_file_or_secret_into_root_is_denied() {
 
 #[test]
 fn truncate_of_read_only_file_is_denied() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     assert_eq!(w.probe(&["truncate", &w.o("f")]), EACCES);
     unchanged(&w);
     std::fs::write(w.work.join("t"), "data").unwrap();
@@ -138,10 +131,9 @@ fn truncate_of_read_only_file_is_denied() {
 
 #[test]
 fn symlink_created_in_root_cannot_write_outside() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     assert_eq!(
         w.probe(&["symlink-write", &w.w("link"), &w.o("target")]),
         EACCES
@@ -161,10 +153,9 @@ fn symlink_created_in_root_cannot_write_outside() {
 
 #[test]
 fn preexisting_symlink_and_dotdot_do_not_escape() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     std::os::unix::fs::symlink(&w.outside, w.work.join("out")).unwrap();
     assert_eq!(w.probe(&["create", &w.w("out/new")]), EACCES);
     assert_eq!(w.probe(&["create", &w.w("../outside/new2")]), EACCES);
@@ -179,10 +170,9 @@ fn preexisting_symlink_and_dotdot_do_not_escape() {
 
 #[test]
 fn device_nodes_cannot_be_created_fifos_only_in_roots() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     assert_eq!(
         w.probe(&["mknod-char", &w.w("dev")]),
         if is_root() { EACCES } else { EPERM }
@@ -200,17 +190,11 @@ fn device_nodes_cannot_be_created_fifos_only_in_roots() {
     }
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no side effects.
-    unsafe { libc::geteuid() == 0 }
-}
-
 #[test]
 fn redirection_inside_a_shell_string_is_contained() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     // A literal redirection outside the roots: the policy refuses first.
     let out = w.sh(&format!("echo x > {}", w.o("f")));
     assert_denied(&out);
@@ -239,10 +223,9 @@ fn redirection_inside_a_shell_string_is_contained() {
 
 #[test]
 fn secrets_are_unreadable_while_home_stays_usable() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     assert_eq!(w.probe(&["open-read", &w.h(".ssh/id_rsa")]), EACCES);
     assert_eq!(w.probe(&["open-read", &w.h(".aws/credentials")]), EACCES);
     assert_eq!(w.probe(&["open-read", &w.h(".bashrc")]), 0, "control");
@@ -277,10 +260,9 @@ fn secrets_are_unreadable_while_home_stays_usable() {
 
 #[test]
 fn secret_cannot_be_reached_through_a_symlink_or_proc_root() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     std::os::unix::fs::symlink(w.home.join(".ssh"), w.home.join("keys")).unwrap();
     std::os::unix::fs::symlink(w.home.join(".ssh/id_rsa"), w.work.join("key")).unwrap();
     assert_eq!(w.probe(&["open-read", &w.h("keys/id_rsa")]), EACCES);
@@ -293,10 +275,9 @@ fn secret_cannot_be_reached_through_a_symlink_or_proc_root() {
 
 #[test]
 fn secret_inside_a_writable_root_is_neither_readable_nor_writable() {
-    if !require_landlock() {
+    let Some(mut w) = landlock_world() else {
         return;
-    }
-    let mut w = World::new();
+    };
     w.set("write", json!(["{cwd}", "{tmp}", "{home}"]));
     assert_eq!(w.probe(&["open-read", &w.h(".ssh/id_rsa")]), EACCES);
     assert_eq!(w.probe(&["open-write", &w.h(".ssh/id_rsa")]), EACCES);
@@ -313,10 +294,9 @@ fn secret_inside_a_writable_root_is_neither_readable_nor_writable() {
 
 #[test]
 fn programs_outside_readable_roots_cannot_run() {
-    if !require_landlock() {
+    let Some(mut w) = landlock_world() else {
         return;
-    }
-    let mut w = World::new();
+    };
     let probe_dir = probe().parent().unwrap().to_path_buf();
     w.set(
         "read",
@@ -334,10 +314,9 @@ fn programs_outside_readable_roots_cannot_run() {
 
 #[test]
 fn proc_environ_of_other_processes_is_not_readable() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     assert_eq!(
         w.probe(&["open-read", "/proc/self/environ"]),
         0,
@@ -347,67 +326,24 @@ fn proc_environ_of_other_processes_is_not_readable() {
         // Observed on Linux 6.18: a root caller bypasses this check, so run
         // it as an unprivileged user (documented in docs/sandbox.md).
         need_tool("setpriv", "util-linux");
-        for d in [&w.base, &w.work, &w.tmp, &w.home, &w.state] {
-            std::fs::set_permissions(d, std::os::unix::fs::PermissionsExt::from_mode(0o777))
-                .unwrap();
-        }
-        let bin_copy = w.base.join("safe-exec");
-        let probe_copy = w.base.join("probe");
-        std::fs::copy(bin(), &bin_copy).unwrap();
-        std::fs::copy(probe(), &probe_copy).unwrap();
-        let profile = w.profile_file();
-        std::fs::set_permissions(
-            &profile,
-            std::os::unix::fs::PermissionsExt::from_mode(0o644),
-        )
-        .unwrap();
+        let u = AsUser::new(&w);
+        // Through a shell of the user, so that in place the caller is the
+        // user's own process.
         let run = |opts: &str| {
             let script = format!(
                 "{b} --profile {p} {opts} -- {pr} getppid-environ",
-                b = bin_copy.display(),
-                p = profile.display(),
-                pr = probe_copy.display()
+                b = u.bin.display(),
+                p = u.profile.display(),
+                pr = u.probe.display()
             );
-            let out = std::process::Command::new("setpriv")
-                .args([
-                    "--reuid=65534",
-                    "--regid=65534",
-                    "--clear-groups",
-                    "sh",
-                    "-c",
-                    &script,
-                ])
-                .current_dir(&w.work)
-                .env_clear()
-                .env("PATH", "/usr/bin:/bin")
-                .env("HOME", &w.home)
-                .env("TMPDIR", &w.tmp)
-                .env("SAFE_EXEC_STATE_DIR", &w.state)
-                .env("SAFE_EXEC_SYSTEM_CONFIG", w.base.join("none.toml"))
-                .output()
-                .unwrap();
-            code(&out)
+            code(&u.base(&w).args(["sh", "-c", &script]).output().unwrap())
         };
         // supervised (a time limit keeps safe-exec as the parent) and in place
         assert_eq!(run("--timeout 60"), EACCES, "parent safe-exec's environ");
         assert_eq!(run(""), EACCES, "caller's environ when exec'd in place");
         // Same shape without safe-exec: a user shell whose child reads it.
-        let ctl = std::process::Command::new("setpriv")
-            .args([
-                "--reuid=65534",
-                "--regid=65534",
-                "--clear-groups",
-                "sh",
-                "-c",
-            ])
-            .arg(format!(
-                "{} getppid-environ; r=$?; exit $r",
-                probe_copy.display()
-            ))
-            .current_dir(&w.work)
-            .status()
-            .unwrap();
-        assert_eq!(ctl.code(), Some(0), "control: readable without the sandbox");
+        let ctl = u.under_user_shell(&w, &["getppid-environ"]);
+        assert_eq!(ctl, 0, "control: readable without the sandbox");
     } else {
         assert_eq!(w.probe(&["getppid-environ"]), EACCES);
         assert_eq!(probe_unsandboxed(&["getppid-environ"]), 0, "control");
@@ -416,10 +352,9 @@ fn proc_environ_of_other_processes_is_not_readable() {
 
 #[test]
 fn file_size_and_core_limits_apply() {
-    if !require_landlock() {
+    let Some(mut w) = landlock_world() else {
         return;
-    }
-    let mut w = World::new();
+    };
     w.set("limits", json!({"file_size": 1024}));
     let out = w.sh(&format!(
         "head -c 4096 /dev/zero > {}; ulimit -c",
@@ -440,10 +375,9 @@ fn file_size_and_core_limits_apply() {
 
 #[test]
 fn missing_writable_root_is_a_setup_error() {
-    if !require_landlock() {
+    let Some(mut w) = landlock_world() else {
         return;
-    }
-    let mut w = World::new();
+    };
     let gone = w.base.join("gone");
     w.set("write", json!(["{cwd}", gone]));
     let out = w.run(&["/bin/true"]);

@@ -9,17 +9,8 @@ use crate::common::sandbox as common;
 use common::*;
 
 use serde_json::json;
-use std::ffi::CStr;
-use std::fs::File;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::fs::PermissionsExt;
-use std::path::PathBuf;
+use std::os::fd::AsRawFd;
 use std::process::{Child, Command, Stdio};
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no side effects.
-    unsafe { libc::geteuid() == 0 }
-}
 
 /// A process the test started, killed on drop.
 struct Victim(Child);
@@ -51,124 +42,11 @@ impl Drop for Victim {
     }
 }
 
-/// The unprivileged test user (nobody), as the existing tests use it.
-const USER: &str = "65534";
-
-/// Running safe-exec and the probe as an unprivileged user: copies both
-/// where the user can reach them and opens the world's directories.
-struct AsUser {
-    bin: PathBuf,
-    probe: PathBuf,
-    profile: PathBuf,
-}
-
-impl AsUser {
-    fn new(w: &World) -> AsUser {
-        assert!(
-            have("setpriv"),
-            "setpriv is needed to run the unprivileged cases"
-        );
-        for d in [&w.base, &w.work, &w.tmp, &w.home, &w.state, &w.outside] {
-            std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o777)).unwrap();
-        }
-        let bin_copy = w.base.join("safe-exec");
-        let probe_copy = w.base.join("probe");
-        std::fs::copy(bin(), &bin_copy).unwrap();
-        std::fs::copy(probe(), &probe_copy).unwrap();
-        let profile = w.profile_file();
-        std::fs::set_permissions(&profile, std::fs::Permissions::from_mode(0o644)).unwrap();
-        AsUser {
-            bin: bin_copy,
-            probe: probe_copy,
-            profile,
-        }
-    }
-
-    fn base(&self, w: &World) -> Command {
-        let mut cmd = Command::new("setpriv");
-        cmd.args([
-            &format!("--reuid={USER}"),
-            &format!("--regid={USER}"),
-            "--clear-groups",
-        ])
-        .current_dir(&w.work)
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("HOME", &w.home)
-        .env("TMPDIR", &w.tmp)
-        .env("SAFE_EXEC_STATE_DIR", &w.state)
-        .env("SAFE_EXEC_SYSTEM_CONFIG", w.base.join("none.toml"))
-        .stdin(Stdio::null());
-        cmd
-    }
-
-    /// The probe under safe-exec (supervised: a time limit keeps safe-exec
-    /// as the parent), as the user.
-    fn sandboxed(&self, w: &World, args: &[&str]) -> i32 {
-        let mut cmd = self.base(w);
-        cmd.arg(&self.bin)
-            .arg("--profile")
-            .arg(&self.profile)
-            .args(["--timeout", "60", "--"])
-            .arg(&self.probe)
-            .args(args.iter().map(|a| {
-                if a.contains('/') {
-                    hidden(a)
-                } else {
-                    a.to_string()
-                }
-            }));
-        let out = cmd.output().unwrap();
-        let rc = code(&out);
-        assert!(
-            !(125..=127).contains(&rc) && rc != 200,
-            "user probe {args:?} did not run: {rc} {}",
-            stderr(&out)
-        );
-        rc
-    }
-
-    /// The probe without safe-exec, as the user (positive control).
-    fn unsandboxed(&self, w: &World, args: &[&str]) -> i32 {
-        let out = self.base(w).arg(&self.probe).args(args).output().unwrap();
-        code(&out)
-    }
-
-    /// The probe as the child of a shell of the user (its parent is then
-    /// the user's own process), without safe-exec.
-    fn under_user_shell(&self, w: &World, args: &[&str]) -> i32 {
-        let script = format!("{} {}; exit $?", self.probe.display(), args.join(" "));
-        let out = self.base(w).args(["sh", "-c", &script]).output().unwrap();
-        code(&out)
-    }
-}
-
-/// The probe under safe-exec, supervised (`--timeout`), as the caller.
-fn supervised_probe(w: &World, args: &[&str]) -> i32 {
-    let mut argv: Vec<String> = vec![probe().display().to_string()];
-    argv.extend(args.iter().map(|a| {
-        if a.contains('/') {
-            hidden(a)
-        } else {
-            a.to_string()
-        }
-    }));
-    let out = w.supervised(&argv).output().unwrap();
-    let rc = code(&out);
-    assert!(
-        !(125..=127).contains(&rc) && rc != 200,
-        "probe {args:?} did not run: {rc} {}",
-        stderr(&out)
-    );
-    rc
-}
-
 #[test]
 fn k1_pid_targeting_calls_reach_only_the_caller() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     let v = Victim::sleep();
     let before = v.limits();
     let p = v.pid();
@@ -225,23 +103,28 @@ fn k1_as_an_unprivileged_user_too() {
     }
     let w = World::new();
     let u = AsUser::new(&w);
-    let v = Victim::new(
-        Command::new("setpriv")
-            .args([
-                &format!("--reuid={USER}"),
-                &format!("--regid={USER}"),
-                "--clear-groups",
-            ])
-            .args(["sleep", "60"]),
-    );
+    let v = Victim::new(setpriv_test_user().args(["sleep", "60"]));
     let p = v.pid();
     std::thread::sleep(std::time::Duration::from_millis(100));
     let before = v.limits();
-    assert_eq!(u.sandboxed(&w, &["prlimit-nofile", &p, "77"]), EPERM);
+    assert_eq!(
+        u.sandboxed_supervised(&w, &["prlimit-nofile", &p, "77"]),
+        EPERM
+    );
     assert_eq!(v.limits(), before);
-    assert_eq!(u.sandboxed(&w, &["setpriority", "0", &p, "5"]), EPERM);
-    assert_eq!(u.sandboxed(&w, &["sched_setaffinity", &p]), EPERM);
-    assert_eq!(u.sandboxed(&w, &["prlimit-nofile", "0", "512"]), 0, "self");
+    assert_eq!(
+        u.sandboxed_supervised(&w, &["setpriority", "0", &p, "5"]),
+        EPERM
+    );
+    assert_eq!(
+        u.sandboxed_supervised(&w, &["sched_setaffinity", &p]),
+        EPERM
+    );
+    assert_eq!(
+        u.sandboxed_supervised(&w, &["prlimit-nofile", "0", "512"]),
+        0,
+        "self"
+    );
     assert_eq!(
         u.unsandboxed(&w, &["prlimit-nofile", &p, "77"]),
         0,
@@ -299,10 +182,9 @@ impl Drop for Segment {
 
 #[test]
 fn k3_sysv_ipc_of_other_processes_is_out_of_reach() {
-    if !require_landlock() {
+    let Some(mut w) = landlock_world() else {
         return;
-    }
-    let mut w = World::new();
+    };
     let seg = Segment::make(1, None);
     let k = seg.key.to_string();
     assert_eq!(
@@ -338,7 +220,10 @@ fn k3_as_an_unprivileged_user_too() {
     let u = AsUser::new(&w);
     let seg = Segment::make(2, Some((&u, &w)));
     let k = seg.key.to_string();
-    assert_eq!(u.sandboxed(&w, &["shm-write", &k, "OWNED!!!"]), EPERM);
+    assert_eq!(
+        u.sandboxed_supervised(&w, &["shm-write", &k, "OWNED!!!"]),
+        EPERM
+    );
     assert_eq!(seg.contents(), "original");
     assert_eq!(
         u.unsandboxed(&w, &["shm-write", &k, "control!"]),
@@ -350,46 +235,20 @@ fn k3_as_an_unprivileged_user_too() {
 
 #[test]
 fn k4_fanotify_is_refused() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     assert_eq!(w.probe(&["fanotify_init"]), EPERM);
     if is_root() {
         assert_eq!(probe_unsandboxed(&["fanotify_init"]), 0, "control as root");
     }
 }
 
-/// A pseudo-terminal pair the test opened: (master, slave, /dev/pts/N).
-fn open_pty() -> (OwnedFd, File, PathBuf) {
-    // SAFETY: posix_openpt/grantpt/unlockpt/ptsname_r on our own master.
-    unsafe {
-        let m = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
-        assert!(m >= 0);
-        let master = OwnedFd::from_raw_fd(m);
-        assert_eq!(libc::grantpt(m), 0);
-        assert_eq!(libc::unlockpt(m), 0);
-        let mut buf = [0 as libc::c_char; 128];
-        assert_eq!(libc::ptsname_r(m, buf.as_mut_ptr(), buf.len()), 0);
-        let path = PathBuf::from(CStr::from_ptr(buf.as_ptr()).to_string_lossy().into_owned());
-        let slave = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .custom_flags(libc::O_NOCTTY)
-            .open(&path)
-            .expect("open slave");
-        (master, slave, path)
-    }
-}
-
-use std::os::unix::fs::OpenOptionsExt;
-
 #[test]
 fn k2_other_terminals_and_devices_are_out_of_reach() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     // Devices never granted: a virtual console, the kernel log, a block device.
     let mut devices = vec!["/dev/tty1".to_string(), "/dev/kmsg".to_string()];
     if let Some(b) = std::fs::read_dir("/sys/block").ok().and_then(|d| {
@@ -416,8 +275,8 @@ fn k2_other_terminals_and_devices_are_out_of_reach() {
 
     // Another terminal of the same user: with the pty broker on (what the
     // supervisor sets), only the terminal the command was given is granted.
-    let (_m1, given, given_path) = open_pty();
-    let (_m2, _other, other_path) = open_pty();
+    let (_m1, given, given_path) = other_terminal(0);
+    let (_m2, _other, other_path) = other_terminal(0);
     let spec = json!({
         "sandbox": {
             "read": ["/"],
@@ -461,11 +320,10 @@ fn k2_other_terminals_and_devices_are_out_of_reach() {
 
 #[test]
 fn k5_terminal_takeover_is_refused() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
-    let (_m, slave, path) = open_pty();
+    };
+    let (_m, slave, path) = other_terminal(0);
     // The victim session: the pty is its controlling terminal.
     let victim = Victim(
         Command::new("setsid")
@@ -520,10 +378,9 @@ fn k5_terminal_takeover_is_refused() {
 
 #[test]
 fn k6_machine_settings_are_refused() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     for op in [
         "settimeofday-null",
         "adjtimex-read",
@@ -550,10 +407,9 @@ fn k6_machine_settings_are_refused() {
 
 #[test]
 fn k7_proc_of_processes_outside_is_unreadable_as_root() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     let v = Victim::sleep();
     let p = v.pid();
     for name in ["environ", "maps"] {
@@ -581,10 +437,18 @@ fn k7_as_an_unprivileged_user_too() {
     let w = World::new();
     let u = AsUser::new(&w);
     for name in ["environ", "maps"] {
-        assert_eq!(u.sandboxed(&w, &["ppid-file", name]), EACCES, "{name}");
+        assert_eq!(
+            u.sandboxed_supervised(&w, &["ppid-file", name]),
+            EACCES,
+            "{name}"
+        );
     }
     // safe-exec is non-dumpable: its fd directory is root's, not listable.
-    assert_eq!(u.sandboxed(&w, &["ppid-fd-list"]), EACCES, "fd listing");
+    assert_eq!(
+        u.sandboxed_supervised(&w, &["ppid-fd-list"]),
+        EACCES,
+        "fd listing"
+    );
     assert_eq!(u.under_user_shell(&w, &["ppid-fd-list"]), 0, "control");
     assert_eq!(
         u.under_user_shell(&w, &["ppid-file", "environ"]),
@@ -595,10 +459,9 @@ fn k7_as_an_unprivileged_user_too() {
 
 #[test]
 fn k7_safe_exec_scrubs_its_own_environment_memory() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     let canary = "canary-5f1e2d3c";
     let mut child = w
         .supervised(&["sleep", "2"])
@@ -620,10 +483,9 @@ fn k7_safe_exec_scrubs_its_own_environment_memory() {
 
 #[test]
 fn root_keeps_no_capabilities_unless_the_profile_lists_them() {
-    if !require_landlock() {
+    let Some(mut w) = landlock_world() else {
         return;
-    }
-    let mut w = World::new();
+    };
     let caps = |w: &World| {
         let out = w.run(&[probe().display().to_string(), "print-caps".into()]);
         assert_eq!(code(&out), 0, "{}", stderr(&out));
@@ -660,10 +522,9 @@ fn root_keeps_no_capabilities_unless_the_profile_lists_them() {
 
 #[test]
 fn ordinary_work_still_runs_confined() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     let out = w.bash(
         r#"set -e
 printf '#!/bin/sh\necho hi\n' > tool.sh
@@ -687,10 +548,9 @@ echo done"#,
 
 #[test]
 fn doctor_reports_each_mechanism_and_that_this_kernel_enforces_it() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     let out = w.safe_exec().args(["doctor", "--json"]).output().unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("doctor --json");
     let mechanisms = v["mechanisms"].as_array().expect("mechanisms").clone();
@@ -744,8 +604,7 @@ fn k2_root_cannot_open_another_users_terminal_even_without_the_broker() {
     );
     // A terminal of another user (nobody), held open by its process.
     let mut holder = Victim(
-        Command::new("setpriv")
-            .args([&format!("--reuid={USER}"), &format!("--regid={USER}"), "--clear-groups"])
+        setpriv_test_user()
             .args([
                 "/usr/bin/python3",
                 "-c",

@@ -21,10 +21,9 @@ fn accepted(l: &TcpListener) -> bool {
 
 #[test]
 fn tcp_connect_is_denied_when_network_is_off() {
-    if !require_landlock() {
+    let Some(mut w) = landlock_world() else {
         return;
-    }
-    let mut w = World::new();
+    };
     let (l, port) = listener();
     assert_eq!(w.probe(&["connect-tcp", "127.0.0.1", &port]), EPERM);
     assert!(!accepted(&l), "nothing reached the listener");
@@ -39,10 +38,9 @@ fn tcp_connect_is_denied_when_network_is_off() {
 
 #[test]
 fn udp_send_is_denied_when_network_is_off() {
-    if !require_landlock() {
+    let Some(mut w) = landlock_world() else {
         return;
-    }
-    let mut w = World::new();
+    };
     let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
     rx.set_read_timeout(Some(Duration::from_millis(300)))
         .unwrap();
@@ -58,10 +56,9 @@ fn udp_send_is_denied_when_network_is_off() {
 
 #[test]
 fn mptcp_is_denied_when_network_is_off() {
-    if !require_landlock() {
+    let Some(mut w) = landlock_world() else {
         return;
-    }
-    let mut w = World::new();
+    };
     let (l, port) = listener();
     assert_eq!(w.probe(&["connect-mptcp", "127.0.0.1", &port]), EPERM);
     assert!(!accepted(&l));
@@ -76,10 +73,9 @@ fn mptcp_is_denied_when_network_is_off() {
 
 #[test]
 fn every_non_unix_socket_family_is_denied_exactly() {
-    if !require_landlock() {
+    let Some(mut w) = landlock_world() else {
         return;
-    }
-    let mut w = World::new();
+    };
     let cases: &[&[&str]] = &[
         &["inet", "stream"],
         &["inet", "dgram"],
@@ -113,10 +109,9 @@ fn every_non_unix_socket_family_is_denied_exactly() {
 
 #[test]
 fn unix_socket_to_an_outside_listener_is_denied_unless_allowed() {
-    if !require_landlock() {
+    let Some(mut w) = landlock_world() else {
         return;
-    }
-    let mut w = World::new();
+    };
     let path = w.outside.join("host.sock");
     let l = UnixListener::bind(&path).unwrap();
     l.set_nonblocking(true).unwrap();
@@ -135,10 +130,9 @@ fn unix_socket_to_an_outside_listener_is_denied_unless_allowed() {
 
 #[test]
 fn abstract_unix_socket_to_outside_is_denied() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     use std::os::linux::net::SocketAddrExt;
     let name = format!("safe-exec-test-{}", std::process::id());
     let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
@@ -155,10 +149,9 @@ fn abstract_unix_socket_to_outside_is_denied() {
 
 #[test]
 fn socketpair_and_its_send_recv_keep_working() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     assert_eq!(w.probe(&["socketpair"]), 0);
     assert_eq!(w.probe(&["socketpair-inet"]), EPERM);
     assert_eq!(
@@ -179,10 +172,9 @@ fn socketpair_and_its_send_recv_keep_working() {
 
 #[test]
 fn inherited_connected_socket_is_closed() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     let (l, port) = listener();
     let s = std::net::TcpStream::connect(format!("127.0.0.1:{port}")).unwrap();
     let fd = std::os::fd::AsRawFd::as_raw_fd(&s);
@@ -218,10 +210,9 @@ fn inherited_connected_socket_is_closed() {
 
 #[test]
 fn io_uring_is_denied() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     assert_eq!(w.probe(&["io_uring_setup"]), EPERM);
     let ctl = probe_unsandboxed(&["io_uring_setup"]);
     if ctl != 0 {
@@ -237,10 +228,9 @@ fn io_uring_is_denied() {
 
 #[test]
 fn http_mode_allows_only_web_ports_over_tcp() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     let (l, port) = listener();
     // Landlock ABI 4 refuses TCP connect to other ports.
     assert_eq!(
@@ -276,10 +266,9 @@ fn http_mode_allows_only_web_ports_over_tcp() {
 
 #[test]
 fn ping_mode_allows_only_icmp_datagrams() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     assert_eq!(spec_probe(&w, "ping", &["socket", "inet", "stream"]), EPERM);
     assert_eq!(
         spec_probe(&w, "ping", &["socket", "inet", "dgram"]),
@@ -299,10 +288,9 @@ fn ping_mode_allows_only_icmp_datagrams() {
 
 #[test]
 fn network_disabled_marker_is_set() {
-    if !require_landlock() {
+    let Some(mut w) = landlock_world() else {
         return;
-    }
-    let mut w = World::new();
+    };
     let out = w.run(&[probe().to_str().unwrap(), "print-env"]);
     let env = stdout(&out);
     assert!(env.lines().any(|l| l == "SAFE_EXEC_NETWORK_DISABLED=1"));

@@ -42,10 +42,9 @@ fn wait_gone(pid: i32) -> bool {
 
 #[test]
 fn ptrace_of_an_outside_process_is_denied() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     let s = Sleeper::new();
     assert_eq!(w.probe(&["ptrace", &s.pid()]), EPERM);
     let status = std::fs::read_to_string(format!("/proc/{}/status", s.pid())).unwrap();
@@ -60,10 +59,9 @@ fn ptrace_of_an_outside_process_is_denied() {
 
 #[test]
 fn process_vm_readv_is_denied() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     assert_eq!(
         w.probe(&["process_vm_readv", "self"]),
         EPERM,
@@ -78,10 +76,9 @@ fn process_vm_readv_is_denied() {
 
 #[test]
 fn kill_of_an_outside_process_is_denied_inside_is_allowed() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     let s = Sleeper::new();
     assert_eq!(w.probe(&["kill", &s.pid()]), EPERM);
     assert!(alive(s.0.id() as i32), "the outside process survived");
@@ -97,10 +94,9 @@ fn kill_of_an_outside_process_is_denied_inside_is_allowed() {
 
 #[test]
 fn namespaces_cannot_be_created() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     assert_eq!(w.probe(&["unshare", "0x10000000"]), EPERM, "CLONE_NEWUSER");
     assert_eq!(w.probe(&["unshare", "0x40000000"]), EPERM, "CLONE_NEWNET");
     assert_eq!(w.probe(&["setns"]), EPERM);
@@ -127,10 +123,9 @@ fn namespaces_cannot_be_created() {
 
 #[test]
 fn kernel_attack_surface_syscalls_are_denied() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     assert_eq!(w.probe(&["bpf"]), EPERM);
     assert_eq!(w.probe(&["perf_event_open"]), EPERM);
     assert_eq!(w.probe(&["keyctl"]), EPERM);
@@ -149,10 +144,9 @@ fn kernel_attack_surface_syscalls_are_denied() {
 
 #[test]
 fn terminal_injection_ioctls_are_denied_including_high_bits() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     for cmd in ["0x5412", "0xffffffff00005412", "0x541C", "0x100005412"] {
         assert_eq!(w.probe(&["ioctl", "0", cmd]), EPERM, "{cmd}");
         assert_eq!(
@@ -191,10 +185,9 @@ fn x32_and_foreign_arch_syscalls_are_blocked() {
 
 #[test]
 fn no_new_privs_is_set() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     let out = w.run(&[probe().to_str().unwrap(), "print-nnp"]);
     assert_eq!(stdout(&out).trim(), "1");
     let ctl = Command::new(probe()).arg("print-nnp").output().unwrap();
@@ -203,10 +196,9 @@ fn no_new_privs_is_set() {
 
 #[test]
 fn exit_codes_follow_the_contract() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     assert_eq!(code(&w.sh("exit 3")), 3);
     let k = w.script("k.sh", "kill -9 $$");
     assert_eq!(code(&w.run(&[&k])), 137);
@@ -231,10 +223,9 @@ fn exit_codes_follow_the_contract() {
 
 #[test]
 fn timeout_kills_the_whole_group_and_exits_124() {
-    if !require_landlock() {
+    let Some(mut w) = landlock_world() else {
         return;
-    }
-    let mut w = World::new();
+    };
     w.timeout(1);
     let pidfile = w.w("bg.pid");
     let t = Instant::now();
@@ -256,10 +247,9 @@ fn timeout_kills_the_whole_group_and_exits_124() {
 
 #[test]
 fn background_jobs_do_not_outlive_the_command() {
-    if !require_landlock() {
+    let Some(mut w) = landlock_world() else {
         return;
-    }
-    let mut w = World::new();
+    };
     // Supervised (a time limit is set): safe-exec kills the command's process
     // group when the command ends. Without a limit it execs in place and
     // there is no safe-exec left to do so.
@@ -301,10 +291,9 @@ fn wait_file(p: &std::path::Path) -> String {
 
 #[test]
 fn signals_are_forwarded_to_the_command() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     let ready = w.work.join("ready");
     let got = w.work.join("got");
     let mut child = start(
@@ -328,10 +317,9 @@ fn signals_are_forwarded_to_the_command() {
 
 #[test]
 fn command_dies_with_safe_exec() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     let pidfile = w.work.join("pid");
     let mut child = start(
         &w,
@@ -346,10 +334,9 @@ fn command_dies_with_safe_exec() {
 
 #[test]
 fn exec_in_place_leaves_no_extra_process() {
-    if !require_landlock() {
+    let Some(mut w) = landlock_world() else {
         return;
-    }
-    let mut w = World::new();
+    };
     // Nothing needs the result (the audit log, on by default, does).
     w.profile["audit"] = serde_json::json!({"enabled": false});
     let out = w.sh("echo $PPID; grep NoNewPrivs /proc/self/status");

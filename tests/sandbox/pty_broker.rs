@@ -9,135 +9,6 @@
 use crate::common::sandbox as common;
 use common::*;
 
-use std::ffi::CStr;
-use std::fs::File;
-use std::os::fd::{FromRawFd, OwnedFd};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
-
-/// The unprivileged test user (nobody), as tests/sandbox/kernel_escapes.rs.
-const USER: u32 = 65534;
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no side effects.
-    unsafe { libc::geteuid() == 0 }
-}
-
-/// A pty the test opened ("another terminal"): (master, slave, /dev/pts/N),
-/// owned by `owner` (mode 0620, as grantpt leaves it).
-fn other_terminal(owner: u32) -> (OwnedFd, File, PathBuf) {
-    // SAFETY: posix_openpt/grantpt/unlockpt/ptsname_r on our own master.
-    let (master, path) = unsafe {
-        let m = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
-        assert!(m >= 0, "posix_openpt");
-        let master = OwnedFd::from_raw_fd(m);
-        assert_eq!(libc::grantpt(m), 0);
-        assert_eq!(libc::unlockpt(m), 0);
-        let mut buf = [0 as libc::c_char; 128];
-        assert_eq!(libc::ptsname_r(m, buf.as_mut_ptr(), buf.len()), 0);
-        let path = PathBuf::from(CStr::from_ptr(buf.as_ptr()).to_string_lossy().into_owned());
-        (master, path)
-    };
-    let slave = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(libc::O_NOCTTY)
-        .open(&path)
-        .expect("open slave");
-    if owner != 0 {
-        std::os::unix::fs::chown(&path, Some(owner), None).expect("chown pty");
-    }
-    (master, slave, path)
-}
-
-/// safe-exec and the probe as the unprivileged user (setpriv), in the
-/// world's directories opened to that user.
-struct AsUser {
-    bin: PathBuf,
-    probe: PathBuf,
-    profile: PathBuf,
-}
-
-impl AsUser {
-    fn new(w: &World) -> AsUser {
-        assert!(
-            have("setpriv"),
-            "setpriv is needed for the unprivileged cases"
-        );
-        for d in [&w.base, &w.work, &w.tmp, &w.home, &w.state, &w.outside] {
-            std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o777)).unwrap();
-        }
-        let bin_copy = w.base.join("safe-exec");
-        let probe_copy = w.base.join("probe");
-        std::fs::copy(bin(), &bin_copy).unwrap();
-        std::fs::copy(probe(), &probe_copy).unwrap();
-        let profile = w.profile_file();
-        std::fs::set_permissions(&profile, std::fs::Permissions::from_mode(0o644)).unwrap();
-        AsUser {
-            bin: bin_copy,
-            probe: probe_copy,
-            profile,
-        }
-    }
-
-    fn base(&self, w: &World) -> Command {
-        let mut cmd = Command::new("setpriv");
-        cmd.args([
-            &format!("--reuid={USER}"),
-            &format!("--regid={USER}"),
-            "--clear-groups",
-        ])
-        .current_dir(&w.work)
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("HOME", &w.home)
-        .env("TMPDIR", &w.tmp)
-        .env("SAFE_EXEC_STATE_DIR", &w.state)
-        .env("SAFE_EXEC_SYSTEM_CONFIG", w.base.join("none.toml"))
-        .stdin(Stdio::null());
-        cmd
-    }
-
-    /// `safe-exec --profile P -- argv` as the user.
-    fn safe_exec(&self, w: &World, argv: &[String]) -> std::process::Output {
-        let mut cmd = self.base(w);
-        cmd.arg(&self.bin)
-            .arg("--profile")
-            .arg(&self.profile)
-            .arg("--")
-            .args(argv);
-        cmd.output().unwrap()
-    }
-
-    fn probe_argv(&self, args: &[&str]) -> Vec<String> {
-        let mut v = vec![self.probe.display().to_string()];
-        v.extend(args.iter().map(|a| {
-            if a.contains('/') {
-                hidden(a)
-            } else {
-                a.to_string()
-            }
-        }));
-        v
-    }
-
-    fn sandboxed(&self, w: &World, args: &[&str]) -> i32 {
-        let out = self.safe_exec(w, &self.probe_argv(args));
-        let rc = code(&out);
-        assert!(
-            !(125..=127).contains(&rc) && rc != 200,
-            "user probe {args:?} did not run: {rc} {}",
-            stderr(&out)
-        );
-        rc
-    }
-
-    fn unsandboxed(&self, w: &World, args: &[&str]) -> i32 {
-        code(&self.base(w).arg(&self.probe).args(args).output().unwrap())
-    }
-}
-
 /// Python: `os.openpty()` and `pty.fork()` (glibc openpty/forkpty), the
 /// child's output read back through the master.
 const PY_PTY: &str = "import os, pty\n\
@@ -153,10 +24,9 @@ print('pty-ok')\n";
 
 #[test]
 fn k2_broker_another_terminal_is_eacces_as_root_and_own_ptys_work() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     let (_m, _slave, other) = other_terminal(0);
     let other = other.display().to_string();
     // Positive control: the same open outside safe-exec works.
@@ -243,7 +113,7 @@ fn k2_broker_another_terminal_of_the_same_user_is_eacces_unprivileged() {
     let w = World::new();
     let u = AsUser::new(&w);
     // Another terminal of the unprivileged user (owned by it, 0620).
-    let (_m, _slave, other) = other_terminal(USER);
+    let (_m, _slave, other) = other_terminal(TEST_USER);
     let other = other.display().to_string();
     assert_eq!(
         u.unsandboxed(&w, &["open-tty", &other]),

@@ -12,14 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-const EPERM: i32 = 1;
-const EACCES: i32 = 13;
-const NOBODY: u32 = 65534;
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no side effects.
-    unsafe { libc::geteuid() == 0 }
-}
+const NOBODY: u32 = TEST_USER;
 
 /// Who runs safe-exec.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -93,25 +86,20 @@ fn run_as(w: &World, who: Who, args: &[&str]) -> Output {
         }
         Who::Nobody => {
             let b = open_world(w);
-            let mut c = Command::new("setpriv");
-            c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-                .arg(&b)
-                .arg("--profile")
-                .arg(&profile)
-                .args(args)
-                .current_dir(&w.work)
-                .env_clear()
-                .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-                .env("HOME", &w.home)
-                .env("TMPDIR", &w.tmp)
-                .env("SAFE_EXEC_STATE_DIR", &w.state)
-                .env("SAFE_EXEC_SYSTEM_CONFIG", w.base.join("none.toml"))
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .stdin(Stdio::null());
+            let mut c = test_user_command(w);
+            c.arg(&b).arg("--profile").arg(&profile).args(args);
             c
         }
     };
     cmd.output().expect("run safe-exec")
+}
+
+/// [`run_as`] after [`prep`], asserting that the command succeeded.
+fn run_ok(w: &World, who: Who, args: &[&str]) -> Output {
+    prep(w, who);
+    let out = run_as(w, who, args);
+    assert_eq!(code(&out), 0, "{who:?}: {}", stderr(&out));
+    out
 }
 
 /// Runs `body` as a bash script file under safe-exec: the policy layer
@@ -139,10 +127,8 @@ fn plain_as(w: &World, who: Who, argv: &[&str]) -> Output {
         }
         Who::Nobody => {
             open_world(w);
-            let mut c = Command::new("setpriv");
-            c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-                .args(argv)
-                .env("PATH", "/usr/local/bin:/usr/bin:/bin");
+            let mut c = setpriv_test_user();
+            c.args(argv).env("PATH", "/usr/local/bin:/usr/bin:/bin");
             c
         }
     };
@@ -208,6 +194,19 @@ fn meta_results(out: &Output) -> Vec<(String, i32)> {
             Some((k.to_string(), v.parse().ok()?))
         })
         .collect()
+}
+
+/// Asserts that every call of [`META_PY`] worked (user.* xattrs may be
+/// unsupported by the filesystem).
+fn all_metadata_calls_worked(out: &Output, what: &str) {
+    let res = meta_results(out);
+    assert_eq!(res.len(), 12, "{what}: {} {}", stdout(out), stderr(out));
+    for (name, errno) in &res {
+        if name.contains("xattr") && *errno == libc::EOPNOTSUPP {
+            continue;
+        }
+        assert_eq!(*errno, 0, "{what}: {name}: {res:?}");
+    }
 }
 
 fn reset_canary(p: &Path, who: Who) {
@@ -277,15 +276,7 @@ fn metadata_outside_the_roots_is_refused() {
                 inside.to_str().unwrap(),
             ],
         );
-        let res = meta_results(&out);
-        assert_eq!(res.len(), 12, "{who:?}: {}", stdout(&out));
-        for (name, errno) in &res {
-            // user.* xattrs need filesystem support; the rest must work.
-            if name.contains("xattr") && *errno == libc::EOPNOTSUPP {
-                continue;
-            }
-            assert_eq!(*errno, 0, "{who:?}: {name} inside the root: {res:?}");
-        }
+        all_metadata_calls_worked(&out, &format!("{who:?}: inside the root"));
         assert_eq!(
             snapshot(&inside).0 & 0o777,
             0o606,
@@ -299,14 +290,7 @@ fn metadata_outside_the_roots_is_refused() {
             who,
             &["python3", py.to_str().unwrap(), canary.to_str().unwrap()],
         );
-        let res = meta_results(&out);
-        assert_eq!(res.len(), 12, "{who:?}: control: {}", stderr(&out));
-        for (name, errno) in &res {
-            if name.contains("xattr") && *errno == libc::EOPNOTSUPP {
-                continue;
-            }
-            assert_eq!(*errno, 0, "{who:?}: control {name}: {res:?}");
-        }
+        all_metadata_calls_worked(&out, &format!("{who:?}: control"));
         assert_ne!(
             snapshot(&canary),
             before,
@@ -353,8 +337,7 @@ fn metadata_through_tools_and_symlinks_is_refused() {
         }
         // Positive controls: chmod +x and touch -d on project files.
         std::fs::write(w.work.join("script.sh"), "echo hi\n").unwrap();
-        prep(&w, who);
-        let out = run_as(
+        let out = run_ok(
             &w,
             who,
             &[
@@ -362,7 +345,6 @@ fn metadata_through_tools_and_symlinks_is_refused() {
                 "chmod +x script.sh && touch -d 2001-01-01 script.sh && ./script.sh",
             ],
         );
-        assert_eq!(code(&out), 0, "{who:?}: {}", stderr(&out));
         assert_eq!(stdout(&out), "hi\n");
         let m = std::fs::metadata(w.work.join("script.sh")).unwrap();
         assert!(m.mode() & 0o111 != 0);
@@ -410,9 +392,7 @@ fn no_process_of_the_tree_outlives_safe_exec() {
                 m = marker
             ),
         );
-        prep(&w, who);
-        let out = run_as(&w, who, &["--", &script]);
-        assert_eq!(code(&out), 0, "{who:?}: {}", stderr(&out));
+        let out = run_ok(&w, who, &["--", &script]);
         assert_eq!(stdout(&out), "started\n");
         std::thread::sleep(Duration::from_millis(200));
         let left = find_marker(&marker);
@@ -550,8 +530,7 @@ fn git_config_and_hooks_changes_do_not_survive() {
         }
         // The user's next plain git commands do not run the payload.
         git(&w.work, &["status", "--short"]);
-        prep(&w, who);
-        let out = run_as(
+        let out = run_ok(
             &w,
             who,
             &[
@@ -559,7 +538,6 @@ fn git_config_and_hooks_changes_do_not_survive() {
                 "git checkout -q -b feature && echo b >> a.txt && git commit -qam two && git log --oneline",
             ],
         );
-        assert_eq!(code(&out), 0, "{who:?}: {}", stderr(&out));
         assert!(stdout(&out).contains("two"), "{}", stdout(&out));
         assert!(!w.base.join("pwned").exists(), "{who:?}: payload ran");
     }
@@ -638,8 +616,7 @@ fn agent_and_tool_configs_do_not_survive() {
             "ordinary\n"
         );
         // Positive control: a venv the command creates itself keeps its .pth.
-        prep(&w, who);
-        let out = run_as(
+        run_ok(
             &w,
             who,
             &[
@@ -647,7 +624,6 @@ fn agent_and_tool_configs_do_not_survive() {
                 "mkdir -p new/lib/python3.11/site-packages && touch new/pyvenv.cfg && echo x > new/lib/python3.11/site-packages/own.pth",
             ],
         );
-        assert_eq!(code(&out), 0, "{who:?}: {}", stderr(&out));
         assert!(
             w.work
                 .join("new/lib/python3.11/site-packages/own.pth")
@@ -838,10 +814,9 @@ fn exec_time_checks_refuse_critical_argv() {
 /// Everyday work still runs confined under the supervisor.
 #[test]
 fn everyday_work_still_runs() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     repo(&w);
     for (what, script) in [
         (

@@ -8,14 +8,9 @@ use common::*;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
-const UID: u32 = 65534;
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no side effects.
-    unsafe { libc::geteuid() == 0 }
-}
+const UID: u32 = TEST_USER;
 
 fn chown(p: &Path, uid: u32) {
     std::os::unix::fs::chown(p, Some(uid), Some(uid)).expect("chown");
@@ -32,9 +27,8 @@ struct Host {
     homes: PathBuf,
     home: PathBuf,
     sibling_file: PathBuf,
-    bin: PathBuf,
-    probe: PathBuf,
-    profile: PathBuf,
+    /// safe-exec and the probe copied for the user.
+    u: AsUser,
 }
 
 impl Host {
@@ -64,72 +58,34 @@ impl Host {
         }
         mode(&home, 0o700);
         mode(&homes, homes_mode);
-        let bin_copy = w.base.join("safe-exec");
-        let probe_copy = w.base.join("probe");
-        std::fs::copy(bin(), &bin_copy).unwrap();
-        std::fs::copy(probe(), &probe_copy).unwrap();
-        let profile = w.profile_file();
-        mode(&profile, 0o644);
+        let u = AsUser::copies(&w);
         Host {
             w,
             homes,
             home,
             sibling_file,
-            bin: bin_copy,
-            probe: probe_copy,
-            profile,
+            u,
         }
     }
 
+    /// A command as the user, with the user's HOME under `homes`.
     fn user(&self) -> Command {
-        let mut cmd = Command::new("setpriv");
-        cmd.args([
-            &format!("--reuid={UID}"),
-            &format!("--regid={UID}"),
-            "--clear-groups",
-        ])
-        .current_dir(&self.w.work)
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("HOME", &self.home)
-        .env("TMPDIR", &self.w.tmp)
-        .env("SAFE_EXEC_STATE_DIR", &self.w.state)
-        .env("SAFE_EXEC_SYSTEM_CONFIG", self.w.base.join("none.toml"))
-        .stdin(Stdio::null());
+        let mut cmd = test_user_command(&self.w);
+        cmd.env("HOME", &self.home);
         cmd
     }
 
     fn sandboxed(&self, args: &[&str]) -> Output {
-        self.user()
-            .arg(&self.bin)
-            .arg("--profile")
-            .arg(&self.profile)
-            .arg("--")
-            .arg(&self.probe)
-            .args(args.iter().map(|a| {
-                if a.contains('/') {
-                    hidden(a)
-                } else {
-                    a.to_string()
-                }
-            }))
-            .output()
-            .unwrap()
+        self.u
+            .run_in(self.user(), &probe_argv(&self.u.probe, args), false)
     }
 
     fn probe_rc(&self, args: &[&str]) -> i32 {
-        let out = self.sandboxed(args);
-        let rc = code(&out);
-        assert!(
-            !(125..=127).contains(&rc) && rc != 200,
-            "the sandbox did not start: {rc} {}",
-            stderr(&out)
-        );
-        rc
+        probe_ran(&self.sandboxed(args), args)
     }
 
     fn unsandboxed(&self, args: &[&str]) -> i32 {
-        code(&self.user().arg(&self.probe).args(args).output().unwrap())
+        code(&self.user().arg(&self.u.probe).args(args).output().unwrap())
     }
 }
 
@@ -179,7 +135,7 @@ fn carving_through_an_unlistable_directory(homes_mode: u32) {
     // doctor names the directory and what it did instead.
     let doc = h
         .user()
-        .arg(&h.bin)
+        .arg(&h.u.bin)
         .args(["doctor", "--json"])
         .output()
         .unwrap();
@@ -190,7 +146,7 @@ fn carving_through_an_unlistable_directory(homes_mode: u32) {
         .find(|u| u["path"] == h.homes.display().to_string())
         .unwrap_or_else(|| panic!("doctor does not name {}: {v}", h.homes.display()));
     assert_eq!(entry["granted"], serde_json::json!([h.home]), "{entry}");
-    let text = h.user().arg(&h.bin).arg("doctor").output().unwrap();
+    let text = h.user().arg(&h.u.bin).arg("doctor").output().unwrap();
     assert!(
         stdout(&text).contains(&format!("could not list {}", h.homes.display())),
         "{}",
@@ -210,10 +166,9 @@ fn home_below_a_751_directory() {
 
 #[test]
 fn a_missing_temporary_directory_is_explained() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     let gone = w.base.join("no-such-tmp");
     let out = w.command(&["true"]).env("TMPDIR", &gone).output().unwrap();
     assert_eq!(code(&out), 125);
@@ -229,10 +184,9 @@ fn a_missing_temporary_directory_is_explained() {
 
 #[test]
 fn a_missing_home_or_unset_home_still_runs() {
-    if !require_landlock() {
+    let Some(w) = landlock_world() else {
         return;
-    }
-    let w = World::new();
+    };
     let out = w
         .command(&["true"])
         .env("HOME", w.base.join("no-such-home"))

@@ -3,6 +3,7 @@
 //! would be silently skipped by the build, its tests never run.
 
 mod layers;
+mod libc_calls;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

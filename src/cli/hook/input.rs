@@ -78,7 +78,7 @@ impl Agent {
     /// neither field and names its tools `Bash`, `Write`, ...
     fn detect(obj: &Map<String, Value>) -> Agent {
         let tool = obj.get("tool_name").and_then(Value::as_str).unwrap_or("");
-        if obj.contains_key("turn_id") || obj.contains_key("model") || CODEX_TOOLS.contains(&tool) {
+        if obj.contains_key("turn_id") || obj.contains_key("model") || is_codex_tool(tool) {
             Agent::Codex
         } else {
             Agent::ClaudeCode
@@ -94,9 +94,8 @@ impl Agent {
     }
 }
 
-/// Tool names only Codex uses.
-const CODEX_TOOLS: &[&str] = &[
-    "apply_patch",
+/// Codex's tools that run a shell command (`tool_input.command`).
+const CODEX_SHELL_TOOLS: &[&str] = &[
     "shell",
     "local_shell",
     "exec_command",
@@ -105,16 +104,17 @@ const CODEX_TOOLS: &[&str] = &[
     "shell_command",
 ];
 
-/// Tools that run a shell command (`tool_input.command`).
-pub const COMMAND_TOOLS: &[&str] = &[
-    "Bash",
-    "shell",
-    "local_shell",
-    "exec_command",
-    "unified_exec",
-    "container.exec",
-    "shell_command",
-];
+/// Whether only Codex uses the tool `name`: its shell tools and
+/// `apply_patch`.
+fn is_codex_tool(name: &str) -> bool {
+    name == "apply_patch" || CODEX_SHELL_TOOLS.contains(&name)
+}
+
+/// Whether the tool `name` runs a shell command (`tool_input.command`):
+/// Claude Code's `Bash` and Codex's shell tools.
+pub fn is_command_tool(name: &str) -> bool {
+    name == "Bash" || CODEX_SHELL_TOOLS.contains(&name)
+}
 
 /// The command of a shell tool: a string (Claude Code's `Bash`, Codex's
 /// `Bash`/`shell_command`) or an argv (Codex's `shell` with

@@ -10,8 +10,15 @@
 //! both agents treat that as a non-blocking error). Changing them can only
 //! turn a decision into a refusal, never into an allow.
 
+use nix::errno::Errno;
+use nix::fcntl::OFlag;
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::sys::resource::{Resource, getrlimit, setrlimit};
+use nix::sys::signal::{Signal, kill};
+use nix::sys::wait::{WaitStatus, waitpid};
+use nix::unistd::{ForkResult, Pid, alarm, fork, pipe2};
 use std::io::{Read, Write};
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 use std::sync::atomic::Ordering;
@@ -63,50 +70,27 @@ fn run_child(
     memory_mb: u64,
     timeout: Duration,
 ) -> Result<Rendered, String> {
-    let mut fds = [0i32; 2];
-    // SAFETY: pipe2 fills the two-element array we own.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(format!(
-            "cannot create a pipe: {}",
-            std::io::Error::last_os_error()
-        ));
-    }
-    // SAFETY: both descriptors were just created and are owned here only.
-    let (rd, wr) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let (rd, wr) = pipe2(OFlag::O_CLOEXEC).map_err(|e| format!("cannot create a pipe: {e}"))?;
     // SAFETY: the hook is single-threaded at this point (nothing has
     // started a thread before the decision), so the child may run ordinary
     // Rust code; it leaves through `_exit` only.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(format!("cannot fork: {}", std::io::Error::last_os_error()));
-    }
-    if pid == 0 {
+    let fork = unsafe { fork() }.map_err(|e| format!("cannot fork: {e}"))?;
+    let ForkResult::Parent { child: pid } = fork else {
         drop(rd);
         child(decide, wr, memory_mb, timeout);
-    }
+    };
     drop(wr);
     parent(pid, rd, timeout)
 }
 
 fn child(decide: impl FnOnce() -> Rendered, wr: OwnedFd, memory_mb: u64, timeout: Duration) -> ! {
     let bytes = memory_mb.saturating_mul(1024 * 1024);
-    // SAFETY: plain getrlimit/setrlimit/alarm calls with valid arguments.
-    unsafe {
-        let mut old = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        if libc::getrlimit(libc::RLIMIT_AS, &mut old) == 0 {
-            SAVED_AS.store(old.rlim_cur, Ordering::Relaxed);
-            let l = libc::rlimit {
-                rlim_cur: (bytes as libc::rlim_t).min(old.rlim_max).min(old.rlim_cur),
-                rlim_max: old.rlim_max,
-            };
-            libc::setrlimit(libc::RLIMIT_AS, &l);
-        }
-        let secs = u32::try_from(timeout.as_secs().max(1)).unwrap_or(u32::MAX);
-        libc::alarm(secs);
+    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_AS) {
+        SAVED_AS.store(soft, Ordering::Relaxed);
+        let _ = setrlimit(Resource::RLIMIT_AS, bytes.min(hard).min(soft), hard);
     }
+    let secs = u32::try_from(timeout.as_secs().max(1)).unwrap_or(u32::MAX);
+    alarm::set(secs);
     // The same live-heap bound as `check` (`bound::memory_limit`, lowered by
     // `SAFE_EXEC_DECIDE_MEMORY_LIMIT`), armed in this child only: hitting it
     // ends the child with no answer (exit 3, nothing written), so the
@@ -127,10 +111,8 @@ fn child(decide: impl FnOnce() -> Rendered, wr: OwnedFd, memory_mb: u64, timeout
     unsafe { libc::_exit(code) }
 }
 
-fn parent(pid: libc::pid_t, rd: OwnedFd, timeout: Duration) -> Result<Rendered, String> {
-    use std::os::fd::AsRawFd;
+fn parent(pid: Pid, rd: OwnedFd, timeout: Duration) -> Result<Rendered, String> {
     let deadline = Instant::now() + timeout + Duration::from_millis(500);
-    let fd = rd.as_raw_fd();
     let mut data = Vec::new();
     let mut f = std::fs::File::from(rd);
     let mut timed_out = false;
@@ -140,20 +122,13 @@ fn parent(pid: libc::pid_t, rd: OwnedFd, timeout: Duration) -> Result<Rendered, 
             timed_out = true;
             break;
         }
-        let mut pfd = libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
+        let ms =
+            PollTimeout::try_from(left.max(Duration::from_millis(1))).unwrap_or(PollTimeout::MAX);
+        let n = match poll(&mut [PollFd::new(f.as_fd(), PollFlags::POLLIN)], ms) {
+            Ok(n) => n,
+            Err(Errno::EINTR) => continue,
+            Err(_) => break,
         };
-        let ms = i32::try_from(left.as_millis()).unwrap_or(i32::MAX).max(1);
-        // SAFETY: poll on one open descriptor with a stack pollfd.
-        let n = unsafe { libc::poll(&mut pfd, 1, ms) };
-        if n < 0 {
-            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            break;
-        }
         if n == 0 {
             continue;
         }
@@ -166,39 +141,33 @@ fn parent(pid: libc::pid_t, rd: OwnedFd, timeout: Duration) -> Result<Rendered, 
         }
     }
     if timed_out {
-        // SAFETY: kill the child we forked.
-        unsafe {
-            libc::kill(pid, libc::SIGKILL);
-        }
+        let _ = kill(pid, Signal::SIGKILL);
     }
-    let mut status = 0;
-    // SAFETY: reaping our own child.
-    let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+    let status = waitpid(pid, None);
     if timed_out {
         return Err(format!(
             "deciding took longer than {} ms (SAFE_EXEC_HOOK_TIMEOUT_MS)",
             timeout.as_millis()
         ));
     }
-    if r != pid {
-        return Err("lost the deciding process".into());
-    }
-    if libc::WIFSIGNALED(status) {
-        let sig = libc::WTERMSIG(status);
-        return Err(match sig {
-            libc::SIGALRM => format!(
+    let code = match status {
+        Ok(WaitStatus::Exited(p, code)) if p == pid => code,
+        Ok(WaitStatus::Signaled(p, Signal::SIGALRM, _)) if p == pid => {
+            return Err(format!(
                 "deciding took longer than {} ms (SAFE_EXEC_HOOK_TIMEOUT_MS)",
                 timeout.as_millis()
-            ),
-            _ => format!(
-                "the deciding process was killed by signal {sig} (a crash, or the memory limit SAFE_EXEC_HOOK_MEMORY_MB)"
-            ),
-        });
-    }
-    let code = if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else {
-        -1
+            ));
+        }
+        Ok(WaitStatus::Signaled(p, sig, _)) if p == pid => {
+            return Err(format!(
+                "the deciding process was killed by signal {} (a crash, or the memory limit SAFE_EXEC_HOOK_MEMORY_MB)",
+                sig as i32
+            ));
+        }
+        Ok(WaitStatus::Exited(..) | WaitStatus::Signaled(..)) | Err(_) => {
+            return Err("lost the deciding process".into());
+        }
+        Ok(_) => -1,
     };
     if code != 0 {
         return Err(format!(
