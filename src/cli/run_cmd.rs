@@ -215,7 +215,7 @@ pub fn run(args: &[OsString]) -> i32 {
                 };
                 verdict.add(
                     Layer::Confirmation,
-                    "confirmation.refused",
+                    crate::policy::ReasonId::ConfirmationRefused,
                     Decision::Deny,
                     why,
                     None,

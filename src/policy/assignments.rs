@@ -3,6 +3,7 @@
 //! by an assignment the string makes or one in front of a command (an
 //! `env_assignment` value handed to `env` is checked in `values`).
 
+use super::ReasonId;
 use super::registry::Risk;
 use super::{Decision, Layer, PolicyContext, Verdict, confined, variables};
 use crate::parse::{CommandModel, Segment};
@@ -15,7 +16,7 @@ pub(super) fn assigned(model: &CommandModel, ctx: &PolicyContext, v: &mut Verdic
         {
             v.add(
                 Layer::Policy,
-                "policy.dangerous_assignment",
+                ReasonId::PolicyDangerousAssignment,
                 Decision::Deny,
                 format!("the command sets `{name}`, which {what}"),
                 Some("drop the assignment; configure the tool in its own config file".into()),
@@ -33,7 +34,7 @@ pub(super) fn prefix(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
         {
             v.add(
                 Layer::Policy,
-                "policy.dangerous_assignment",
+                ReasonId::PolicyDangerousAssignment,
                 Decision::Deny,
                 format!("`{}=...` {what}", a.name),
                 Some("drop the assignment; configure the tool in its own config file".into()),

@@ -2,6 +2,7 @@
 //! can do: sed scripts, awk programs, `git -c` settings and `git config`
 //! keys, rustc `-C` codegen options.
 
+use super::ReasonId;
 use super::args::ParsedArgs;
 use super::path_checks::path_reason;
 use super::paths;
@@ -20,7 +21,7 @@ pub(super) fn git_config(name: &str, w: &Word, v: &mut Verdict) -> Risk {
     if key.eq_ignore_ascii_case("clean.requireForce") {
         v.add(
             Layer::Policy,
-            "history.destroy",
+            ReasonId::HistoryDestroy,
             Decision::Deny,
             format!("`{name} -c clean.requireForce=...` lets `git clean` delete untracked files without `-f`; the sandbox cannot protect work inside the project"),
             Some("list what would go with `git clean -n`".into()),
@@ -30,7 +31,7 @@ pub(super) fn git_config(name: &str, w: &Word, v: &mut Verdict) -> Risk {
     if w.unresolved || !super::git_config::harmless(key, value) {
         v.add(
             Layer::Policy,
-            "registry.git_config_exec",
+            ReasonId::RegistryGitConfigExec,
             Decision::Deny,
             format!("`{name} -c {key}=...` is not a setting known to be harmless; git settings can make it run other programs"),
             Some("drop the -c setting".into()),
@@ -53,7 +54,7 @@ pub(super) fn git_config_command(parsed: &ParsedArgs, v: &mut Verdict) {
         if !super::git_config::harmless(&key, value.as_deref()) {
             v.add(
                 Layer::Policy,
-                "registry.git_config_exec",
+                ReasonId::RegistryGitConfigExec,
                 Decision::Deny,
                 format!("`git config` sets `{key}`, which is not a setting known to be harmless; git settings can make it run other programs"),
                 None,
@@ -86,7 +87,7 @@ pub(super) fn sed_script(
     if effects.exec {
         v.add(
             Layer::Policy,
-            "registry.sed_exec",
+            ReasonId::RegistrySedExec,
             Decision::Deny,
             format!("the `{name}` script uses the `e` command, which runs shell commands"),
             Some("drop the `e` command or flag and run the command separately".into()),
@@ -154,7 +155,7 @@ pub(super) fn rustc_codegen(name: &str, w: &Word, v: &mut Verdict) -> Risk {
     if w.unresolved || !HARMLESS.contains(&key) {
         v.add(
                 Layer::Policy,
-                "registry.exec_value",
+                ReasonId::RegistryExecValue,
                 Decision::Deny,
                 format!("`{name} -C {key}` is not a codegen option known to be harmless; some run or load other programs"),
                 None,
@@ -179,7 +180,7 @@ pub(super) fn awk_program(
     if e.exec {
         v.add(
             Layer::Policy,
-            "registry.awk_exec",
+            ReasonId::RegistryAwkExec,
             Decision::Deny,
             format!("the `{name}` program runs shell commands"),
             Some("do the work with separate commands".into()),

@@ -2,7 +2,9 @@
 //! (`git -c x=y push`), and what happens to a program the registry does
 //! not know.
 
+use super::ReasonId;
 use super::mode::decision_of;
+use super::path_checks::Access;
 use super::path_checks::path_operand;
 use super::registry::{self, CommandSpec};
 use super::{Layer, PolicyContext, Verdict, confined};
@@ -27,7 +29,7 @@ pub(super) fn unregistered(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, 
         };
         v.add(
             Layer::Policy,
-            "registry.unknown_command",
+            ReasonId::RegistryUnknownCommand,
             d,
             format!("`{missing}` is not in the command registry"),
             Some(suggestion),
@@ -36,7 +38,7 @@ pub(super) fn unregistered(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, 
     // Still check its operands as paths it might read.
     for w in &seg.words[1..] {
         if !w.value.starts_with('-') {
-            path_operand(seg, ctx, v, w, "read_path", false, &seg.program);
+            path_operand(seg, ctx, v, w, Access::Read, false, &seg.program);
         }
     }
 }
@@ -73,8 +75,7 @@ pub(super) fn lookup<'w>(
 
 /// Index of the first operand (the subcommand), skipping global options.
 pub(super) fn first_operand(spec: &CommandSpec, args: &[Word]) -> Option<usize> {
-    let opts: Vec<registry::OptionSpec> =
-        spec.options.iter().filter_map(|o| o.parse().ok()).collect();
+    let opts: Vec<registry::OptionSpec> = spec.options.iter().map(|o| o.spec().clone()).collect();
     let mut i = 0;
     while i < args.len() {
         let a = args[i].value.as_str();

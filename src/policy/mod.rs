@@ -30,6 +30,7 @@ pub mod git_config;
 pub mod history;
 pub mod keywords;
 pub mod paths;
+pub mod reason;
 pub mod registry;
 pub mod rules;
 pub mod sed;
@@ -57,6 +58,7 @@ use crate::parse::CommandModel;
 use registry::Risk;
 
 pub use context::{Link, PolicyContext};
+pub use reason::ReasonId;
 pub use verdict::{Confirmation, Decision, Layer, Reason, Verdict};
 
 // The helpers the sibling modules (confined, forms, history) call as

@@ -2,6 +2,7 @@
 //! command's risk against the profile's ceiling (`mode`,
 //! `allow_dangerous`, `above_mode`).
 
+use super::ReasonId;
 use super::registry::Risk;
 use super::{Confirmation, Decision, Layer, PolicyContext, Verdict};
 use crate::profile::schema::Action;
@@ -30,7 +31,7 @@ pub(super) fn ceiling(ctx: &PolicyContext, v: &mut Verdict) {
     if v.risk == Risk::Dangerous && !policy.allow_dangerous {
         v.add(
             Layer::Policy,
-            "policy.dangerous_disabled",
+            ReasonId::PolicyDangerousDisabled,
             Decision::Deny,
             format!(
                 "dangerous commands are disabled by this profile (allow_dangerous = false){why}"
@@ -41,7 +42,7 @@ pub(super) fn ceiling(ctx: &PolicyContext, v: &mut Verdict) {
         let d = decision_of(policy.above_mode);
         v.add(
             Layer::Policy,
-            "policy.above_mode",
+            ReasonId::PolicyAboveMode,
             d,
             format!(
                 "risk `{}` is above the profile's mode `{}`{why}",

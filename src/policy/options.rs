@@ -1,9 +1,10 @@
 //! The effects of the options a command uses (`!write`, `!dangerous`,
 //! `!exec`, `!blocked`, `!ask`, ...), and the typed values they carry.
 
+use super::ReasonId;
 use super::args::ParsedArgs;
 use super::registry::{Effect, Risk};
-use super::values::typed_value;
+use super::values::{Reading, typed_value};
 use super::{Decision, Layer, PolicyContext, Verdict, confined};
 use crate::parse::Segment;
 
@@ -36,19 +37,13 @@ pub(super) fn options(
                         ),
                         o.spec.suggest.clone(),
                     ));
-                    if !v
-                        .matched_rules
-                        .iter()
-                        .any(|r| r == "registry.dangerous_option")
-                    {
-                        v.matched_rules.push("registry.dangerous_option".into());
-                    }
+                    v.mark(ReasonId::RegistryDangerousOption);
                 }
                 Effect::Exec => {
                     risk = Risk::Dangerous;
                     v.add(
                         Layer::Policy,
-                        "registry.exec_option",
+                        ReasonId::RegistryExecOption,
                         Decision::Deny,
                         format!(
                             "`{name} {}` makes it run another program{}",
@@ -61,7 +56,7 @@ pub(super) fn options(
                 Effect::Network => confined::needs_network(name, ctx, v),
                 Effect::Blocked => v.add(
                     Layer::Policy,
-                    "registry.blocked_option",
+                    ReasonId::RegistryBlockedOption,
                     Decision::Deny,
                     format!(
                         "`{name} {}` is not allowed{}",
@@ -72,7 +67,7 @@ pub(super) fn options(
                 ),
                 Effect::Ask => v.add(
                     Layer::Policy,
-                    "registry.ask_option",
+                    ReasonId::RegistryAskOption,
                     Decision::Ask,
                     format!(
                         "`{name} {}` needs confirmation{}",
@@ -89,17 +84,13 @@ pub(super) fn options(
                 | Effect::ReadsTree => {}
             }
         }
-        if let Some(val) = &o.value {
-            risk = risk.max(typed_value(
-                name,
-                &o.spec.value_type,
-                val,
-                seg,
-                ctx,
-                v,
-                code,
+        if let (Some(val), Some(t)) = (&o.value, o.spec.value_type) {
+            let how = Reading {
                 destructive,
-                &o.written,
+                sync_src_tree: false,
+            };
+            risk = risk.max(typed_value(
+                name, t, val, seg, ctx, v, code, how, &o.written,
             ));
         }
     }

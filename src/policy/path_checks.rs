@@ -3,11 +3,21 @@
 
 use std::path::{Path, PathBuf};
 
+use super::ReasonId;
 use super::paths::{self, PathProblem};
 use super::registry::Risk;
 use super::unknown::{unknown, unknown_with};
 use super::{Decision, Layer, PolicyContext, Verdict, confined};
 use crate::parse::{Segment, Word};
+
+/// What a command does with a path it is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Reads it (or, when destructive, reads the tree under it).
+    Read,
+    /// Writes, creates or deletes it.
+    Write,
+}
 
 pub(super) fn redirections(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
     for r in &seg.redirections {
@@ -17,7 +27,7 @@ pub(super) fn redirections(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) 
         if paths::is_network_path(&r.target) {
             v.add(
                 Layer::Policy,
-                "policy.network_redirection",
+                ReasonId::PolicyNetworkRedirection,
                 Decision::Deny,
                 format!("redirection to `{}` opens a network connection", r.target),
                 None,
@@ -65,28 +75,28 @@ pub(super) fn path_reason(v: &mut Verdict, p: &Path, e: &PathProblem, what: &str
     match e {
         PathProblem::NotReadable => v.add(
             Layer::Policy,
-            "roots.not_readable",
+            ReasonId::RootsNotReadable,
             Decision::Deny,
             format!("{what} `{shown}`, outside the readable roots"),
             Some("read inside the project, or ask the user for what you need".into()),
         ),
         PathProblem::NotWritable => v.add(
             Layer::Policy,
-            "roots.not_writable",
+            ReasonId::RootsNotWritable,
             Decision::Deny,
             format!("{what} `{shown}`, outside the writable roots"),
             Some("write inside the project directory or $TMPDIR".into()),
         ),
         PathProblem::Secret(d) if d == p => v.add(
             Layer::Policy,
-            "roots.secret",
+            ReasonId::RootsSecret,
             Decision::Deny,
             format!("{what} `{shown}`, a secret file (its name is in [paths] secret_names)"),
             Some("leave secrets alone: read the non-secret template (e.g. .env.example) or ask the user for the value you need".into()),
         ),
         PathProblem::Secret(d) => v.add(
             Layer::Policy,
-            "roots.secret",
+            ReasonId::RootsSecret,
             Decision::Deny,
             format!(
                 "{what} `{shown}`, inside the protected path `{}`",
@@ -97,7 +107,7 @@ pub(super) fn path_reason(v: &mut Verdict, p: &Path, e: &PathProblem, what: &str
         PathProblem::Protected(d) => {
             v.add(
                 Layer::Policy,
-                "roots.protected",
+                ReasonId::RootsProtected,
                 Decision::Deny,
                 format!(
                     "{what} `{shown}`, which changes `{}`: a protected file ([paths] protected) that runs later outside any sandbox",
@@ -110,7 +120,7 @@ pub(super) fn path_reason(v: &mut Verdict, p: &Path, e: &PathProblem, what: &str
         PathProblem::Broad => {
             v.add(
                 Layer::Policy,
-                "roots.broad_target",
+                ReasonId::RootsBroadTarget,
                 Decision::Deny,
                 format!("{what} `{shown}` recursively; that target is too broad"),
                 Some("name the specific directory inside the project, e.g. ./build".into()),
@@ -125,7 +135,7 @@ pub(super) fn path_operand(
     ctx: &PolicyContext,
     v: &mut Verdict,
     w: &Word,
-    t: &str,
+    t: Access,
     destructive: bool,
     name: &str,
 ) {
@@ -177,10 +187,10 @@ pub(super) fn path_operand(
         return;
     }
     if w.glob {
-        if t == "write_path" && !w.value.contains('/') && w.value.starts_with(['*', '?', '[']) {
+        if t == Access::Write && !w.value.contains('/') && w.value.starts_with(['*', '?', '[']) {
             v.add(
                 Layer::Policy,
-                "policy.glob_option_injection",
+                ReasonId::PolicyGlobOptionInjection,
                 Decision::Ask,
                 format!(
                     "`{name} {}`: a file name matched by the glob could be read as an option",
@@ -201,12 +211,12 @@ pub(super) fn path_operand(
     }
     let p: PathBuf = ctx.resolve(seg, &value);
     // `mkdir` and `touch` create nothing a program could run or load.
-    if t == "write_path" && !matches!(seg.program.as_str(), "mkdir" | "touch") {
+    if t == Access::Write && !matches!(seg.program.as_str(), "mkdir" | "touch") {
         ctx.writes_seen
             .borrow_mut()
             .push(ctx.resolve(seg, &w.value));
     }
-    let mut res = if t == "write_path" {
+    let mut res = if t == Access::Write {
         ctx.roots.check_write(&p, destructive)
     } else if destructive {
         ctx.roots.check_read_tree(&p)
@@ -227,7 +237,7 @@ pub(super) fn path_operand(
         }
     }
     if let Err(e) = res {
-        let what = if t == "write_path" {
+        let what = if t == Access::Write {
             format!("`{name}` writes")
         } else {
             format!("`{name}` reads")

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use super::ReasonId;
 use super::mode::decision_of;
 use super::paths;
 use super::{Decision, Layer, PolicyContext, Verdict, confined};
@@ -41,7 +42,7 @@ pub(super) fn untrusted_program_path(seg: &Segment, ctx: &PolicyContext, v: &mut
         if d == Decision::Deny {
             v.add(
                 Layer::Policy,
-                "registry.untrusted_path",
+                ReasonId::RegistryUntrustedPath,
                 d,
                 format!("`{written}` is a program from `{}`, not a system program, and this profile refuses programs it does not know", dir.display()),
                 Some("use a registered program, or a profile that allows unknown programs".into()),

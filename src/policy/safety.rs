@@ -36,7 +36,7 @@ pub(super) fn safety_rules(
                     policy.critical
                 };
                 let d = decision_of(action);
-                v.add(
+                v.add_data(
                     Layer::Policy,
                     id,
                     d,

@@ -3,6 +3,7 @@
 //! operands of every layer, working-directory moves and run-time arguments
 //! (`xargs`, `find -exec`).
 
+use super::ReasonId;
 use super::args::{ParsedArgs, parse_args};
 use super::canonical::canonical_view;
 use super::code::code_paths;
@@ -11,7 +12,7 @@ use super::lookup::{Layered, lookup, unregistered};
 use super::options::options;
 use super::path_checks::{path_reason, redirections};
 use super::program_path::untrusted_program_path;
-use super::registry::{CommandSpec, Effect, Maturity, Risk, UnknownOptions};
+use super::registry::{CommandSpec, Effect, Maturity, Risk, UnknownOptions, ValueType};
 use super::unknown::unknown;
 use super::values::operands;
 use super::written::{written_then_loaded, written_then_run};
@@ -46,7 +47,7 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
     if seg.escalated {
         v.add(
             Layer::Policy,
-            "policy.privilege_escalation",
+            ReasonId::PolicyPrivilegeEscalation,
             Decision::Deny,
             format!(
                 "`{label}` would run with raised privileges ({})",
@@ -109,7 +110,7 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
     match spec.maturity {
         Maturity::Blocked => v.add(
             Layer::Policy,
-            "registry.blocked",
+            ReasonId::RegistryBlocked,
             Decision::Deny,
             format!(
                 "`{name}` is blocked: {}",
@@ -122,7 +123,7 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
         Maturity::Experimental => {
             v.add(
                 Layer::Policy,
-                "registry.experimental",
+                ReasonId::RegistryExperimental,
                 Decision::Ask,
                 format!(
                     "`{name}` is experimental in the registry{}",
@@ -158,14 +159,14 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
         if whole_string_violation(seg) {
             v.add(
                 Layer::Policy,
-                "form.whole_string",
+                ReasonId::FormWholeString,
                 Decision::Deny,
                 format!("`{name}` is accepted only as a command of its own: no operators, pipelines, redirections or substitutions around it"),
                 Some(format!("run `{}` on its own", seg.argv.join(" "))),
             );
             return;
         }
-        if let Some(acc) = forms::check(form, seg, ctx, v) {
+        if let Some(acc) = forms::check(*form, seg, ctx, v) {
             risk = risk.max(acc.risk);
             if acc.network.is_some() {
                 v.network = acc.network;
@@ -210,7 +211,7 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
     {
         v.add(
             Layer::Policy,
-            "policy.unconfined_cwd",
+            ReasonId::PolicyUnconfinedCwd,
             Decision::Ask,
             format!(
                 "`{name}` runs in `{}`, outside the writable roots, and nothing confines what it writes there",
@@ -225,7 +226,7 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
         for e in &p.errors {
             v.add(
                 Layer::Policy,
-                "registry.malformed",
+                ReasonId::RegistryMalformed,
                 Decision::Deny,
                 format!("`{pname}`: {e}"),
                 Some("give the arguments the program expects (see its --help)".into()),
@@ -236,7 +237,7 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
         {
             v.add(
                 Layer::Policy,
-                "registry.unknown_option",
+                ReasonId::RegistryUnknownOption,
                 if pspec.unknown_options == UnknownOptions::Deny {
                     Decision::Deny
                 } else {
@@ -256,14 +257,20 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
     if name == "find" && parsed.operands.is_empty() {
         parsed
             .operands
-            .push((Word::literal("."), "read_path".to_string()));
+            .push((Word::literal("."), ValueType::ReadPath));
     }
     // An interpreter with no inline code and no script file reads its
     // program from standard input (`echo '...' | python3`).
-    if spec.interpreter && spec.operands.iter().any(|o| o.starts_with("script")) {
+    if spec.interpreter && spec.operands.iter().any(|o| o.ty == ValueType::Script) {
         let inline = parsed.has_effect(Effect::Last)
-            || parsed.options.iter().any(|o| o.spec.value_type == "code");
-        let script = parsed.operands.iter().find(|(_, t)| t == "script");
+            || parsed
+                .options
+                .iter()
+                .any(|o| o.spec.value_type == Some(ValueType::Code));
+        let script = parsed
+            .operands
+            .iter()
+            .find(|(_, t)| *t == ValueType::Script);
         if !inline
             && script.is_none()
             && (seg.pipe_index > 0 || seg.stdin_data.is_some())
@@ -279,7 +286,7 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
     for e in &parsed.errors {
         v.add(
             Layer::Policy,
-            "registry.malformed",
+            ReasonId::RegistryMalformed,
             Decision::Deny,
             format!("`{name}`: {e}"),
             Some("give the arguments the program expects (see its --help)".into()),
@@ -297,7 +304,7 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
         if d != Decision::Allow {
             v.add(
                 Layer::Policy,
-                "registry.unknown_option",
+                ReasonId::RegistryUnknownOption,
                 d,
                 format!(
                     "`{name}` option(s) {} are not in the registry",
@@ -328,17 +335,23 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
     }
     confined::unconfined_interpreter(&name, &spec, &parsed, seg, ctx, v);
     confined::unconfined_expanded_operand(&name, &spec, &parsed, ctx, v);
-    let risky_options = spec.options.iter().filter_map(|o| o.parse().ok()).any(|o| {
-        o.effects.iter().any(|e| {
-            matches!(
-                e,
-                Effect::Exec
-                    | Effect::Dangerous
-                    | Effect::Write
-                    | Effect::WritesOperands
-                    | Effect::Delete
-            )
-        }) || o.value_type == "command"
+    let risky_options = spec.options.iter().map(|o| o.spec()).any(|o| {
+        o.effects.iter().any(|e| match e {
+            Effect::Exec
+            | Effect::Dangerous
+            | Effect::Write
+            | Effect::WritesOperands
+            | Effect::Delete => true,
+            Effect::Network
+            | Effect::Recursive
+            | Effect::Blocked
+            | Effect::Ask
+            | Effect::Template
+            | Effect::Code
+            | Effect::Last
+            | Effect::Filter
+            | Effect::ReadsTree => false,
+        }) || o.value_type == Some(ValueType::Command)
     }) || (spec.unknown_options == UnknownOptions::Allow
         // Confined, an unlisted option of a read-only program is contained.
         && !(ctx.confined && spec.risk == Risk::Safe));
@@ -349,7 +362,7 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
     {
         v.add(
             Layer::Policy,
-            "policy.template_options",
+            ReasonId::PolicyTemplateOptions,
             Decision::Ask,
             format!("`{name}` gets arguments from input at run time, and some of its options write or run programs"),
             Some(format!("pass the arguments to `{name}` explicitly")),
@@ -363,13 +376,7 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
             .operands
             .iter()
             .chain(spec.operands_with.values().flatten())
-            .any(|o| {
-                let t = o.trim_end_matches(['*', '+', '?']);
-                matches!(
-                    t,
-                    "read_path" | "read_tree" | "path" | "dir" | "script" | "archive"
-                )
-            });
+            .any(|o| o.ty.reads_file());
     if seg.template
         && !ctx.confined
         && reads_operands
@@ -378,7 +385,7 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
     {
         v.add(
             Layer::Policy,
-            "policy.template_read",
+            ReasonId::PolicyTemplateRead,
             Decision::Ask,
             format!("`{name}` reads files named at run time (by xargs or find), which cannot be checked beforehand"),
             Some(format!("pass the file names to `{name}` explicitly")),
@@ -387,7 +394,7 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
     if seg.template && risk >= Risk::Write && !confined::is_signal(seg) {
         v.add(
             Layer::Policy,
-            "policy.template_write",
+            ReasonId::PolicyTemplateWrite,
             Decision::Ask,
             format!("`{name}` changes files named at run time (by xargs or find), which cannot be checked beforehand"),
             Some("list the files explicitly, or use `find ... -delete` inside the project".into()),
@@ -419,7 +426,7 @@ pub(super) fn moved_base(
         .chain(std::iter::once((String::new(), parse_args(spec, args))));
     for (name, p) in layers {
         for o in &p.options {
-            if o.spec.value_type != "chdir" {
+            if o.spec.value_type != Some(ValueType::Chdir) {
                 continue;
             }
             let Some(dir) = &o.value else { continue };

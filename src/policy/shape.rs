@@ -2,6 +2,7 @@
 //! and control flow, against what the profile's `[shell]` section allows;
 //! seed 002's archive and network forms, accepted only on their own.
 
+use super::ReasonId;
 use super::{Decision, Layer, PolicyContext, Verdict, confined};
 use crate::parse::{CommandModel, Operator};
 
@@ -17,7 +18,7 @@ pub(super) fn shape(model: &CommandModel, ctx: &PolicyContext, v: &mut Verdict) 
         {
             v.add(
                 Layer::Policy,
-                "shape.operator",
+                ReasonId::ShapeOperator,
                 Decision::Deny,
                 format!(
                     "the operator `{}` is not allowed by this profile",
@@ -27,41 +28,41 @@ pub(super) fn shape(model: &CommandModel, ctx: &PolicyContext, v: &mut Verdict) 
             );
         }
     }
-    let checks: [(bool, bool, &str, &str); 5] = [
+    let checks: [(bool, bool, ReasonId, &str); 5] = [
         (
             c.substitution,
             shell.substitutions,
-            "shape.substitution",
+            ReasonId::ShapeSubstitution,
             "command substitution `$(...)` is not allowed by this profile",
         ),
         (
             c.process_substitution,
             shell.process_substitutions,
-            "shape.process_substitution",
+            ReasonId::ShapeProcessSubstitution,
             "process substitution `<(...)` is not allowed by this profile",
         ),
         (
             c.heredoc,
             shell.heredocs,
-            "shape.heredoc",
+            ReasonId::ShapeHeredoc,
             "heredocs and here-strings are not allowed by this profile",
         ),
         (
             c.subshell_or_group,
             shell.groups,
-            "shape.group",
+            ReasonId::ShapeGroup,
             "subshells and `{ ...; }` groups are not allowed by this profile",
         ),
         (
             c.control_flow,
             shell.control_flow,
-            "shape.control_flow",
+            ReasonId::ShapeControlFlow,
             "`if`/`for`/`while`/`case` are not allowed by this profile",
         ),
     ];
     for (present, allowed, id, msg) in checks {
         if present && !allowed {
-            let suggestion = (id == "shape.substitution")
+            let suggestion = (id == ReasonId::ShapeSubstitution)
                 .then(|| "run the inner command first and pass its output literally".to_string());
             v.add(Layer::Policy, id, Decision::Deny, msg.into(), suggestion);
         }
@@ -75,7 +76,7 @@ pub(super) fn shape(model: &CommandModel, ctx: &PolicyContext, v: &mut Verdict) 
     {
         v.add(
             Layer::Policy,
-            "shape.redirection",
+            ReasonId::ShapeRedirection,
             Decision::Deny,
             "redirections are not allowed by this profile".into(),
             None,
@@ -105,7 +106,7 @@ pub(super) fn forms_alone(model: &CommandModel, ctx: &PolicyContext, v: &mut Ver
     {
         v.add(
             Layer::Policy,
-            "form.whole_string",
+            ReasonId::FormWholeString,
             Decision::Deny,
             "archive and network commands are accepted only on their own: no operators, pipelines, redirections or substitutions in the same string".into(),
             Some("run the archive or network command as a separate command".into()),

@@ -1,6 +1,7 @@
 //! Constructs that cannot be checked: the one place an unknown part of a
 //! command becomes a reason (`parse.unknown`), never an allow.
 
+use super::ReasonId;
 use super::mode::decision_of;
 use super::{Decision, Layer, PolicyContext, Verdict};
 
@@ -19,7 +20,7 @@ pub(super) fn unknown_with(v: &mut Verdict, ctx: &PolicyContext, why: &str, inst
     let d = decision_of(ctx.profile.doc.policy.unknown_constructs).max(Decision::Ask);
     v.add(
         Layer::Parse,
-        "parse.unknown",
+        ReasonId::ParseUnknown,
         d,
         format!("cannot be checked: {why}"),
         Some(instead.into()),

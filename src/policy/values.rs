@@ -1,11 +1,13 @@
 //! Operands and option values judged by their registry type (`read_path`,
 //! `write_path`, `url`, `command`, `refspec`, ...).
 
+use super::ReasonId;
 use super::args::ParsedArgs;
 use super::code::{code_paths, stdin_program};
 use super::languages::{awk_program, git_config, rustc_codegen, sed_script};
+use super::path_checks::Access;
 use super::path_checks::path_operand;
-use super::registry::{Effect, Risk};
+use super::registry::{Effect, Risk, ValueType};
 use super::written::written_then_run;
 use super::{Decision, Layer, NETWORK_WARNING, PolicyContext, Verdict, confined, variables};
 use crate::parse::{Segment, Word};
@@ -25,64 +27,75 @@ pub(super) fn operands(
     let writes_all = p.has_effect(Effect::Delete) || p.has_effect(Effect::WritesOperands);
     let tree = p.has_effect(Effect::ReadsTree);
     for (w, t) in &p.operands {
-        let t = if writes_all && matches!(t.as_str(), "read_path" | "path" | "dir") {
-            "write_path"
-        } else if tree && matches!(t.as_str(), "read_path" | "path" | "dir") {
-            "read_tree"
-        } else if tree && t == "sync_src" {
-            "sync_src_tree"
+        let read = matches!(t, ValueType::ReadPath | ValueType::Path | ValueType::Dir);
+        let t = if writes_all && read {
+            ValueType::WritePath
+        } else if tree && read {
+            ValueType::ReadTree
         } else {
-            t.as_str()
+            *t
         };
-        risk = risk.max(typed_value(
-            name,
-            t,
-            w,
-            seg,
-            ctx,
-            v,
-            code,
+        let how = Reading {
             destructive,
-            "operand",
-        ));
+            // `rsync -r SRC`: the source is read as a tree.
+            sync_src_tree: tree && t == ValueType::SyncSrc,
+        };
+        risk = risk.max(typed_value(name, t, w, seg, ctx, v, code, how, "operand"));
     }
     risk
 }
 
+/// How the command treats its operands, from its other options.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Reading {
+    /// It deletes or works recursively (`rm -r`, `find -delete`).
+    pub destructive: bool,
+    /// Its `sync_src` operands are read as trees (`rsync -r`).
+    pub sync_src_tree: bool,
+}
+
+/// Checks one operand or option value `w` by its registry type `t`;
+/// returns the risk it adds. Every type is matched by name: a new type
+/// does not compile until it is given a meaning here.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn typed_value(
     name: &str,
-    t: &str,
+    t: ValueType,
     w: &Word,
     seg: &Segment,
     ctx: &PolicyContext,
     v: &mut Verdict,
     code: &mut Vec<String>,
-    destructive: bool,
+    how: Reading,
     what: &str,
 ) -> Risk {
+    let destructive = how.destructive;
     match t {
-        "read_path" | "path" | "dir" | "archive" | "chdir" => {
-            path_operand(seg, ctx, v, w, "read_path", false, name);
+        ValueType::ReadPath
+        | ValueType::Path
+        | ValueType::Dir
+        | ValueType::Archive
+        | ValueType::Chdir => {
+            path_operand(seg, ctx, v, w, Access::Read, false, name);
             Risk::Safe
         }
-        "read_tree" => {
+        ValueType::ReadTree => {
             // A recursive read (`cp -r ~ x`, `grep -r key ~`) of a tree that
             // holds a protected path reads the secret too.
-            path_operand(seg, ctx, v, w, "read_path", true, name);
+            path_operand(seg, ctx, v, w, Access::Read, true, name);
             Risk::Safe
         }
-        "script" => {
+        ValueType::Script => {
             if crate::parse::unwrap::is_stdin_path(&w.value) {
                 // `awk -f -`, `python3 -`: the program comes from standard input.
                 stdin_program(seg, ctx, v, code, name);
                 return Risk::Write;
             }
-            path_operand(seg, ctx, v, w, "read_path", false, name);
+            path_operand(seg, ctx, v, w, Access::Read, false, name);
             written_then_run(seg, ctx, v, &w.value, name, code);
             Risk::Safe
         }
-        "sync_src" | "sync_src_tree" | "sync_dest" => {
+        ValueType::SyncSrc | ValueType::SyncDest => {
             // `HOST:PATH` and `rsync://` reach another machine.
             let v2 = w.value.as_str();
             let remote = v2.contains("://")
@@ -92,41 +105,42 @@ pub(super) fn typed_value(
             if remote {
                 v.add(
                     Layer::Policy,
-                    "network.remote_path",
+                    ReasonId::NetworkRemotePath,
                     Decision::Deny,
                     format!("`{name} {v2}` names another host; only local copies are accepted"),
                     Some(format!("{name} -a SRC/ DEST/ with local paths")),
                 );
                 return Risk::Dangerous;
             }
-            let kind = if t == "sync_dest" {
-                "write_path"
+            let kind = if t == ValueType::SyncDest {
+                Access::Write
             } else {
-                "read_path"
+                Access::Read
             };
-            let tree = t == "sync_src_tree" || (destructive && t == "sync_dest");
+            let tree = (how.sync_src_tree && t == ValueType::SyncSrc)
+                || (destructive && t == ValueType::SyncDest);
             path_operand(seg, ctx, v, w, kind, tree, name);
-            if t == "sync_dest" {
+            if t == ValueType::SyncDest {
                 Risk::Write
             } else {
                 Risk::Safe
             }
         }
-        "hardlink_target" => {
+        ValueType::HardlinkTarget => {
             // A hard link shares the inode: writes through it change the
             // original, so the original must be writable too.
-            path_operand(seg, ctx, v, w, "write_path", false, name);
+            path_operand(seg, ctx, v, w, Access::Write, false, name);
             Risk::Write
         }
-        "link_target" => {
-            path_operand(seg, ctx, v, w, "read_path", false, name);
+        ValueType::LinkTarget => {
+            path_operand(seg, ctx, v, w, Access::Read, false, name);
             let p = ctx.resolve(seg, &w.value);
             let sensitive = ctx.roots.is_broad(&p) && ctx.roots.check_write(&p, false).is_err()
                 || ctx.roots.deny_read.iter().any(|d| p.starts_with(d));
             if !w.unresolved && sensitive {
                 v.add(
                     Layer::Policy,
-                    "policy.link_outside",
+                    ReasonId::PolicyLinkOutside,
                     Decision::Ask,
                     format!("`{name}` makes a link to `{}`; later commands writing through it would reach there", p.display()),
                     Some("link to a path inside the project".into()),
@@ -134,17 +148,17 @@ pub(super) fn typed_value(
             }
             Risk::Write
         }
-        "write_path" => {
-            path_operand(seg, ctx, v, w, "write_path", destructive, name);
+        ValueType::WritePath => {
+            path_operand(seg, ctx, v, w, Access::Write, destructive, name);
             Risk::Write
         }
-        "destroy_path" => {
+        ValueType::DestroyPath => {
             // Discards changes under the path (`git checkout -- .`): a broad
             // target throws away everything.
-            path_operand(seg, ctx, v, w, "write_path", true, name);
+            path_operand(seg, ctx, v, w, Access::Write, true, name);
             Risk::Write
         }
-        "refspec" => {
+        ValueType::Refspec => {
             if w.value.starts_with('+') {
                 v.danger.push((
                     format!("`{name} {}`: a leading `+` forces the update", w.value),
@@ -159,14 +173,14 @@ pub(super) fn typed_value(
             }
             Risk::Safe
         }
-        "env_assignment" => {
+        ValueType::EnvAssignment => {
             if let Some((n, val)) = w.value.split_once('=')
                 && let Some(what) = variables::dangerous(n, (!w.unresolved).then_some(val))
                 && !confined::code_path_assignment(n, val, seg, ctx, v)
             {
                 v.add(
                     Layer::Policy,
-                    "policy.dangerous_assignment",
+                    ReasonId::PolicyDangerousAssignment,
                     Decision::Deny,
                     format!("`{name} {n}=...` {what}"),
                     Some("drop the assignment; configure the tool in its own config file".into()),
@@ -175,26 +189,26 @@ pub(super) fn typed_value(
             }
             Risk::Safe
         }
-        "code" => {
+        ValueType::Code => {
             code.push(w.value.clone());
             code_paths(name, &w.value, seg, ctx, v);
             Risk::Write
         }
-        "command" => {
+        ValueType::Command => {
             v.add(
                 Layer::Policy,
-                "registry.exec_value",
+                ReasonId::RegistryExecValue,
                 Decision::Deny,
                 format!("`{name} {what}` runs the program `{}`", w.value),
                 Some("run the other program as a command of its own".into()),
             );
             Risk::Dangerous
         }
-        "count" => {
+        ValueType::Count => {
             if w.value.parse::<u64>().is_err() && !w.unresolved {
                 v.add(
                     Layer::Policy,
-                    "registry.bad_count",
+                    ReasonId::RegistryBadCount,
                     Decision::Deny,
                     format!("`{name}`: `{}` is not a count", w.value),
                     None,
@@ -202,12 +216,12 @@ pub(super) fn typed_value(
             }
             Risk::Safe
         }
-        "url" => {
+        ValueType::Url => {
             let lower = w.value.to_ascii_lowercase();
             if lower.starts_with("ext::") || lower.starts_with("fd::") {
                 v.add(
                     Layer::Policy,
-                    "registry.exec_url",
+                    ReasonId::RegistryExecUrl,
                     Decision::Deny,
                     format!("`{name}`: an `ext::` URL runs a program"),
                     None,
@@ -217,7 +231,7 @@ pub(super) fn typed_value(
             if lower.starts_with("file:") {
                 v.add(
                     Layer::Policy,
-                    "network.file_url",
+                    ReasonId::NetworkFileUrl,
                     Decision::Deny,
                     format!("`{name}`: `file:` URLs read local files"),
                     None,
@@ -230,7 +244,7 @@ pub(super) fn typed_value(
             }
             Risk::Safe
         }
-        "host" | "domain" => {
+        ValueType::Host | ValueType::Domain => {
             if !ctx.confined {
                 v.warn(NETWORK_WARNING.into());
             }
@@ -239,13 +253,13 @@ pub(super) fn typed_value(
         // Unconfined, nothing keeps a signal inside the command's own
         // processes: only job specs (`%1`) and `$!` (the last process this
         // string started) are the command's own.
-        "pid" | "process_pattern" if !ctx.confined => {
-            let own =
-                t == "pid" && (w.value.starts_with('%') || w.raw == "$!" || w.raw == "\"$!\"");
+        ValueType::Pid | ValueType::ProcessPattern if !ctx.confined => {
+            let own = t == ValueType::Pid
+                && (w.value.starts_with('%') || w.raw == "$!" || w.raw == "\"$!\"");
             if !own {
                 v.add(
                     Layer::Policy,
-                    "policy.signal_other_process",
+                    ReasonId::PolicySignalOtherProcess,
                     Decision::Deny,
                     format!(
                         "`{name} {}` signals processes this command did not start, and nothing confines it",
@@ -257,15 +271,15 @@ pub(super) fn typed_value(
             }
             Risk::Write
         }
-        "rustc_codegen" => rustc_codegen(name, w, v),
-        "git_config" => git_config(name, w, v),
+        ValueType::RustcCodegen => rustc_codegen(name, w, v),
+        ValueType::GitConfig => git_config(name, w, v),
         // Checked on the whole command line (`git_config_command`).
-        "git_config_key" => Risk::Safe,
-        "npm_config_action" => {
+        ValueType::GitConfigKey => Risk::Safe,
+        ValueType::NpmConfigAction => {
             if !matches!(w.value.as_str(), "get" | "list" | "ls") {
                 v.add(
                     Layer::Policy,
-                    "registry.npm_config_write",
+                    ReasonId::RegistryNpmConfigWrite,
                     Decision::Ask,
                     format!(
                         "`{name} {}` changes npm's configuration, which can name programs npm runs",
@@ -277,7 +291,7 @@ pub(super) fn typed_value(
             }
             Risk::Safe
         }
-        "dd_operand" => {
+        ValueType::DdOperand => {
             // `if=FILE` reads, `of=FILE` writes; other operands are values.
             match w.value.split_once('=') {
                 Some(("if", f)) => {
@@ -285,7 +299,7 @@ pub(super) fn typed_value(
                         value: f.to_string(),
                         ..w.clone()
                     };
-                    path_operand(seg, ctx, v, &word, "read_path", false, name);
+                    path_operand(seg, ctx, v, &word, Access::Read, false, name);
                     Risk::Safe
                 }
                 Some(("of", f)) => {
@@ -293,14 +307,26 @@ pub(super) fn typed_value(
                         value: f.to_string(),
                         ..w.clone()
                     };
-                    path_operand(seg, ctx, v, &word, "write_path", false, name);
+                    path_operand(seg, ctx, v, &word, Access::Write, false, name);
                     Risk::Write
                 }
                 _ => Risk::Safe,
             }
         }
-        "sed_script" => sed_script(name, w, seg, ctx, v),
-        "awk_program" => awk_program(name, w, seg, ctx, v, code),
-        _ => Risk::Safe,
+        ValueType::SedScript => sed_script(name, w, seg, ctx, v),
+        ValueType::AwkProgram => awk_program(name, w, seg, ctx, v, code),
+        // Confined, a signal reaches only the sandbox's own processes
+        // (`confined::signals` judges the rest).
+        ValueType::Pid | ValueType::ProcessPattern => Risk::Safe,
+        // Data the command neither opens nor runs.
+        ValueType::Literal
+        | ValueType::Digits
+        | ValueType::Opaque
+        | ValueType::Signal
+        | ValueType::User
+        | ValueType::Mode
+        | ValueType::Regex
+        | ValueType::Pattern
+        | ValueType::Package => Risk::Safe,
     }
 }
