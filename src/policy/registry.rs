@@ -761,3 +761,76 @@ pub fn check_spec(name: &str, spec: &CommandSpec) -> Vec<String> {
     }
     errs
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(extra: &str) -> Result<CommandSpec, String> {
+        toml::from_str::<CommandSpec>(&format!("summary = 't'\n{extra}")).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn unknown_vocabulary_fails_to_load() {
+        // Positive control: the same entries with known names load.
+        let ok = load(
+            "options = ['-o =write_path !write', { spec = '-x !exec', reason = 'r' }]\noperands = ['read_path+']\nform = 'tar'",
+        )
+        .expect("known names load");
+        assert_eq!(ok.form, Some(Form::Tar));
+        assert_eq!(ok.options[0].spec().value_type, Some(ValueType::WritePath));
+        assert_eq!(ok.options[1].spec().effects, [Effect::Exec]);
+        assert_eq!(ok.operands[0].ty, ValueType::ReadPath);
+        for (extra, says) in [
+            (
+                "options = ['-o =writepath']",
+                "unknown value type `writepath`",
+            ),
+            ("options = ['-o ?=Code']", "unknown value type `Code`"),
+            ("options = ['-f !dangerus']", "unknown effect `dangerus`"),
+            (
+                "options = [{ spec = '-f !exe', reason = 'r' }]",
+                "unknown effect `exe`",
+            ),
+            ("options = ['=literal']", "names no option"),
+            (
+                "operands = ['read_paths*']",
+                "unknown value type `read_paths`",
+            ),
+            (
+                "operands_with = { '-e' = ['pathh'] }",
+                "unknown value type `pathh`",
+            ),
+            ("form = 'tarr'", "unknown form `tarr`"),
+        ] {
+            let err = load(extra).expect_err(extra);
+            assert!(err.contains(says), "{extra}: {err}");
+        }
+    }
+
+    #[test]
+    fn spellings_round_trip() {
+        for t in ValueType::ALL {
+            assert_eq!(ValueType::from_name(t.as_str()), Some(*t));
+            for q in ["", "?", "*", "+"] {
+                let s = format!("{t}{q}");
+                let slot: OperandSlot = s.parse().expect("slot");
+                assert_eq!(slot.to_string(), s);
+            }
+        }
+        for e in Effect::ALL {
+            assert_eq!(Effect::from_name(e.as_str()), Some(*e));
+        }
+        for f in Form::ALL {
+            assert_eq!(Form::from_name(f.as_str()), Some(*f));
+        }
+        // Serialising an entry gives back what was written.
+        let spec = toml::from_str::<CommandSpec>(
+            "summary = 't'\noptions = ['-o --out =write_path !write']\noperands = ['literal', 'read_path*']",
+        )
+        .expect("spec");
+        let text = toml::to_string(&spec).expect("serialise");
+        assert!(text.contains("\"-o --out =write_path !write\""), "{text}");
+        assert!(text.contains("\"read_path*\""), "{text}");
+    }
+}

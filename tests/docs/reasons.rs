@@ -63,6 +63,11 @@ fn audit_doc_lists_every_reason_id() {
     assert!(table.len() >= 60, "only {} rows found", table.len());
     let diff = differences(ReasonId::ALL, &table);
     assert!(diff.is_empty(), "{diff:#?}");
+    // Each id is spelled once.
+    let mut ids: Vec<&str> = ReasonId::ALL.iter().map(|r| r.as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), ReasonId::ALL.len(), "an id is spelled twice");
 }
 
 /// Negative control: a table missing a row, with an extra row and with a
