@@ -10,7 +10,9 @@
 //! - `shape`: operators, redirections, substitutions, groups; forms judged
 //!   on the whole string;
 //! - `assignments`: variables that load code, set by the command;
-//! - `segment`: one simple command against the registry;
+//! - `segment`: one simple command against the registry; `entry`: its
+//!   maturity and whether the arguments fit; `templates`: arguments that
+//!   arrive at run time (`xargs`, `find -exec`);
 //! - `lookup`: finding an entry through subcommands; unregistered programs;
 //! - `options` and `values`: option effects and typed operands/values;
 //! - `path_checks`: paths against the roots, and their reasons;
@@ -41,6 +43,7 @@ mod assignments;
 mod canonical;
 mod code;
 mod context;
+mod entry;
 mod languages;
 mod lookup;
 mod mode;
@@ -50,6 +53,7 @@ mod program_path;
 mod safety;
 mod segment;
 mod shape;
+mod templates;
 mod unknown;
 mod values;
 mod written;

@@ -467,6 +467,51 @@ impl ValueType {
         }
     }
 
+    /// Whether an operand of this type is a plain path, which a deleting
+    /// (`!delete`, `!writes_operands`) or tree-reading (`!reads_tree`)
+    /// option turns into a write target or a tree read.
+    pub fn plain_path(self) -> bool {
+        match self {
+            ValueType::ReadPath | ValueType::Path | ValueType::Dir => true,
+            ValueType::Literal
+            | ValueType::Pid
+            | ValueType::ProcessPattern
+            | ValueType::Digits
+            | ValueType::RustcCodegen
+            | ValueType::Chdir
+            | ValueType::WritePath
+            | ValueType::Count
+            | ValueType::Url
+            | ValueType::Host
+            | ValueType::Code
+            | ValueType::Command
+            | ValueType::GitConfig
+            | ValueType::SedScript
+            | ValueType::AwkProgram
+            | ValueType::Opaque
+            | ValueType::Signal
+            | ValueType::User
+            | ValueType::Mode
+            | ValueType::Archive
+            | ValueType::Regex
+            | ValueType::Pattern
+            | ValueType::Domain
+            | ValueType::Package
+            | ValueType::EnvAssignment
+            | ValueType::Script
+            | ValueType::Refspec
+            | ValueType::DestroyPath
+            | ValueType::LinkTarget
+            | ValueType::HardlinkTarget
+            | ValueType::SyncSrc
+            | ValueType::GitConfigKey
+            | ValueType::ReadTree
+            | ValueType::NpmConfigAction
+            | ValueType::DdOperand
+            | ValueType::SyncDest => false,
+        }
+    }
+
     /// Whether an operand of this type names a file the program reads (so
     /// a file name arriving at run time cannot be checked beforehand).
     pub fn reads_file(self) -> bool {

@@ -1,7 +1,7 @@
-//! One segment (one simple command) judged against the registry: the
-//! entry and its maturity, network use, structured forms, options and
-//! operands of every layer, working-directory moves and run-time arguments
-//! (`xargs`, `find -exec`).
+//! One segment (one simple command) judged against the registry: finds
+//! its entry, then runs the checks in order (network use, structured
+//! forms, working-directory moves, the options and operands of every
+//! layer, history, run-time arguments) and raises the segment's risk.
 
 use super::ReasonId;
 use super::args::{ParsedArgs, parse_args};
@@ -12,14 +12,15 @@ use super::lookup::{Layered, lookup, unregistered};
 use super::options::options;
 use super::path_checks::{path_reason, redirections};
 use super::program_path::untrusted_program_path;
-use super::registry::{CommandSpec, Effect, Maturity, Risk, UnknownOptions, ValueType};
+use super::registry::{CommandSpec, Effect, Risk, ValueType};
 use super::unknown::unknown;
 use super::values::operands;
 use super::written::{written_then_loaded, written_then_run};
 use super::{
-    Confirmation, Decision, Layer, NETWORK_WARNING, PolicyContext, Verdict, assignments, confined,
-    forms, history, rules,
+    Decision, Layer, NETWORK_WARNING, PolicyContext, Verdict, assignments, confined, forms,
+    history, rules,
 };
+use super::{entry, templates};
 use crate::parse::{Origin, Segment, Word};
 
 /// Checks one segment against the registry, roots and its own shape.
@@ -107,37 +108,7 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
         written_then_loaded(seg, &name, &spec, ctx, v);
     }
     let mut risk = spec.risk;
-    match spec.maturity {
-        Maturity::Blocked => v.add(
-            Layer::Policy,
-            ReasonId::RegistryBlocked,
-            Decision::Deny,
-            format!(
-                "`{name}` is blocked: {}",
-                spec.reason
-                    .clone()
-                    .unwrap_or_else(|| "no reason given".into())
-            ),
-            None,
-        ),
-        Maturity::Experimental => {
-            v.add(
-                Layer::Policy,
-                ReasonId::RegistryExperimental,
-                Decision::Ask,
-                format!(
-                    "`{name}` is experimental in the registry{}",
-                    spec.reason
-                        .as_ref()
-                        .map(|r| format!(": {r}"))
-                        .unwrap_or_default()
-                ),
-                None,
-            );
-            v.need(Confirmation::VeryStrong);
-        }
-        Maturity::Stable => {}
-    }
+    entry::maturity(&name, &spec, v);
     confined::docker(&name, v);
     if spec.network_touching {
         if spec.form.is_none() {
@@ -223,33 +194,7 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
     // Options given to parent commands before the subcommand.
     for (pname, pspec, pargs) in &parents {
         let p = parse_args(pspec, pargs);
-        for e in &p.errors {
-            v.add(
-                Layer::Policy,
-                ReasonId::RegistryMalformed,
-                Decision::Deny,
-                format!("`{pname}`: {e}"),
-                Some("give the arguments the program expects (see its --help)".into()),
-            );
-        }
-        if !p.unknown_options.is_empty()
-            && (pspec.unknown_options != UnknownOptions::Allow || !ctx.confined)
-        {
-            v.add(
-                Layer::Policy,
-                ReasonId::RegistryUnknownOption,
-                if pspec.unknown_options == UnknownOptions::Deny {
-                    Decision::Deny
-                } else {
-                    Decision::Ask
-                },
-                format!(
-                    "`{pname}` option(s) {} are not in the registry",
-                    p.unknown_options.join(", ")
-                ),
-                Some(format!("leave the option out, or add it to the registry entry of `{pname}` (docs/profile-format.md)")),
-            );
-        }
+        entry::arguments_fit(pname, pspec, &p, ctx, v);
         risk = risk.max(options(pname, &p, seg, ctx, v, code));
     }
     let mut parsed = parse_args(&spec, args);
@@ -283,37 +228,7 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
             );
         }
     }
-    for e in &parsed.errors {
-        v.add(
-            Layer::Policy,
-            ReasonId::RegistryMalformed,
-            Decision::Deny,
-            format!("`{name}`: {e}"),
-            Some("give the arguments the program expects (see its --help)".into()),
-        );
-    }
-    if !parsed.unknown_options.is_empty() {
-        let d = match spec.unknown_options {
-            // Unconfined, an option the registry does not know may read,
-            // write or run anything: nothing contains it.
-            UnknownOptions::Allow if !ctx.confined => Decision::Ask,
-            UnknownOptions::Allow => Decision::Allow,
-            UnknownOptions::Ask => Decision::Ask,
-            UnknownOptions::Deny => Decision::Deny,
-        };
-        if d != Decision::Allow {
-            v.add(
-                Layer::Policy,
-                ReasonId::RegistryUnknownOption,
-                d,
-                format!(
-                    "`{name}` option(s) {} are not in the registry",
-                    parsed.unknown_options.join(", ")
-                ),
-                Some(format!("leave the option out, or add it to the registry entry of `{name}` (docs/profile-format.md)")),
-            );
-        }
-    }
+    entry::arguments_fit(&name, &spec, &parsed, ctx, v);
     // The arguments as the program's own parser reads them (`python3 -Im
     // http.server` is `python3 -I -m http.server`): the safety rules see
     // this spelling too, so a cluster cannot hide an option from them.
@@ -335,71 +250,7 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
     }
     confined::unconfined_interpreter(&name, &spec, &parsed, seg, ctx, v);
     confined::unconfined_expanded_operand(&name, &spec, &parsed, ctx, v);
-    let risky_options = spec.options.iter().map(|o| o.spec()).any(|o| {
-        o.effects.iter().any(|e| match e {
-            Effect::Exec
-            | Effect::Dangerous
-            | Effect::Write
-            | Effect::WritesOperands
-            | Effect::Delete => true,
-            Effect::Network
-            | Effect::Recursive
-            | Effect::Blocked
-            | Effect::Ask
-            | Effect::Template
-            | Effect::Code
-            | Effect::Last
-            | Effect::Filter
-            | Effect::ReadsTree => false,
-        }) || o.value_type == Some(ValueType::Command)
-    }) || (spec.unknown_options == UnknownOptions::Allow
-        // Confined, an unlisted option of a read-only program is contained.
-        && !(ctx.confined && spec.risk == Risk::Safe));
-    if seg.template
-        && risk < Risk::Write
-        && seg.wrappers.iter().any(|w| w == "xargs")
-        && risky_options
-    {
-        v.add(
-            Layer::Policy,
-            ReasonId::PolicyTemplateOptions,
-            Decision::Ask,
-            format!("`{name}` gets arguments from input at run time, and some of its options write or run programs"),
-            Some(format!("pass the arguments to `{name}` explicitly")),
-        );
-    }
-    // Unconfined, a program that reads the files it is given, getting them
-    // at run time (`echo ~/.ssh/id_rsa | xargs head`), reads what the
-    // policy never saw.
-    let reads_operands = spec.operands.is_empty()
-        || spec
-            .operands
-            .iter()
-            .chain(spec.operands_with.values().flatten())
-            .any(|o| o.ty.reads_file());
-    if seg.template
-        && !ctx.confined
-        && reads_operands
-        && risk < Risk::Write
-        && seg.wrappers.iter().any(|w| w == "xargs")
-    {
-        v.add(
-            Layer::Policy,
-            ReasonId::PolicyTemplateRead,
-            Decision::Ask,
-            format!("`{name}` reads files named at run time (by xargs or find), which cannot be checked beforehand"),
-            Some(format!("pass the file names to `{name}` explicitly")),
-        );
-    }
-    if seg.template && risk >= Risk::Write && !confined::is_signal(seg) {
-        v.add(
-            Layer::Policy,
-            ReasonId::PolicyTemplateWrite,
-            Decision::Ask,
-            format!("`{name}` changes files named at run time (by xargs or find), which cannot be checked beforehand"),
-            Some("list the files explicitly, or use `find ... -delete` inside the project".into()),
-        );
-    }
+    templates::run_time_arguments(&name, &spec, seg, ctx, v, risk);
     if let Some(data) = &seg.stdin_data
         && spec.interpreter
     {

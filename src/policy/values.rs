@@ -27,7 +27,7 @@ pub(super) fn operands(
     let writes_all = p.has_effect(Effect::Delete) || p.has_effect(Effect::WritesOperands);
     let tree = p.has_effect(Effect::ReadsTree);
     for (w, t) in &p.operands {
-        let read = matches!(t, ValueType::ReadPath | ValueType::Path | ValueType::Dir);
+        let read = t.plain_path();
         let t = if writes_all && read {
             ValueType::WritePath
         } else if tree && read {
