@@ -6,10 +6,10 @@
 
 use std::path::{Path, PathBuf};
 
+use super::Profile;
 use super::args::parse_args;
 use super::{confined, paths, registry};
 use crate::parse::{CommandModel, Segment, Word};
-use crate::profile::Profile;
 use paths::Roots;
 
 /// What the policy needs besides the model.

@@ -59,6 +59,10 @@ mod values;
 mod written;
 
 use crate::parse::CommandModel;
+// The profile types the submodules use as `super::Profile` and
+// `super::Action`: where they live is named once, here.
+use crate::profile::Profile;
+use crate::profile::schema::Action;
 use registry::Risk;
 
 pub use context::{Link, PolicyContext};

@@ -2,10 +2,10 @@
 //! command's risk against the profile's ceiling (`mode`,
 //! `allow_dangerous`, `above_mode`).
 
+use super::Action;
 use super::ReasonId;
 use super::registry::Risk;
 use super::{Confirmation, Decision, Layer, PolicyContext, Verdict};
-use crate::profile::schema::Action;
 
 /// The decision a profile action (`allow`, `ask`, `deny`) stands for.
 pub(super) fn decision_of(a: Action) -> Decision {

@@ -2,12 +2,12 @@
 //! views of the command, its inline code and its canonical spelling: a
 //! critical match denies (asks at a terminal), a warning is reported.
 
+use super::Action;
 use super::mode::decision_of;
 use super::registry::Risk;
 use super::rules::{self, Severity};
 use super::{Confirmation, Decision, Layer, PolicyContext, Verdict};
 use crate::parse::CommandModel;
-use crate::profile::schema::Action;
 
 /// Applies the safety rules to the views of `model`; `code_views` are the
 /// inline code and canonical spellings the segments collected.
