@@ -221,7 +221,7 @@ pub fn decide_full(
                 Ok(r) => lay.guard = Some(r),
                 Err(e) => d.verdict.add(
                     crate::policy::Layer::Guard,
-                    "guard.state",
+                    crate::policy::ReasonId::GuardState,
                     crate::policy::Decision::Deny,
                     e.to_string(),
                     None,

@@ -359,7 +359,7 @@ fn judge_command(
     if let Err(why) = life.record_decision(&v) {
         v.add(
             crate::policy::Layer::Policy,
-            "audit.unrecordable",
+            crate::policy::ReasonId::AuditUnrecordable,
             Decision::Deny,
             why,
             None,

@@ -214,7 +214,7 @@ pub fn run(args: &[OsString]) -> i32 {
                 };
                 verdict.add(
                     Layer::Confirmation,
-                    "confirmation.refused",
+                    crate::policy::ReasonId::ConfirmationRefused,
                     Decision::Deny,
                     why,
                     None,

@@ -10,6 +10,82 @@ use serde::{Deserialize, Serialize};
 
 use crate::builtin;
 
+/// Declares a closed vocabulary of the data: an enum whose variants are
+/// spelled in profiles and output as the given strings, each with a
+/// one-line description (also its doc). It gets `ALL`, `as_str`,
+/// `description`, `from_name`, `Display`, and serde impls through the
+/// spelling: an unknown spelling fails to deserialise, naming the known
+/// ones, so a broken built-in entry fails the build (build.rs) and a
+/// broken profile fails to load.
+macro_rules! vocabulary {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $name:ident ($what:literal) {
+            $($variant:ident = $text:literal: $desc:literal,)*
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        $vis enum $name {
+            $(#[doc = $desc] $variant,)*
+        }
+
+        impl $name {
+            /// Every value, in the order declared.
+            pub const ALL: &'static [$name] = &[$($name::$variant,)*];
+
+            /// The spelling used in profiles and output.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text,)*
+                }
+            }
+
+            /// What it means, in one line.
+            pub const fn description(self) -> &'static str {
+                match self {
+                    $($name::$variant => $desc,)*
+                }
+            }
+
+            /// The value spelled `s`, if there is one.
+            pub fn from_name(s: &str) -> Option<Self> {
+                match s {
+                    $($text => Some($name::$variant),)*
+                    _ => None,
+                }
+            }
+
+            /// Why `s` is not a value: names the known spellings.
+            pub fn unknown(s: &str) -> String {
+                let known: Vec<&str> = Self::ALL.iter().map(|v| v.as_str()).collect();
+                format!("unknown {} `{s}`; known: {}", $what, known.join(", "))
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = String::deserialize(d)?;
+                Self::from_name(&s).ok_or_else(|| serde::de::Error::custom(Self::unknown(&s)))
+            }
+        }
+    };
+}
+#[allow(unused_imports)] // used by policy::reason; not by build.rs
+pub(crate) use vocabulary;
+
 /// How far an entry is trusted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -116,21 +192,20 @@ pub struct CommandSpec {
     pub options: Vec<OptionEntry>,
     /// Operand types in order with quantifiers: `["literal", "read_path*"]`.
     #[serde(default)]
-    pub operands: Vec<String>,
+    pub operands: Vec<OperandSlot>,
     /// Alternative operand lists used when one of the named options is
     /// present (`grep -e PAT` makes every operand a path).
     #[serde(default)]
-    pub operands_with: BTreeMap<String, Vec<String>>,
+    pub operands_with: BTreeMap<String, Vec<OperandSlot>>,
     /// The first operand selects a subcommand entry (`git` → `git push`).
     #[serde(default)]
     pub subcommands: bool,
     /// What to do with options the entry does not list.
     #[serde(default)]
     pub unknown_options: UnknownOptions,
-    /// A structured form (seed 002) the whole command must match:
-    /// `archive_extract`, `archive_create`, `archive_list`, `ping`, `curl_head`, `dns`.
+    /// A structured form (seed 002) the whole command must match.
     #[serde(default)]
-    pub form: Option<String>,
+    pub form: Option<Form>,
     /// Commands that must and must not be allowed with this entry, checked
     /// when the profile loads and in the tests. Required (non-empty) when
     /// the entry has options that matter (see [`CommandSpec::needs_examples`]).
@@ -155,18 +230,9 @@ impl CommandSpec {
         if self.form.is_some() {
             out.push("form".to_string());
         }
-        for o in self.options.iter().filter_map(|o| o.parse().ok()) {
-            let special = o.effects.iter().any(|e| {
-                matches!(
-                    e,
-                    Effect::Exec
-                        | Effect::Dangerous
-                        | Effect::Network
-                        | Effect::Blocked
-                        | Effect::Ask
-                        | Effect::Delete
-                )
-            }) || matches!(o.value_type.as_str(), "command" | "write_path" | "code");
+        for o in self.options.iter().map(OptionEntry::spec) {
+            let special = o.effects.iter().any(|e| e.needs_examples())
+                || o.value_type.is_some_and(ValueType::needs_examples);
             if special {
                 out.push(o.names.join(" "));
             }
@@ -190,7 +256,7 @@ pub struct Examples {
 /// An option as written in the registry: the compact string or a table.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(untagged)]
-pub enum OptionEntry {
+pub enum OptionText {
     /// `"-o --output =write_path !write"`
     Spec(String),
     /// `{ spec = "...", reason = "..." }`
@@ -205,6 +271,42 @@ pub enum OptionEntry {
     },
 }
 
+/// An option of a registry entry: as written, and parsed when the entry is
+/// deserialised (an unknown type or effect fails to load).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(try_from = "OptionText", into = "OptionText")]
+pub struct OptionEntry {
+    text: OptionText,
+    spec: OptionSpec,
+}
+
+impl TryFrom<OptionText> for OptionEntry {
+    type Error = String;
+
+    fn try_from(text: OptionText) -> Result<Self, String> {
+        let spec = text.parse()?;
+        Ok(Self { text, spec })
+    }
+}
+
+impl From<OptionEntry> for OptionText {
+    fn from(o: OptionEntry) -> Self {
+        o.text
+    }
+}
+
+impl OptionEntry {
+    /// The parsed option.
+    pub fn spec(&self) -> &OptionSpec {
+        &self.spec
+    }
+
+    /// The option as written.
+    pub fn text(&self) -> &OptionText {
+        &self.text
+    }
+}
+
 /// A parsed option.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OptionSpec {
@@ -212,8 +314,8 @@ pub struct OptionSpec {
     pub names: Vec<String>,
     /// Whether a value is required, optional (attached only), or absent.
     pub value: ValueKind,
-    /// Type of the value.
-    pub value_type: String,
+    /// Type of the value; `None` for a flag.
+    pub value_type: Option<ValueType>,
     /// Effects of using the option.
     pub effects: Vec<Effect>,
     /// Explanation shown with the effect.
@@ -233,48 +335,327 @@ pub enum ValueKind {
     Optional,
 }
 
-/// What using an option does to the command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Effect {
-    /// Risk at least `write`.
-    Write,
-    /// Risk `dangerous`.
-    Dangerous,
-    /// Runs another program: refused unless the profile allows dangerous.
-    Exec,
-    /// Contacts the network.
-    Network,
-    /// Operates recursively (with a broad target: dangerous).
-    Recursive,
-    /// Deletes its operands (operands become write targets).
-    Delete,
-    /// Never allowed.
-    Blocked,
-    /// Needs confirmation.
-    Ask,
-    /// Starts an exec template that runs to `;` or `+` (`find -exec`).
-    Template,
-    /// Operands become write targets (`cp -t`, `tee`-like).
-    WritesOperands,
-    /// The option's value is inline code (`python -c`).
-    Code,
-    /// Narrows what a deleting command touches (`find -name X -delete`), so
-    /// the operands are not a broad deletion.
-    Filter,
-    /// Reads its operands recursively (`cp -r`, `grep -r`): a tree that holds
-    /// a protected path is refused.
-    ReadsTree,
-    /// Options end after this one: the rest are operands for what it runs
-    /// (`python3 -m venv --without-pip`).
-    Last,
+vocabulary! {
+    /// What using an option does to the command (`!NAME` in a compact spec).
+    pub enum Effect ("effect") {
+        Write = "write": "risk at least `write`",
+        Dangerous = "dangerous": "risk `dangerous`: refused unless the profile allows dangerous commands",
+        Exec = "exec": "runs another program: refused",
+        Network = "network": "contacts the network",
+        Recursive = "recursive": "operates recursively (with a broad target: dangerous)",
+        Delete = "delete": "deletes its operands (operands become write targets)",
+        Blocked = "blocked": "never allowed",
+        Ask = "ask": "needs confirmation",
+        Template = "template": "starts an exec template that runs to `;` or `+` (`find -exec`)",
+        WritesOperands = "writes_operands": "operands become write targets (`cp -t`, `tee`-like)",
+        Code = "code": "the option's value is inline code (`python -c`)",
+        Last = "last": "options end after this one: the rest are operands for what it runs (`python3 -m venv --without-pip`)",
+        Filter = "filter": "narrows what a deleting command touches (`find -name X -delete`), so the operands are not a broad deletion",
+        ReadsTree = "reads_tree": "reads its operands recursively (`cp -r`, `grep -r`): a tree that holds a protected path is refused",
+    }
 }
 
-impl OptionEntry {
+impl Effect {
+    /// Whether an entry with an option that has this effect needs examples.
+    pub fn needs_examples(self) -> bool {
+        match self {
+            Effect::Exec
+            | Effect::Dangerous
+            | Effect::Network
+            | Effect::Blocked
+            | Effect::Ask
+            | Effect::Delete => true,
+            Effect::Write
+            | Effect::Recursive
+            | Effect::Template
+            | Effect::WritesOperands
+            | Effect::Code
+            | Effect::Last
+            | Effect::Filter
+            | Effect::ReadsTree => false,
+        }
+    }
+}
+
+vocabulary! {
+    /// The type of an option value or operand (`=TYPE` in a compact spec,
+    /// the entries of `operands`).
+    pub enum ValueType ("value type") {
+        Literal = "literal": "data the command does not open or run",
+        Pid = "pid": "a process id or job spec; unconfined, only the command's own (`%1`, `$!`)",
+        ProcessPattern = "process_pattern": "a process name pattern (`pkill NAME`); unconfined, refused",
+        Digits = "digits": "digits attached to a short option (`perl -0777`)",
+        RustcCodegen = "rustc_codegen": "a rustc `-C KEY=VALUE`: only keys known to be harmless",
+        Chdir = "chdir": "a directory the program moves to (`git -C DIR`): later operands are relative to it",
+        ReadPath = "read_path": "a file the program reads: inside the readable roots, not a secret",
+        WritePath = "write_path": "a file the program writes: inside the writable roots, not protected",
+        Path = "path": "a path the program looks at: checked as a read",
+        Dir = "dir": "a directory: checked as a read",
+        Count = "count": "a non-negative number",
+        Url = "url": "a URL: `ext::`/`fd::` run programs, `file:` reads local files",
+        Host = "host": "a host name: warns about the network when unconfined",
+        Code = "code": "inline code given to an interpreter, inspected by the safety rules",
+        Command = "command": "a program the option runs: refused",
+        GitConfig = "git_config": "a `git -c KEY=VALUE` setting: only keys known to be harmless",
+        SedScript = "sed_script": "a sed script: `e` runs commands, `r`/`w` read and write files",
+        AwkProgram = "awk_program": "an awk program: `system()` and pipes run commands; files it reads and writes are checked",
+        Opaque = "opaque": "a value the policy does not interpret",
+        Signal = "signal": "a signal name or number",
+        User = "user": "a user name",
+        Mode = "mode": "a file mode",
+        Archive = "archive": "an archive file the program reads",
+        Regex = "regex": "a regular expression",
+        Pattern = "pattern": "a search or glob pattern",
+        Domain = "domain": "a domain name: warns about the network when unconfined",
+        Package = "package": "a package name",
+        EnvAssignment = "env_assignment": "`NAME=VALUE` for the command's environment: variables that load code are refused",
+        Script = "script": "a script file the program runs (`-` reads the program from standard input)",
+        Refspec = "refspec": "a git refspec: a leading `+` forces, a leading `:` deletes the remote ref",
+        DestroyPath = "destroy_path": "a path whose changes the command discards (`git checkout -- .`): a broad target is refused",
+        LinkTarget = "link_target": "what a link points to: a link to a sensitive place asks",
+        HardlinkTarget = "hardlink_target": "the original of a hard link: must be writable too",
+        SyncSrc = "sync_src": "an rsync source: local only",
+        GitConfigKey = "git_config_key": "a `git config` key, checked on the whole command line",
+        ReadTree = "read_tree": "a tree the program reads recursively: one holding a protected path is refused",
+        NpmConfigAction = "npm_config_action": "an `npm config` action: anything but get/list asks",
+        DdOperand = "dd_operand": "a dd operand: `if=` reads, `of=` writes",
+        SyncDest = "sync_dest": "an rsync destination: local only, written",
+    }
+}
+
+impl ValueType {
+    /// Whether an entry with an option whose value has this type needs examples.
+    pub fn needs_examples(self) -> bool {
+        match self {
+            ValueType::Command | ValueType::WritePath | ValueType::Code => true,
+            ValueType::Literal
+            | ValueType::Pid
+            | ValueType::ProcessPattern
+            | ValueType::Digits
+            | ValueType::RustcCodegen
+            | ValueType::Chdir
+            | ValueType::ReadPath
+            | ValueType::Path
+            | ValueType::Dir
+            | ValueType::Count
+            | ValueType::Url
+            | ValueType::Host
+            | ValueType::GitConfig
+            | ValueType::SedScript
+            | ValueType::AwkProgram
+            | ValueType::Opaque
+            | ValueType::Signal
+            | ValueType::User
+            | ValueType::Mode
+            | ValueType::Archive
+            | ValueType::Regex
+            | ValueType::Pattern
+            | ValueType::Domain
+            | ValueType::Package
+            | ValueType::EnvAssignment
+            | ValueType::Script
+            | ValueType::Refspec
+            | ValueType::DestroyPath
+            | ValueType::LinkTarget
+            | ValueType::HardlinkTarget
+            | ValueType::SyncSrc
+            | ValueType::GitConfigKey
+            | ValueType::ReadTree
+            | ValueType::NpmConfigAction
+            | ValueType::DdOperand
+            | ValueType::SyncDest => false,
+        }
+    }
+
+    /// Whether an operand of this type is a plain path, which a deleting
+    /// (`!delete`, `!writes_operands`) or tree-reading (`!reads_tree`)
+    /// option turns into a write target or a tree read.
+    pub fn plain_path(self) -> bool {
+        match self {
+            ValueType::ReadPath | ValueType::Path | ValueType::Dir => true,
+            ValueType::Literal
+            | ValueType::Pid
+            | ValueType::ProcessPattern
+            | ValueType::Digits
+            | ValueType::RustcCodegen
+            | ValueType::Chdir
+            | ValueType::WritePath
+            | ValueType::Count
+            | ValueType::Url
+            | ValueType::Host
+            | ValueType::Code
+            | ValueType::Command
+            | ValueType::GitConfig
+            | ValueType::SedScript
+            | ValueType::AwkProgram
+            | ValueType::Opaque
+            | ValueType::Signal
+            | ValueType::User
+            | ValueType::Mode
+            | ValueType::Archive
+            | ValueType::Regex
+            | ValueType::Pattern
+            | ValueType::Domain
+            | ValueType::Package
+            | ValueType::EnvAssignment
+            | ValueType::Script
+            | ValueType::Refspec
+            | ValueType::DestroyPath
+            | ValueType::LinkTarget
+            | ValueType::HardlinkTarget
+            | ValueType::SyncSrc
+            | ValueType::GitConfigKey
+            | ValueType::ReadTree
+            | ValueType::NpmConfigAction
+            | ValueType::DdOperand
+            | ValueType::SyncDest => false,
+        }
+    }
+
+    /// Whether an operand of this type names a file the program reads (so
+    /// a file name arriving at run time cannot be checked beforehand).
+    pub fn reads_file(self) -> bool {
+        match self {
+            ValueType::ReadPath
+            | ValueType::ReadTree
+            | ValueType::Path
+            | ValueType::Dir
+            | ValueType::Script
+            | ValueType::Archive => true,
+            ValueType::Literal
+            | ValueType::Pid
+            | ValueType::ProcessPattern
+            | ValueType::Digits
+            | ValueType::RustcCodegen
+            | ValueType::Chdir
+            | ValueType::WritePath
+            | ValueType::Count
+            | ValueType::Url
+            | ValueType::Host
+            | ValueType::Code
+            | ValueType::Command
+            | ValueType::GitConfig
+            | ValueType::SedScript
+            | ValueType::AwkProgram
+            | ValueType::Opaque
+            | ValueType::Signal
+            | ValueType::User
+            | ValueType::Mode
+            | ValueType::Regex
+            | ValueType::Pattern
+            | ValueType::Domain
+            | ValueType::Package
+            | ValueType::EnvAssignment
+            | ValueType::Refspec
+            | ValueType::DestroyPath
+            | ValueType::LinkTarget
+            | ValueType::HardlinkTarget
+            | ValueType::SyncSrc
+            | ValueType::GitConfigKey
+            | ValueType::NpmConfigAction
+            | ValueType::DdOperand
+            | ValueType::SyncDest => false,
+        }
+    }
+}
+
+vocabulary! {
+    /// A structured form (seed 002, docs/forms.md) the whole command must match.
+    pub enum Form ("form") {
+        Tar = "tar": "tar: extract into a directory, create from named sources, or list",
+        Unzip = "unzip": "unzip: extract into a directory, or list",
+        Zip = "zip": "zip: create an archive from named sources",
+        Ping = "ping": "ping with a count and a literal host",
+        Curl = "curl": "curl -I (HEAD) of a literal http(s) URL",
+        Dig = "dig": "dig of a literal domain",
+        Nslookup = "nslookup": "nslookup of a literal domain",
+    }
+}
+
+/// How many operands an operand-list entry takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quantifier {
+    /// Exactly one (`read_path`).
+    One,
+    /// Zero or one (`read_path?`).
+    Optional,
+    /// Any number (`read_path*`).
+    Any,
+    /// At least one (`read_path+`).
+    Many,
+}
+
+/// One entry of an operand list: a type and how many operands it takes,
+/// written `read_path`, `read_path?`, `read_path*` or `read_path+`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct OperandSlot {
+    /// The operands' type.
+    pub ty: ValueType,
+    /// How many.
+    pub quantifier: Quantifier,
+}
+
+impl OperandSlot {
+    /// Fewest and most operands the slot takes.
+    pub fn bounds(self) -> (usize, usize) {
+        match self.quantifier {
+            Quantifier::One => (1, 1),
+            Quantifier::Optional => (0, 1),
+            Quantifier::Any => (0, usize::MAX),
+            Quantifier::Many => (1, usize::MAX),
+        }
+    }
+}
+
+impl TryFrom<String> for OperandSlot {
+    type Error = String;
+
+    fn try_from(s: String) -> Result<Self, String> {
+        s.parse()
+    }
+}
+
+impl std::str::FromStr for OperandSlot {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (t, quantifier) = match s.as_bytes().last() {
+            Some(b'?') => (&s[..s.len() - 1], Quantifier::Optional),
+            Some(b'*') => (&s[..s.len() - 1], Quantifier::Any),
+            Some(b'+') => (&s[..s.len() - 1], Quantifier::Many),
+            _ => (s, Quantifier::One),
+        };
+        let ty = ValueType::from_name(t)
+            .ok_or_else(|| format!("operand `{s}`: {}", ValueType::unknown(t)))?;
+        Ok(Self { ty, quantifier })
+    }
+}
+
+impl From<OperandSlot> for String {
+    fn from(o: OperandSlot) -> Self {
+        o.to_string()
+    }
+}
+
+impl std::fmt::Display for OperandSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let q = match self.quantifier {
+            Quantifier::One => "",
+            Quantifier::Optional => "?",
+            Quantifier::Any => "*",
+            Quantifier::Many => "+",
+        };
+        write!(f, "{}{q}", self.ty)
+    }
+}
+
+impl OptionText {
     /// Parses the compact spec.
     pub fn parse(&self) -> Result<OptionSpec, String> {
         let (spec, reason, suggest) = match self {
-            OptionEntry::Spec(s) => (s.as_str(), None, None),
-            OptionEntry::Detailed {
+            OptionText::Spec(s) => (s.as_str(), None, None),
+            OptionText::Detailed {
                 spec,
                 reason,
                 suggest,
@@ -283,22 +664,31 @@ impl OptionEntry {
         let mut out = OptionSpec {
             names: Vec::new(),
             value: ValueKind::None,
-            value_type: String::new(),
+            value_type: None,
             effects: Vec::new(),
             reason,
             suggest,
         };
+        let value_type = |t: &str| {
+            ValueType::from_name(t)
+                .ok_or_else(|| format!("{} in option `{spec}`", ValueType::unknown(t)))
+        };
         for tok in spec.split_whitespace() {
             if let Some(t) = tok.strip_prefix("?=") {
                 out.value = ValueKind::Optional;
-                out.value_type = t.to_string();
+                out.value_type = Some(value_type(t)?);
             } else if let Some(t) = tok.strip_prefix('=') {
                 out.value = ValueKind::Required;
-                out.value_type = t.to_string();
+                out.value_type = Some(value_type(t)?);
             } else if let Some(e) = tok.strip_prefix('!') {
-                match EFFECTS.iter().find(|(name, _)| *name == e) {
-                    Some((_, effect)) => out.effects.push(*effect),
-                    None => return Err(format!("unknown effect `!{e}` in option `{spec}`")),
+                match Effect::from_name(e) {
+                    Some(effect) => out.effects.push(effect),
+                    None => {
+                        return Err(format!(
+                            "{} (`!{e}` in option `{spec}`)",
+                            Effect::unknown(e)
+                        ));
+                    }
                 }
             } else if tok.starts_with('-') || tok.starts_with('+') {
                 out.names.push(tok.to_string());
@@ -311,78 +701,9 @@ impl OptionEntry {
         if out.names.is_empty() {
             return Err(format!("option `{spec}` names no option"));
         }
-        if !out.value_type.is_empty() && !VALUE_TYPES.contains(&out.value_type.as_str()) {
-            return Err(format!(
-                "unknown type `{}` in option `{spec}`; known types: {}",
-                out.value_type,
-                VALUE_TYPES.join(", ")
-            ));
-        }
         Ok(out)
     }
 }
-
-/// The option effects (`!NAME` in a compact spec) and what each means: the
-/// one list the parser, the docs test and the registry checks use.
-pub const EFFECTS: &[(&str, Effect)] = &[
-    ("write", Effect::Write),
-    ("dangerous", Effect::Dangerous),
-    ("exec", Effect::Exec),
-    ("network", Effect::Network),
-    ("recursive", Effect::Recursive),
-    ("delete", Effect::Delete),
-    ("blocked", Effect::Blocked),
-    ("ask", Effect::Ask),
-    ("template", Effect::Template),
-    ("writes_operands", Effect::WritesOperands),
-    ("code", Effect::Code),
-    ("last", Effect::Last),
-    ("filter", Effect::Filter),
-    ("reads_tree", Effect::ReadsTree),
-];
-
-/// Types an option value or operand can have.
-pub const VALUE_TYPES: &[&str] = &[
-    "literal",
-    "pid",
-    "process_pattern",
-    "digits",
-    "rustc_codegen",
-    "chdir",
-    "read_path",
-    "write_path",
-    "path",
-    "dir",
-    "count",
-    "url",
-    "host",
-    "code",
-    "command",
-    "git_config",
-    "sed_script",
-    "awk_program",
-    "opaque",
-    "signal",
-    "user",
-    "mode",
-    "archive",
-    "regex",
-    "pattern",
-    "domain",
-    "package",
-    "env_assignment",
-    "script",
-    "refspec",
-    "destroy_path",
-    "link_target",
-    "hardlink_target",
-    "sync_src",
-    "git_config_key",
-    "read_tree",
-    "npm_config_action",
-    "dd_operand",
-    "sync_dest",
-];
 
 /// A registry: the built-in entries plus a profile's overrides.
 #[derive(Debug, Clone, Default)]
@@ -471,24 +792,11 @@ pub fn check_builtin() -> Vec<String> {
     errs
 }
 
-/// Static checks of one entry (its option specs and operand types).
+/// Static checks of one entry beyond what deserialising it checks (option
+/// specs, value types, effects and forms are typed, so an unknown one
+/// already failed to load): an entry with options that matter has examples.
 pub fn check_spec(name: &str, spec: &CommandSpec) -> Vec<String> {
     let mut errs = Vec::new();
-    for o in &spec.options {
-        if let Err(e) = o.parse() {
-            errs.push(format!("command `{name}`: {e}"));
-        }
-    }
-    let all_operands = spec
-        .operands
-        .iter()
-        .chain(spec.operands_with.values().flatten());
-    for op in all_operands {
-        let t = op.trim_end_matches(['*', '+', '?']);
-        if !VALUE_TYPES.contains(&t) {
-            errs.push(format!("command `{name}`: unknown operand type `{op}`"));
-        }
-    }
     let special = spec.needs_examples();
     if !special.is_empty() && spec.examples.allow.is_empty() && spec.examples.deny.is_empty() {
         errs.push(format!(
@@ -497,4 +805,77 @@ pub fn check_spec(name: &str, spec: &CommandSpec) -> Vec<String> {
         ));
     }
     errs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(extra: &str) -> Result<CommandSpec, String> {
+        toml::from_str::<CommandSpec>(&format!("summary = 't'\n{extra}")).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn unknown_vocabulary_fails_to_load() {
+        // Positive control: the same entries with known names load.
+        let ok = load(
+            "options = ['-o =write_path !write', { spec = '-x !exec', reason = 'r' }]\noperands = ['read_path+']\nform = 'tar'",
+        )
+        .expect("known names load");
+        assert_eq!(ok.form, Some(Form::Tar));
+        assert_eq!(ok.options[0].spec().value_type, Some(ValueType::WritePath));
+        assert_eq!(ok.options[1].spec().effects, [Effect::Exec]);
+        assert_eq!(ok.operands[0].ty, ValueType::ReadPath);
+        for (extra, says) in [
+            (
+                "options = ['-o =writepath']",
+                "unknown value type `writepath`",
+            ),
+            ("options = ['-o ?=Code']", "unknown value type `Code`"),
+            ("options = ['-f !dangerus']", "unknown effect `dangerus`"),
+            (
+                "options = [{ spec = '-f !exe', reason = 'r' }]",
+                "unknown effect `exe`",
+            ),
+            ("options = ['=literal']", "names no option"),
+            (
+                "operands = ['read_paths*']",
+                "unknown value type `read_paths`",
+            ),
+            (
+                "operands_with = { '-e' = ['pathh'] }",
+                "unknown value type `pathh`",
+            ),
+            ("form = 'tarr'", "unknown form `tarr`"),
+        ] {
+            let err = load(extra).expect_err(extra);
+            assert!(err.contains(says), "{extra}: {err}");
+        }
+    }
+
+    #[test]
+    fn spellings_round_trip() {
+        for t in ValueType::ALL {
+            assert_eq!(ValueType::from_name(t.as_str()), Some(*t));
+            for q in ["", "?", "*", "+"] {
+                let s = format!("{t}{q}");
+                let slot: OperandSlot = s.parse().expect("slot");
+                assert_eq!(slot.to_string(), s);
+            }
+        }
+        for e in Effect::ALL {
+            assert_eq!(Effect::from_name(e.as_str()), Some(*e));
+        }
+        for f in Form::ALL {
+            assert_eq!(Form::from_name(f.as_str()), Some(*f));
+        }
+        // Serialising an entry gives back what was written.
+        let spec = toml::from_str::<CommandSpec>(
+            "summary = 't'\noptions = ['-o --out =write_path !write']\noperands = ['literal', 'read_path*']",
+        )
+        .expect("spec");
+        let text = toml::to_string(&spec).expect("serialise");
+        assert!(text.contains("\"-o --out =write_path !write\""), "{text}");
+        assert!(text.contains("\"read_path*\""), "{text}");
+    }
 }

@@ -380,7 +380,13 @@ pub fn evaluate(cfg: &GuardSection, state: &SessionState, cur: &Current, verdict
             cfg.denial_window_seconds
         );
         verdict.note(Layer::Guard, format!("guard: {msg}"));
-        verdict.add(Layer::Guard, "guard.lockout", Decision::Deny, msg, None);
+        verdict.add(
+            Layer::Guard,
+            crate::policy::ReasonId::GuardLockout,
+            Decision::Deny,
+            msg,
+            None,
+        );
     }
     if cfg.max_commands > 0 {
         let from = now.saturating_sub(cfg.window_seconds * 1000);
@@ -391,7 +397,13 @@ pub fn evaluate(cfg: &GuardSection, state: &SessionState, cur: &Current, verdict
                 cfg.window_seconds, cfg.max_commands
             );
             verdict.note(Layer::Guard, format!("guard: {msg}"));
-            verdict.add(Layer::Guard, "guard.rate_limit", Decision::Deny, msg, None);
+            verdict.add(
+                Layer::Guard,
+                crate::policy::ReasonId::GuardRateLimit,
+                Decision::Deny,
+                msg,
+                None,
+            );
         }
     }
     for p in cfg.patterns() {
@@ -415,7 +427,7 @@ pub fn evaluate(cfg: &GuardSection, state: &SessionState, cur: &Current, verdict
                 PatternAction::Deny => Decision::Deny,
             };
             verdict.note(Layer::Guard, format!("guard: [{}] {msg}", d.as_str()));
-            verdict.add(Layer::Guard, &format!("guard.{}", p.id), d, msg, None);
+            verdict.add_data(Layer::Guard, &format!("guard.{}", p.id), d, msg, None);
         }
     }
 }

@@ -178,14 +178,14 @@ impl<'a> Lifecycle<'a> {
         apply(
             self.fire(Event::PreToolUse, extra),
             verdict,
-            "hook.pre_tool_use",
+            crate::policy::ReasonId::HookPreToolUse,
         );
         if verdict.decision == Decision::Ask {
             let extra = json!({"decision": "ask", "reason": verdict.refusal_line(), "confirmation": verdict.confirmation});
             apply(
                 self.fire(Event::PermissionRequest, extra),
                 verdict,
-                "hook.permission_request",
+                crate::policy::ReasonId::HookPermissionRequest,
             );
             if verdict.decision == Decision::Ask {
                 self.fire(
@@ -403,7 +403,7 @@ impl Lifecycle<'_> {
     }
 }
 
-fn apply(b: Blocked, verdict: &mut Verdict, rule: &str) {
+fn apply(b: Blocked, verdict: &mut Verdict, rule: crate::policy::ReasonId) {
     match b {
         Blocked::Continue => {}
         Blocked::Deny(r) => verdict.add(Layer::Hook, rule, Decision::Deny, r, None),

@@ -13,7 +13,7 @@ use brush_parser::{Parser, ParserOptions};
 use super::model::{
     Assignment, CommandModel, Constructs, Form, Operator, Origin, Redirection, Segment, Word,
 };
-use super::unwrap::{self, SHELLS, ShellArgs};
+use super::unwrap::{self, SHELLS, ShellArgs, WrapperSpec};
 use super::word::{self, KnownVars};
 use super::{ParseContext, normalize_program, wrapper_spec};
 pub use crate::sys::path::join_clean;
@@ -868,10 +868,12 @@ impl<'a> Walker<'a> {
     }
 
     /// Unwraps wrappers and nested shells, tracks `cd`, and records the
-    /// resulting segment(s).
+    /// resulting segment(s). Each program kind has its own step below; a
+    /// step either unwraps (the next word is the program), hands the rest
+    /// to a nested parse, or leaves the words as the segment's command.
     fn finish_segment(
         &mut self,
-        mut words: Vec<Word>,
+        words: Vec<Word>,
         mut assignments: Vec<Assignment>,
         redirections: Vec<Redirection>,
         stdin_data: Option<String>,
@@ -879,359 +881,327 @@ impl<'a> Walker<'a> {
         let mut inherit = self.inherit.clone();
         inherit.assignments.append(&mut assignments);
         inherit.redirections.extend(redirections);
-        let mut cwd = self.cwd.clone();
-        let mut template = false;
-        let mut origin = self.origin;
-        let mut unknown: Option<String> = None;
-        let mut stdin_data = stdin_data;
+        let mut p = Pending {
+            words,
+            inherit,
+            cwd: self.cwd.clone(),
+            template: false,
+            origin: self.origin,
+            unknown: None,
+            stdin_data,
+        };
+        while !p.words.is_empty() {
+            match self.program_kind(&mut p) {
+                Step::Again => continue,
+                Step::Record => break,
+                Step::Nested => return,
+            }
+        }
 
-        while let Some(first) = words.first() {
-            if first.unresolved || first.glob || !first.literal && first.value.contains('$') {
-                unknown = Some(format!(
-                    "the program name `{}` is not a literal word",
-                    first.raw
-                ));
-                break;
+        if p.words.first().is_some_and(|w| w.value == "pwd") {
+            self.drop_cwd_sentinel(&mut p.inherit);
+        }
+        if p.unknown.is_none() {
+            p.unknown = evaluates_subscripts(&p.words);
+        }
+        if p.unknown.is_none() {
+            p.unknown = super::hazards::builtin_evaluates(&p.words, &self.known_vars());
+        }
+        self.push_segment(
+            p.words,
+            p.inherit,
+            p.cwd,
+            p.origin,
+            p.template,
+            p.stdin_data,
+            p.unknown,
+        );
+    }
+
+    /// One step of [`Walker::finish_segment`]: what kind of program the
+    /// first word names, and what that kind does with the rest.
+    fn program_kind(&mut self, p: &mut Pending) -> Step {
+        let Some(name) = program_name(p) else {
+            return Step::Record;
+        };
+        if (name == "busybox" || name == "toybox")
+            && p.words.len() > 1
+            && !p.words[1].value.starts_with('-')
+        {
+            return multi_call(p, name);
+        }
+        if SHELLS.contains(&name.as_str()) {
+            return self.nested_shell(p, name);
+        }
+        match name.as_str() {
+            "eval" => self.eval(p, name),
+            "source" | "." => self.source(p, &name),
+            "alias" | "trap" | "unalias" | "enable" | "hash" => changes_later_commands(p, &name),
+            "find" => {
+                self.find_templates(&p.words, &p.inherit, p.cwd.clone());
+                Step::Record
             }
-            // `~/bin/tool`: the home directory is known, and nothing else
-            // in the word expands; the program is that path.
-            let home_program = first.raw.starts_with("~/")
-                && !first.raw.contains(['$', '`', '"', '\\', '\''])
-                && !first.value.starts_with('~');
-            if !first.literal && !home_program {
-                unknown = Some(format!(
-                    "the program name `{}` contains an expansion; the program must be written literally",
-                    first.raw
-                ));
-                break;
-            }
-            let name = normalize_program(&first.value);
-            if name != first.value {
-                inherit
-                    .notes
-                    .push(format!("program `{}` normalised to `{name}`", first.value));
-            } else if first.raw.starts_with('\\') || first.raw != first.value {
-                inherit.notes.push(format!(
-                    "program `{}` read as `{name}` after quote removal",
-                    first.raw
-                ));
-            }
-            if (name == "busybox" || name == "toybox")
-                && words.len() > 1
-                && !words[1].value.starts_with('-')
-            {
-                inherit.notes.push(format!(
-                    "multi-call `{name}` runs applet `{}`",
-                    words[1].value
-                ));
-                inherit.wrappers.push(name);
-                words.remove(0);
-                continue;
-            }
-            if SHELLS.contains(&name.as_str()) {
-                match unwrap::shell_args(&words[1..]) {
-                    ShellArgs::Command { string } => {
-                        let s = &words[1 + string];
-                        if s.unresolved {
-                            unknown =
-                                Some(format!("`{name} -c` is given a string that is not literal"));
-                            break;
-                        }
-                        let text = s.value.clone();
-                        let positional = words[2 + string..]
-                            .iter()
-                            .map(|w| w.value.clone())
-                            .collect();
-                        inherit
-                            .notes
-                            .push(format!("nested `{name} -c` string parsed as commands"));
-                        inherit.wrappers.push(name);
-                        self.nested_with(
-                            inherit,
-                            cwd,
-                            &text,
-                            Origin::NestedShell,
-                            Some(positional),
-                        );
-                        return;
-                    }
-                    ShellArgs::Stdin => {
-                        if let Some(data) = stdin_data.take() {
-                            inherit.notes.push(format!(
-                                "`{name}` reads its commands from a heredoc, parsed as commands"
-                            ));
-                            inherit.wrappers.push(name);
-                            self.nested_with(inherit, cwd, &data, Origin::NestedShell, None);
-                            return;
-                        }
-                        unknown = Some(if self.pipe_index > 0 {
-                            format!("`{name}` reads commands from a pipe; they cannot be checked")
-                        } else {
-                            format!(
-                                "`{name}` reads commands from standard input; they cannot be checked"
-                            )
-                        });
-                        break;
-                    }
-                    ShellArgs::Script { .. } => break,
-                    ShellArgs::Unknown(why) => {
-                        unknown = Some(why);
-                        break;
-                    }
+            _ => {
+                if let Some(spec) = wrapper_spec(&name) {
+                    return self.wrapper(p, name, &spec);
                 }
-            }
-            if name == "eval" {
-                if words[1..].iter().any(|w| w.unresolved) {
-                    unknown = Some("`eval` of a string that is not literal".into());
-                    break;
+                match name.as_str() {
+                    "cd" | "pushd" => self.cd(&p.words, &name),
+                    // `popd` goes back to a directory this string may not know.
+                    "popd" => self.cwd = None,
+                    _ => {}
                 }
-                let text = words[1..]
+                Step::Record
+            }
+        }
+    }
+
+    /// `bash -c STRING`, `sh <<EOF`, `bash script.sh`: a command string or
+    /// heredoc is parsed as commands; commands from a pipe or standard
+    /// input cannot be checked; a script is the segment's command.
+    fn nested_shell(&mut self, p: &mut Pending, name: String) -> Step {
+        match unwrap::shell_args(&p.words[1..]) {
+            ShellArgs::Command { string } => {
+                let s = &p.words[1 + string];
+                if s.unresolved {
+                    p.unknown = Some(format!("`{name} -c` is given a string that is not literal"));
+                    return Step::Record;
+                }
+                let text = s.value.clone();
+                let positional = p.words[2 + string..]
                     .iter()
-                    .map(|w| w.value.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                inherit
+                    .map(|w| w.value.clone())
+                    .collect();
+                p.inherit
                     .notes
-                    .push("`eval` of a literal string parsed as commands".into());
-                inherit.wrappers.push(name);
-                self.nested_with(inherit, cwd, &text, Origin::NestedShell, None);
-                return;
+                    .push(format!("nested `{name} -c` string parsed as commands"));
+                p.inherit.wrappers.push(name);
+                self.nest(p, &text, Some(positional))
             }
-            if name == "source" || name == "." {
-                let trusted = words.get(1).is_some_and(|f| {
-                    !f.unresolved
-                        && self.ctx.trusted.iter().any(|t| match t {
-                            TrustedStep::SourceUnder(dir) => under(Path::new(&f.value), dir),
-                            TrustedStep::CwdSentinelUnder(_) => false,
-                        })
-                });
-                if trusted {
-                    inherit
-                        .notes
-                        .push("sources a trusted harness snapshot".into());
+            ShellArgs::Stdin => {
+                if let Some(data) = p.stdin_data.take() {
+                    p.inherit.notes.push(format!(
+                        "`{name}` reads its commands from a heredoc, parsed as commands"
+                    ));
+                    p.inherit.wrappers.push(name);
+                    return self.nest(p, &data, None);
+                }
+                p.unknown = Some(if self.pipe_index > 0 {
+                    format!("`{name}` reads commands from a pipe; they cannot be checked")
                 } else {
-                    unknown = Some(format!(
-                        "`{name}` runs a file whose commands cannot be checked"
-                    ));
-                }
-                break;
-            }
-            // `unalias NAME...` only removes aliases: later commands then run
-            // what safe-exec models (it assumes no aliases). Agents' wrappers
-            // use it (Claude Code 2.1.330: `{ \builtin unalias -- 'which';
-            // \builtin unset -f -- 'which'; } >/dev/null 2>&1 || true`). Only
-            // literal operands; anything else stays unknown.
-            let removes_aliases = name == "unalias" && words[1..].iter().all(|w| !w.unresolved);
-            if matches!(
-                name.as_str(),
-                "alias" | "trap" | "unalias" | "enable" | "hash"
-            ) && words.len() > 1
-                && !removes_aliases
-            {
-                unknown = Some(format!(
-                    "`{name}` changes how later commands run; not modelled"
-                ));
-                break;
-            }
-            if name == "find" {
-                self.find_templates(&words, &inherit, cwd.clone());
-                break;
-            }
-            if let Some(spec) = wrapper_spec(&name) {
-                let u = unwrap::unwrap(&name, &spec, &words[1..]);
-                if let Some(why) = u.unknown {
-                    unknown = Some(why);
-                    break;
-                }
-                if u.lookup_only {
-                    break;
-                }
-                if u.interactive_shell {
-                    unknown = Some(format!(
-                        "`{name}` without a command starts an interactive shell"
-                    ));
-                    break;
-                }
-                inherit.escalated |= spec.escalates;
-                for a in &u.assignments {
-                    self.tainted.insert(a.name.clone());
-                }
-                for f in &u.reads {
-                    if f.unresolved {
-                        unknown = Some(format!("`{name}` reads a file named by an expansion"));
-                    }
-                    inherit.reads.push(self.absolute(&f.value));
-                }
-                // A file the wrapper writes is checked like a redirection.
-                for f in &u.writes {
-                    self.model.constructs.redirection = true;
-                    inherit.redirections.push(Redirection {
-                        op: format!("{name} writes"),
-                        fd: None,
-                        target: self.absolute(&f.value),
-                        writes: true,
-                        reads: false,
-                        literal: !f.unresolved && !f.glob,
-                    });
-                }
-                inherit.assignments.extend(u.assignments);
-                if let Some(dir) = &u.chdir {
-                    cwd = if dir.unresolved {
-                        None
-                    } else {
-                        cwd.map(|c| join_clean(&c, &dir.value))
-                    };
-                }
-                if u.split
-                    && let Some(s) = &u.shell_string
-                {
-                    // `env -S STRING ARGS...`: env splits STRING itself; no
-                    // shell is involved.
-                    if s.unresolved {
-                        unknown =
-                            Some(format!("`{name} -S` is given a string that is not literal"));
-                        break;
-                    }
-                    match unwrap::env_split(&s.value) {
-                        Ok(split) => {
-                            inherit
-                                .notes
-                                .push(format!("`{name} -S` string split as env splits it"));
-                            inherit.wrappers.push(name);
-                            let mut next: Vec<Word> =
-                                split.into_iter().map(Word::literal).collect();
-                            next.extend(u.rest.iter().cloned());
-                            words = next;
-                            if words.is_empty() {
-                                break;
-                            }
-                            continue;
-                        }
-                        Err(why) => {
-                            unknown = Some(why);
-                            break;
-                        }
-                    }
-                }
-                if let Some(s) = u.shell_string {
-                    if s.unresolved {
-                        unknown = Some(format!(
-                            "`{name}` is given a command string that is not literal"
-                        ));
-                        break;
-                    }
-                    let mut text = s.value.clone();
-                    for w in &u.rest {
-                        text.push(' ');
-                        text.push_str(&shell_quote(&w.value));
-                    }
-                    inherit
-                        .notes
-                        .push(format!("`{name}` command string parsed as commands"));
-                    inherit.wrappers.push(name);
-                    self.nested_with(inherit, cwd, &text, Origin::NestedShell, None);
-                    return;
-                }
-                if u.template {
-                    template = true;
-                    origin = Origin::ExecTemplate;
-                    inherit
-                        .notes
-                        .push(format!("`{name}` appends arguments at run time"));
-                }
-                inherit.wrappers.push(name);
-                words = u.rest;
-                if words.is_empty() {
-                    break;
-                }
-                continue;
-            }
-            if name == "cd" || name == "pushd" {
-                let target = words
-                    .iter()
-                    .skip(1)
-                    .find(|w| !w.value.starts_with('-') || w.value == "-");
-                let cdpath = self.ctx.cdpath || self.tainted.contains("CDPATH");
-                let searched = target.is_some_and(|t| {
-                    !t.value.starts_with('/')
-                        && !t.value.starts_with("./")
-                        && !t.value.starts_with("../")
-                        && t.value != "."
-                        && t.value != ".."
+                    format!("`{name}` reads commands from standard input; they cannot be checked")
                 });
-                if cdpath && searched {
-                    self.cwd = None;
-                    break;
-                }
-                let physical = self.physical
-                    || words[1..]
-                        .iter()
-                        .take_while(|w| {
-                            w.value.starts_with('-') && w.value != "-" && w.value != "--"
-                        })
-                        .any(|w| w.value.contains('P'));
-                // `pushd +N`, `pushd -N`, `pushd` alone rotate the stack.
-                let rotates = name == "pushd"
-                    && target.is_none_or(|t| {
-                        t.value.len() > 1
-                            && t.value.starts_with(['+', '-'])
-                            && t.value[1..].chars().all(|c| c.is_ascii_digit())
-                    });
-                if rotates {
-                    self.cwd = None;
-                    break;
-                }
-                let from = self.cwd.clone();
-                let back = match (&self.oldpwd, &self.cwd) {
-                    (Some((to, left)), Some(c)) if to == c => Some(left.clone()),
-                    _ => None,
-                };
-                self.cwd = match (target, &self.cwd) {
-                    // `cd -` after a `cd` of this string: `$OLDPWD` is known.
-                    (Some(t), Some(_)) if t.value == "-" && back.is_some() => back,
-                    (None, _) => Some(self.ctx.home.clone()),
-                    (Some(t), Some(c)) if !t.unresolved && !t.glob && t.value != "-" => {
-                        let lexical = join_clean(c, &t.value);
-                        let has_parent = t.value.split('/').any(|p| p == "..");
-                        if physical && has_parent {
-                            // `..` after a symbolic link goes to the link
-                            // target's parent: ask the filesystem.
-                            std::fs::canonicalize(Path::new(c).join(&t.value)).ok()
-                        } else {
-                            Some(lexical)
-                        }
-                    }
-                    _ => None,
-                };
-                self.oldpwd = match (&from, &self.cwd) {
-                    (Some(f), Some(c)) => Some((c.clone(), f.clone())),
-                    _ => None,
-                };
-                // A `cd` to a directory that does not exist now may fail; the
-                // commands after its list then run where the shell was.
-                if let Some(c) = &self.cwd
-                    && !c.is_dir()
-                    && !self.errexit
-                    && !self.created.iter().any(|d| d == c)
-                {
-                    self.cd_uncertain = true;
-                }
-            } else if name == "popd" {
-                self.cwd = None;
+                Step::Record
             }
-            break;
+            ShellArgs::Script { .. } => Step::Record,
+            ShellArgs::Unknown(why) => {
+                p.unknown = Some(why);
+                Step::Record
+            }
         }
+    }
 
-        if words.first().is_some_and(|w| w.value == "pwd") {
-            self.drop_cwd_sentinel(&mut inherit);
+    /// `eval WORDS...`: literal words are joined and parsed as commands.
+    fn eval(&mut self, p: &mut Pending, name: String) -> Step {
+        if p.words[1..].iter().any(|w| w.unresolved) {
+            p.unknown = Some("`eval` of a string that is not literal".into());
+            return Step::Record;
         }
-        if unknown.is_none() {
-            unknown = evaluates_subscripts(&words);
+        let text = p.words[1..]
+            .iter()
+            .map(|w| w.value.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        p.inherit
+            .notes
+            .push("`eval` of a literal string parsed as commands".into());
+        p.inherit.wrappers.push(name);
+        self.nest(p, &text, None)
+    }
+
+    /// `source FILE`, `. FILE`: a file whose commands cannot be checked,
+    /// unless it is a trusted harness snapshot.
+    fn source(&mut self, p: &mut Pending, name: &str) -> Step {
+        let trusted = p.words.get(1).is_some_and(|f| {
+            !f.unresolved
+                && self.ctx.trusted.iter().any(|t| match t {
+                    TrustedStep::SourceUnder(dir) => under(Path::new(&f.value), dir),
+                    TrustedStep::CwdSentinelUnder(_) => false,
+                })
+        });
+        if trusted {
+            p.inherit
+                .notes
+                .push("sources a trusted harness snapshot".into());
+        } else {
+            p.unknown = Some(format!(
+                "`{name}` runs a file whose commands cannot be checked"
+            ));
         }
-        if unknown.is_none() {
-            unknown = super::hazards::builtin_evaluates(&words, &self.known_vars());
+        Step::Record
+    }
+
+    /// A wrapper (`env`, `sudo`, `timeout`, `xargs`, ...; profiles/wrappers.toml):
+    /// what it reads, writes, assigns and where it moves are recorded, and
+    /// the command it runs is the next program.
+    fn wrapper(&mut self, p: &mut Pending, name: String, spec: &WrapperSpec) -> Step {
+        let u = unwrap::unwrap(&name, spec, &p.words[1..]);
+        if let Some(why) = u.unknown {
+            p.unknown = Some(why);
+            return Step::Record;
         }
-        self.push_segment(words, inherit, cwd, origin, template, stdin_data, unknown);
+        if u.lookup_only {
+            return Step::Record;
+        }
+        if u.interactive_shell {
+            p.unknown = Some(format!(
+                "`{name}` without a command starts an interactive shell"
+            ));
+            return Step::Record;
+        }
+        p.inherit.escalated |= spec.escalates;
+        for a in &u.assignments {
+            self.tainted.insert(a.name.clone());
+        }
+        for f in &u.reads {
+            if f.unresolved {
+                p.unknown = Some(format!("`{name}` reads a file named by an expansion"));
+            }
+            p.inherit.reads.push(self.absolute(&f.value));
+        }
+        // A file the wrapper writes is checked like a redirection.
+        for f in &u.writes {
+            self.model.constructs.redirection = true;
+            p.inherit.redirections.push(Redirection {
+                op: format!("{name} writes"),
+                fd: None,
+                target: self.absolute(&f.value),
+                writes: true,
+                reads: false,
+                literal: !f.unresolved && !f.glob,
+            });
+        }
+        p.inherit.assignments.extend(u.assignments);
+        if let Some(dir) = &u.chdir {
+            p.cwd = if dir.unresolved {
+                None
+            } else {
+                p.cwd.take().map(|c| join_clean(&c, &dir.value))
+            };
+        }
+        if u.split
+            && let Some(s) = &u.shell_string
+        {
+            return env_split(p, name, s, &u.rest);
+        }
+        if let Some(s) = u.shell_string {
+            if s.unresolved {
+                p.unknown = Some(format!(
+                    "`{name}` is given a command string that is not literal"
+                ));
+                return Step::Record;
+            }
+            let mut text = s.value.clone();
+            for w in &u.rest {
+                text.push(' ');
+                text.push_str(&shell_quote(&w.value));
+            }
+            p.inherit
+                .notes
+                .push(format!("`{name}` command string parsed as commands"));
+            p.inherit.wrappers.push(name);
+            return self.nest(p, &text, None);
+        }
+        if u.template {
+            p.template = true;
+            p.origin = Origin::ExecTemplate;
+            p.inherit
+                .notes
+                .push(format!("`{name}` appends arguments at run time"));
+        }
+        p.inherit.wrappers.push(name);
+        p.words = u.rest;
+        Step::Again
+    }
+
+    /// `cd DIR`, `pushd DIR`: the working directory of the commands after
+    /// it, when it is known (`None` when it is not).
+    fn cd(&mut self, words: &[Word], name: &str) {
+        let target = words
+            .iter()
+            .skip(1)
+            .find(|w| !w.value.starts_with('-') || w.value == "-");
+        let cdpath = self.ctx.cdpath || self.tainted.contains("CDPATH");
+        let searched = target.is_some_and(|t| {
+            !t.value.starts_with('/')
+                && !t.value.starts_with("./")
+                && !t.value.starts_with("../")
+                && t.value != "."
+                && t.value != ".."
+        });
+        if cdpath && searched {
+            self.cwd = None;
+            return;
+        }
+        let physical = self.physical
+            || words[1..]
+                .iter()
+                .take_while(|w| w.value.starts_with('-') && w.value != "-" && w.value != "--")
+                .any(|w| w.value.contains('P'));
+        // `pushd +N`, `pushd -N`, `pushd` alone rotate the stack.
+        let rotates = name == "pushd"
+            && target.is_none_or(|t| {
+                t.value.len() > 1
+                    && t.value.starts_with(['+', '-'])
+                    && t.value[1..].chars().all(|c| c.is_ascii_digit())
+            });
+        if rotates {
+            self.cwd = None;
+            return;
+        }
+        let from = self.cwd.clone();
+        let back = match (&self.oldpwd, &self.cwd) {
+            (Some((to, left)), Some(c)) if to == c => Some(left.clone()),
+            _ => None,
+        };
+        self.cwd = match (target, &self.cwd) {
+            // `cd -` after a `cd` of this string: `$OLDPWD` is known.
+            (Some(t), Some(_)) if t.value == "-" && back.is_some() => back,
+            (None, _) => Some(self.ctx.home.clone()),
+            (Some(t), Some(c)) if !t.unresolved && !t.glob && t.value != "-" => {
+                let lexical = join_clean(c, &t.value);
+                let has_parent = t.value.split('/').any(|p| p == "..");
+                if physical && has_parent {
+                    // `..` after a symbolic link goes to the link
+                    // target's parent: ask the filesystem.
+                    std::fs::canonicalize(Path::new(c).join(&t.value)).ok()
+                } else {
+                    Some(lexical)
+                }
+            }
+            _ => None,
+        };
+        self.oldpwd = match (&from, &self.cwd) {
+            (Some(f), Some(c)) => Some((c.clone(), f.clone())),
+            _ => None,
+        };
+        // A `cd` to a directory that does not exist now may fail; the
+        // commands after its list then run where the shell was.
+        if let Some(c) = &self.cwd
+            && !c.is_dir()
+            && !self.errexit
+            && !self.created.iter().any(|d| d == c)
+        {
+            self.cd_uncertain = true;
+        }
+    }
+
+    /// Hands `text` to a nested parse with the pending segment's inherited
+    /// state and working directory.
+    fn nest(&mut self, p: &mut Pending, text: &str, positional: Option<Vec<String>>) -> Step {
+        let inherit = std::mem::take(&mut p.inherit);
+        self.nested_with(inherit, p.cwd.take(), text, Origin::NestedShell, positional);
+        Step::Nested
     }
 
     /// Agent harnesses end their wrapper with `pwd -P >| /tmp/claude-XXXX-cwd`
@@ -1411,6 +1381,116 @@ const SUBSCRIPT_BUILTINS: &[&str] = &[
     "wait",
     "ulimit",
 ];
+
+/// The segment being unwrapped: what [`Walker::finish_segment`] carries
+/// from one program kind to the next.
+struct Pending {
+    words: Vec<Word>,
+    inherit: Inherit,
+    cwd: Option<PathBuf>,
+    template: bool,
+    origin: Origin,
+    unknown: Option<String>,
+    stdin_data: Option<String>,
+}
+
+/// What a program kind did with the pending segment.
+enum Step {
+    /// A wrapper was unwrapped: the new first word is the program.
+    Again,
+    /// The words are the segment's command: record it.
+    Record,
+    /// The rest was parsed as commands of their own (`sh -c`, `eval`).
+    Nested,
+}
+
+/// The program the first word names, normalised; `None` (with the reason
+/// in `p.unknown`) when it is not written literally.
+fn program_name(p: &mut Pending) -> Option<String> {
+    let first = &p.words[0];
+    if first.unresolved || first.glob || !first.literal && first.value.contains('$') {
+        p.unknown = Some(format!(
+            "the program name `{}` is not a literal word",
+            first.raw
+        ));
+        return None;
+    }
+    // `~/bin/tool`: the home directory is known, and nothing else
+    // in the word expands; the program is that path.
+    let home_program = first.raw.starts_with("~/")
+        && !first.raw.contains(['$', '`', '"', '\\', '\''])
+        && !first.value.starts_with('~');
+    if !first.literal && !home_program {
+        p.unknown = Some(format!(
+            "the program name `{}` contains an expansion; the program must be written literally",
+            first.raw
+        ));
+        return None;
+    }
+    let name = normalize_program(&first.value);
+    if name != first.value {
+        p.inherit
+            .notes
+            .push(format!("program `{}` normalised to `{name}`", first.value));
+    } else if first.raw.starts_with('\\') || first.raw != first.value {
+        p.inherit.notes.push(format!(
+            "program `{}` read as `{name}` after quote removal",
+            first.raw
+        ));
+    }
+    Some(name)
+}
+
+/// `busybox APPLET ARGS...`: the applet is the program.
+fn multi_call(p: &mut Pending, name: String) -> Step {
+    p.inherit.notes.push(format!(
+        "multi-call `{name}` runs applet `{}`",
+        p.words[1].value
+    ));
+    p.inherit.wrappers.push(name);
+    p.words.remove(0);
+    Step::Again
+}
+
+/// `alias`, `trap`, `enable`, `hash` with operands change how later
+/// commands run, which is not modelled. `unalias NAME...` only removes
+/// aliases: later commands then run what safe-exec models (it assumes no
+/// aliases). Agents' wrappers use it (Claude Code 2.1.330: `{ \builtin
+/// unalias -- 'which'; \builtin unset -f -- 'which'; } >/dev/null 2>&1 ||
+/// true`). Only literal operands; anything else stays unknown.
+fn changes_later_commands(p: &mut Pending, name: &str) -> Step {
+    let removes_aliases = name == "unalias" && p.words[1..].iter().all(|w| !w.unresolved);
+    if p.words.len() > 1 && !removes_aliases {
+        p.unknown = Some(format!(
+            "`{name}` changes how later commands run; not modelled"
+        ));
+    }
+    Step::Record
+}
+
+/// `env -S STRING ARGS...`: env splits STRING itself; no shell is involved.
+fn env_split(p: &mut Pending, name: String, s: &Word, rest: &[Word]) -> Step {
+    if s.unresolved {
+        p.unknown = Some(format!("`{name} -S` is given a string that is not literal"));
+        return Step::Record;
+    }
+    match unwrap::env_split(&s.value) {
+        Ok(split) => {
+            p.inherit
+                .notes
+                .push(format!("`{name} -S` string split as env splits it"));
+            p.inherit.wrappers.push(name);
+            let mut next: Vec<Word> = split.into_iter().map(Word::literal).collect();
+            next.extend(rest.iter().cloned());
+            p.words = next;
+            Step::Again
+        }
+        Err(why) => {
+            p.unknown = Some(why);
+            Step::Record
+        }
+    }
+}
 
 fn evaluates_subscripts(words: &[Word]) -> Option<String> {
     let program = words.first()?.value.as_str();

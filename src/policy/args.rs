@@ -3,7 +3,10 @@
 //! `rm -fr`, `rm -r -f`, `rm --recursive --force` and `rm --recur --forc`
 //! are the same command to the policy.
 
-use super::registry::{CommandSpec, Effect, OptionSpec, OptionStyle, UnknownOptions, ValueKind};
+use super::registry::{
+    CommandSpec, Effect, OperandSlot, OptionSpec, OptionStyle, Quantifier, UnknownOptions,
+    ValueKind, ValueType,
+};
 use crate::parse::Word;
 
 /// An option found in the arguments.
@@ -25,7 +28,7 @@ pub struct ParsedArgs {
     /// Options in order.
     pub options: Vec<UsedOption>,
     /// Operands with the type assigned by the entry's operand list.
-    pub operands: Vec<(Word, String)>,
+    pub operands: Vec<(Word, ValueType)>,
     /// Options the entry does not list.
     pub unknown_options: Vec<String>,
     /// Problems that make the command malformed for the entry.
@@ -42,7 +45,7 @@ impl ParsedArgs {
 /// Parses `args` (the words after the program or subcommand) against `spec`.
 pub fn parse_args(spec: &CommandSpec, args: &[Word]) -> ParsedArgs {
     let mut out = ParsedArgs::default();
-    let opts: Vec<OptionSpec> = spec.options.iter().filter_map(|o| o.parse().ok()).collect();
+    let opts: Vec<OptionSpec> = spec.options.iter().map(|o| o.spec().clone()).collect();
     let mut operands: Vec<Word> = Vec::new();
     let mut i = 0;
     let mut only_operands = spec.option_style == OptionStyle::None;
@@ -139,7 +142,7 @@ pub fn parse_args(spec: &CommandSpec, args: &[Word]) -> ParsedArgs {
                         ValueKind::None => None,
                         // `perl -0pi`: `-0` takes only the digits that follow
                         // it; the rest of the cluster is more options.
-                        ValueKind::Optional if o.value_type == "digits" => {
+                        ValueKind::Optional if o.value_type == Some(ValueType::Digits) => {
                             let digits: String = match rest.strip_prefix('x') {
                                 Some(hex) => std::iter::once('x')
                                     .chain(hex.chars().take_while(char::is_ascii_hexdigit))
@@ -201,7 +204,10 @@ pub fn parse_args(spec: &CommandSpec, args: &[Word]) -> ParsedArgs {
         .map(|(_, l)| l.clone())
         .unwrap_or_else(|| {
             if spec.operands.is_empty() {
-                vec!["read_path*".to_string()]
+                vec![OperandSlot {
+                    ty: ValueType::ReadPath,
+                    quantifier: Quantifier::Any,
+                }]
             } else {
                 spec.operands.clone()
             }
@@ -216,7 +222,7 @@ pub fn parse_args(spec: &CommandSpec, args: &[Word]) -> ParsedArgs {
             ));
             out.operands = operands
                 .into_iter()
-                .map(|w| (w, "read_path".to_string()))
+                .map(|w| (w, ValueType::ReadPath))
                 .collect();
         }
     }
@@ -321,49 +327,32 @@ fn find_long<'a>(opts: &'a [OptionSpec], name: &str, abbrev: bool) -> Lookup<'a>
 
 /// Assigns a type to each of `n` operands from a list like
 /// `["read_path+", "write_path"]`. `None` when the count does not fit.
-pub fn assign_types(list: &[String], n: usize) -> Option<Vec<String>> {
-    let items: Vec<(String, usize, usize)> = list
-        .iter()
-        .map(|s| {
-            let (t, min, max) = match s.chars().last() {
-                Some('*') => (&s[..s.len() - 1], 0, usize::MAX),
-                Some('+') => (&s[..s.len() - 1], 1, usize::MAX),
-                Some('?') => (&s[..s.len() - 1], 0, 1),
-                _ => (s.as_str(), 1, 1),
-            };
-            (t.to_string(), min, max)
-        })
-        .collect();
+pub fn assign_types(list: &[OperandSlot], n: usize) -> Option<Vec<ValueType>> {
     let mut out = Vec::with_capacity(n);
-    if fill(&items, 0, n, &mut out) {
+    if fill(list, 0, n, &mut out) {
         Some(out)
     } else {
         None
     }
 }
 
-fn fill(
-    items: &[(String, usize, usize)],
-    idx: usize,
-    remaining: usize,
-    out: &mut Vec<String>,
-) -> bool {
+fn fill(items: &[OperandSlot], idx: usize, remaining: usize, out: &mut Vec<ValueType>) -> bool {
     if idx == items.len() {
         return remaining == 0;
     }
-    let (t, min, max) = &items[idx];
-    let rest_min: usize = items[idx + 1..].iter().map(|i| i.1).sum();
+    let (min, max) = items[idx].bounds();
+    let rest_min: usize = items[idx + 1..].iter().map(|i| i.bounds().0).sum();
     if remaining < rest_min + min {
         return false;
     }
-    let take_max = (*max).min(remaining - rest_min);
+    let take_max = max.min(remaining - rest_min);
     let mut k = take_max;
     loop {
-        if k < *min {
+        if k < min {
             return false;
         }
         let len = out.len();
-        out.extend(std::iter::repeat_n(t.clone(), k));
+        out.extend(std::iter::repeat_n(items[idx].ty, k));
         if fill(items, idx + 1, remaining - k, out) {
             return true;
         }
@@ -375,11 +364,14 @@ fn fill(
     }
 }
 
-fn describe(list: &[String]) -> String {
+fn describe(list: &[OperandSlot]) -> String {
     if list.is_empty() {
         "no operands".into()
     } else {
-        list.join(" ")
+        list.iter()
+            .map(OperandSlot::to_string)
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 }
 
@@ -444,14 +436,21 @@ mod tests {
 
     #[test]
     fn operand_types_fill_from_both_ends() {
+        let slots = |l: &[&str]| -> Vec<OperandSlot> {
+            l.iter().map(|s| s.parse().expect("slot")).collect()
+        };
         assert_eq!(
-            assign_types(&["read_path+".into(), "write_path".into()], 3).unwrap(),
-            ["read_path", "read_path", "write_path"]
+            assign_types(&slots(&["read_path+", "write_path"]), 3).unwrap(),
+            [
+                ValueType::ReadPath,
+                ValueType::ReadPath,
+                ValueType::WritePath
+            ]
         );
-        assert!(assign_types(&["read_path+".into(), "write_path".into()], 1).is_none());
+        assert!(assign_types(&slots(&["read_path+", "write_path"]), 1).is_none());
         assert_eq!(
-            assign_types(&["literal".into(), "read_path*".into()], 1).unwrap(),
-            ["literal"]
+            assign_types(&slots(&["literal", "read_path*"]), 1).unwrap(),
+            [ValueType::Literal]
         );
     }
 }

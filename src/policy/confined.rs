@@ -16,7 +16,9 @@
 
 use std::path::Path;
 
+use super::ReasonId;
 use super::args::ParsedArgs;
+use super::path_checks::Access;
 use super::registry::{CommandSpec, Effect, Risk};
 use super::{Confirmation, Decision, Layer, PolicyContext, Verdict};
 use crate::config::schema::NetworkSetting;
@@ -94,7 +96,7 @@ pub fn project_program(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, dir:
     let d = super::decision_of(ctx.profile.doc.policy.unknown_commands).max(Decision::Ask);
     v.add(
         Layer::Policy,
-        "registry.untrusted_path",
+        ReasonId::RegistryUntrustedPath,
         d,
         format!(
             "`{written}` is a program from `{}`, not a system program: what it does cannot be checked, and nothing confines it here",
@@ -179,7 +181,7 @@ pub fn written_then_run(
         .iter()
         .filter(|r| r.decision != Decision::Allow)
     {
-        v.add(
+        v.add_data(
             r.layer,
             &r.rule,
             r.decision,
@@ -229,7 +231,7 @@ pub fn source_reads(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
         return;
     }
     if let Some(f) = seg.words.get(1).filter(|w| !w.unresolved && !w.glob) {
-        super::path_operand(seg, ctx, v, f, "read_path", false, &seg.program);
+        super::path_operand(seg, ctx, v, f, Access::Read, false, &seg.program);
     }
 }
 
@@ -355,7 +357,7 @@ pub fn code_path_assignment(
     } else {
         v.add(
             Layer::Policy,
-            "policy.code_path",
+            ReasonId::PolicyCodePath,
             Decision::Ask,
             format!(
                 "`{name}={value}` loads the project's code, which cannot be checked, and nothing confines it here"
@@ -397,7 +399,7 @@ pub fn unconfined_interpreter(
     }
     v.add(
         Layer::Policy,
-        "policy.unconfined_code",
+        ReasonId::PolicyUnconfinedCode,
         Decision::Ask,
         format!("`{name}` runs code that cannot be fully checked, and nothing confines it here"),
         Some(RUN_CONFINED.into()),
@@ -421,19 +423,26 @@ pub fn unconfined_expanded_operand(
     let Some((w, _)) = p.operands.iter().find(|(w, _)| w.unresolved) else {
         return;
     };
-    let risky = spec.options.iter().filter_map(|o| o.parse().ok()).any(|o| {
-        o.effects.iter().any(|e| {
-            matches!(
-                e,
-                Effect::Exec | Effect::Dangerous | Effect::Write | Effect::Delete
-            )
-        }) || o.value_type == "command"
+    let risky = spec.options.iter().map(|o| o.spec()).any(|o| {
+        o.effects.iter().any(|e| match e {
+            Effect::Exec | Effect::Dangerous | Effect::Write | Effect::Delete => true,
+            Effect::Network
+            | Effect::Recursive
+            | Effect::Blocked
+            | Effect::Ask
+            | Effect::Template
+            | Effect::WritesOperands
+            | Effect::Code
+            | Effect::Last
+            | Effect::Filter
+            | Effect::ReadsTree => false,
+        }) || o.value_type == Some(super::registry::ValueType::Command)
     }) || (spec.unknown_options == super::registry::UnknownOptions::Allow
         && spec.risk > Risk::Safe);
     if risky {
         v.add(
             Layer::Policy,
-            "policy.unconfined_expansion",
+            ReasonId::PolicyUnconfinedExpansion,
             Decision::Ask,
             format!(
                 "`{name} {}`: the expansion's result could be read as one of `{name}`'s options, and nothing confines it here",
@@ -462,7 +471,7 @@ pub fn unconfined_substitution(seg: &Segment, risk: Risk, ctx: &PolicyContext, v
     }
     v.add(
         Layer::Policy,
-        "policy.unconfined_substitution",
+        ReasonId::PolicyUnconfinedSubstitution,
         Decision::Ask,
         format!(
             "the substitution runs `{}`, which changes files, and nothing confines it here",
@@ -479,9 +488,9 @@ pub fn unconfined_substitution(seg: &Segment, risk: Risk, ctx: &PolicyContext, v
 /// the sandbox keeps secrets unreadable, so it is not asked about.
 /// Only command substitutions: other expansions in a path operand
 /// (`${HOME:0:1}`, `$X`) stay unknown (contract, first clarifications).
-pub fn unresolved_read_ok(ctx: &PolicyContext, w: &Word, t: &str, destructive: bool) -> bool {
+pub fn unresolved_read_ok(ctx: &PolicyContext, w: &Word, t: Access, destructive: bool) -> bool {
     ctx.confined
-        && t == "read_path"
+        && t == Access::Read
         && !destructive
         && w.value.contains("$(")
         && !w.value.contains("${")
@@ -500,7 +509,7 @@ pub fn needs_network(name: &str, ctx: &PolicyContext, v: &mut Verdict) {
     }
     v.add(
         Layer::Policy,
-        "network.needed",
+        ReasonId::NetworkNeeded,
         Decision::Ask,
         format!(
             "{NEEDS_NETWORK}: `{name}` reaches other hosts, and the sandbox runs commands without network (loopback at most)"
@@ -760,14 +769,14 @@ pub fn loopback_request(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
     let name = seg.program.as_str();
     let Some(r) = request(seg) else { return };
     for w in &r.reads {
-        super::path_operand(seg, ctx, v, w, "read_path", false, name);
+        super::path_operand(seg, ctx, v, w, Access::Read, false, name);
     }
     for w in &r.writes {
         // `-o /dev/null` discards the body, like a redirection.
         if !w.unresolved && super::paths::is_device_sink(&ctx.resolve(seg, &w.value)) {
             continue;
         }
-        super::path_operand(seg, ctx, v, w, "write_path", false, name);
+        super::path_operand(seg, ctx, v, w, Access::Write, false, name);
         v.risk = v.risk.max(Risk::Write);
     }
     let target = r.urls.join(" ");
@@ -788,7 +797,7 @@ pub fn loopback_request(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
     };
     v.add(
         Layer::Policy,
-        "network.loopback",
+        ReasonId::NetworkLoopback,
         Decision::Ask,
         format!("{NEEDS_NETWORK}: `{name}` requests `{target}` on loopback; {why}"),
         Some("confirm it to run it with network, or run the request from your own terminal".into()),
@@ -831,7 +840,7 @@ pub fn docker(name: &str, v: &mut Verdict) {
     if DOCKER_READ_ONLY.contains(&name) || name == "docker" || name == "docker compose" {
         v.add(
             Layer::Policy,
-            "docker.daemon",
+            ReasonId::DockerDaemon,
             Decision::Ask,
             format!("`{name}` only reads, but it talks to the Docker daemon, which acts as root on the host: docker never runs confined, so each docker command is confirmed"),
             Some("confirm it, or run it from your own terminal".into()),
@@ -839,7 +848,7 @@ pub fn docker(name: &str, v: &mut Verdict) {
     } else {
         v.add(
             Layer::Policy,
-            "docker.daemon",
+            ReasonId::DockerDaemon,
             Decision::Ask,
             format!("`{name}` changes containers, images or the host through the Docker daemon, which acts as root on the host: docker never runs confined"),
             Some("confirm it, or run it from your own terminal".into()),
@@ -868,7 +877,7 @@ pub fn signals(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
         // `lsof -ti:3000 | xargs kill -9`: the pids arrive at run time.
         v.add(
             Layer::Policy,
-            "policy.signal_others",
+            ReasonId::PolicySignalOthers,
             Decision::Ask,
             format!("`{name}` signals processes named at run time (by xargs or find), which may be ones this command did not start"),
             Some("stop the process you started with `kill %1` (or `kill $!`) in the same command".into()),
@@ -878,7 +887,7 @@ pub fn signals(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
     if name != "kill" {
         v.add(
             Layer::Policy,
-            "policy.signal_others",
+            ReasonId::PolicySignalOthers,
             Decision::Ask,
             format!("`{name}` signals processes by name or pattern, which may be ones this command did not start"),
             Some("stop the process you started with `kill %1` (or `kill $!`) in the same command".into()),
@@ -920,7 +929,7 @@ pub fn signals(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
         if !w.unresolved && a.strip_prefix('-').is_some_and(digits) {
             v.add(
                 Layer::Policy,
-                "policy.signal_others",
+                ReasonId::PolicySignalOthers,
                 Decision::Deny,
                 format!("`kill {a}` signals every process (or a whole process group), not only ones this command started"),
                 Some(hint.into()),
@@ -931,7 +940,7 @@ pub fn signals(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
         if !w.unresolved && digits(a) {
             v.add(
                 Layer::Policy,
-                "policy.signal_others",
+                ReasonId::PolicySignalOthers,
                 Decision::Ask,
                 format!("`kill {a}` signals a process this command did not start"),
                 Some(hint.into()),

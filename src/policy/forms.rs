@@ -14,8 +14,9 @@
 
 use std::path::Path;
 
+use super::ReasonId;
 use super::paths::PathProblem;
-use super::registry::Risk;
+use super::registry::{Form, Risk};
 use super::{Decision, Layer, PolicyContext, Verdict};
 use crate::parse::{Segment, Word};
 use crate::sandbox::NetworkAccess;
@@ -38,7 +39,7 @@ pub struct Accepted {
 
 /// Checks a segment against its form. Returns `None` when it was refused
 /// (the reasons are in `v`).
-pub fn check(form: &str, seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) -> Option<Accepted> {
+pub fn check(form: Form, seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) -> Option<Accepted> {
     let mut f = FormCheck {
         seg,
         ctx,
@@ -46,20 +47,12 @@ pub fn check(form: &str, seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) ->
         refused: false,
     };
     let accepted = match form {
-        "tar" => f.tar(),
-        "unzip" => f.unzip(),
-        "zip" => f.zip(),
-        "ping" => f.ping(),
-        "curl" => f.curl(),
-        "dig" | "nslookup" => f.dns(form),
-        other => {
-            f.refuse(
-                "form.unknown",
-                format!("the registry names an unknown form `{other}`"),
-                None,
-            );
-            None
-        }
+        Form::Tar => f.tar(),
+        Form::Unzip => f.unzip(),
+        Form::Zip => f.zip(),
+        Form::Ping => f.ping(),
+        Form::Curl => f.curl(),
+        Form::Dig | Form::Nslookup => f.dns(form.as_str()),
     };
     if f.refused { None } else { accepted }
 }
@@ -85,7 +78,7 @@ struct TarOpts {
 }
 
 impl FormCheck<'_, '_> {
-    fn refuse(&mut self, rule: &str, message: String, suggestion: Option<&str>) {
+    fn refuse(&mut self, rule: ReasonId, message: String, suggestion: Option<&str>) {
         self.refused = true;
         self.v.add(
             Layer::Policy,
@@ -104,7 +97,7 @@ impl FormCheck<'_, '_> {
     fn plain_path(&mut self, w: &Word, what: &str, accepted: &str) -> bool {
         if w.value.contains("://") || w.value.starts_with("file:") {
             self.refuse(
-                "form.url",
+                ReasonId::FormUrl,
                 format!("{what} `{}` is a URL; download it first", w.value),
                 Some(accepted),
             );
@@ -112,7 +105,7 @@ impl FormCheck<'_, '_> {
         }
         if w.glob || w.value.contains(['*', '?', '[']) {
             self.refuse(
-                "form.wildcard",
+                ReasonId::FormWildcard,
                 format!("{what} `{}` is a wildcard; name the file", w.raw),
                 Some(accepted),
             );
@@ -120,7 +113,7 @@ impl FormCheck<'_, '_> {
         }
         if w.unresolved {
             self.refuse(
-                "form.not_literal",
+                ReasonId::FormNotLiteral,
                 format!("{what} `{}` is not literal", w.raw),
                 Some(accepted),
             );
@@ -142,7 +135,7 @@ impl FormCheck<'_, '_> {
             is_system_root(&p) || p == self.ctx.roots.home || self.ctx.roots.home.starts_with(&p);
         if broad {
             self.refuse(
-                "form.broad_destination",
+                ReasonId::FormBroadDestination,
                 format!(
                     "{what} `{}` is too broad (a system or home root)",
                     p.display()
@@ -176,7 +169,7 @@ impl FormCheck<'_, '_> {
                 d.display()
             ),
         };
-        self.refuse("form.roots", msg, None);
+        self.refuse(ReasonId::FormRoots, msg, None);
     }
 
     fn tar_opts(&mut self) -> (TarOpts, Vec<Word>) {
@@ -301,7 +294,7 @@ impl FormCheck<'_, '_> {
         let modes = [o.extract, o.create, o.list].iter().filter(|m| **m).count();
         if modes != 1 {
             self.refuse(
-                "form.archive_shape",
+                ReasonId::FormArchiveShape,
                 "tar is accepted only as `tar -xf ARCHIVE -C DEST`, `tar -czf ARCHIVE SOURCES...` or `tar -tf ARCHIVE`".into(),
                 Some("tar -tf ARCHIVE"),
             );
@@ -310,7 +303,7 @@ impl FormCheck<'_, '_> {
         if o.list {
             if !o.other.is_empty() || !operands.is_empty() {
                 self.refuse(
-                    "form.archive_flags",
+                    ReasonId::FormArchiveFlags,
                     format!(
                         "listing accepts only `tar -tf ARCHIVE` (got {})",
                         describe(&o.other, &operands)
@@ -321,7 +314,7 @@ impl FormCheck<'_, '_> {
             }
             let Some(file) = o.file.clone() else {
                 self.refuse(
-                    "form.archive_missing",
+                    ReasonId::FormArchiveMissing,
                     "`tar -t` needs `-f ARCHIVE`".into(),
                     Some("tar -tf ARCHIVE"),
                 );
@@ -345,12 +338,12 @@ impl FormCheck<'_, '_> {
                 if o.gzip {
                     flags.push("-z".into());
                 }
-                self.refuse("form.archive_flags", format!("extraction accepts no other options ({}); overwrite and path-transforming options are refused", flags.join(" ")), Some(accepted));
+                self.refuse(ReasonId::FormArchiveFlags, format!("extraction accepts no other options ({}); overwrite and path-transforming options are refused", flags.join(" ")), Some(accepted));
                 return None;
             }
             if !operands.is_empty() {
                 self.refuse(
-                    "form.archive_flags",
+                    ReasonId::FormArchiveFlags,
                     format!(
                         "extraction takes no member names ({})",
                         describe(&[], &operands)
@@ -361,7 +354,7 @@ impl FormCheck<'_, '_> {
             }
             let Some(file) = o.file.clone() else {
                 self.refuse(
-                    "form.archive_missing",
+                    ReasonId::FormArchiveMissing,
                     "extraction needs `-f ARCHIVE`".into(),
                     Some(accepted),
                 );
@@ -369,7 +362,7 @@ impl FormCheck<'_, '_> {
             };
             let Some(dest) = o.directory.clone() else {
                 self.refuse(
-                    "form.archive_missing",
+                    ReasonId::FormArchiveMissing,
                     "extraction needs a destination: `-C DEST`".into(),
                     Some(accepted),
                 );
@@ -401,7 +394,7 @@ impl FormCheck<'_, '_> {
                 flags.push("(missing -z)".into());
             }
             self.refuse(
-                "form.archive_flags",
+                ReasonId::FormArchiveFlags,
                 format!(
                     "creation is accepted only as `{accepted}` ({})",
                     flags.join(" ")
@@ -412,7 +405,7 @@ impl FormCheck<'_, '_> {
         }
         let Some(file) = o.file.clone() else {
             self.refuse(
-                "form.archive_missing",
+                ReasonId::FormArchiveMissing,
                 "creation needs the archive path: `-f ARCHIVE`".into(),
                 Some(accepted),
             );
@@ -433,7 +426,7 @@ impl FormCheck<'_, '_> {
             && !archive.value.starts_with('.')
         {
             self.refuse(
-                "form.network_archive",
+                ReasonId::FormNetworkArchive,
                 format!("`{}` names a remote archive (HOST:PATH)", archive.value),
                 Some(accepted),
             );
@@ -444,7 +437,7 @@ impl FormCheck<'_, '_> {
         }
         if sources.is_empty() {
             self.refuse(
-                "form.archive_missing",
+                ReasonId::FormArchiveMissing,
                 "creation needs at least one source".into(),
                 Some(accepted),
             );
@@ -453,7 +446,7 @@ impl FormCheck<'_, '_> {
         for s in sources {
             if matches!(s.value.trim_end_matches('/'), "" | "." | ".." | "~") {
                 self.refuse(
-                    "form.broad_source",
+                    ReasonId::FormBroadSource,
                     format!(
                         "the source `{}` is too broad; name the directories to archive",
                         s.value
@@ -469,7 +462,7 @@ impl FormCheck<'_, '_> {
             if is_system_root(&p) || p == self.ctx.roots.home || self.ctx.roots.home.starts_with(&p)
             {
                 self.refuse(
-                    "form.broad_source",
+                    ReasonId::FormBroadSource,
                     format!(
                         "the source `{}` is too broad (a system or home root)",
                         p.display()
@@ -520,12 +513,12 @@ impl FormCheck<'_, '_> {
             "unzip ARCHIVE -d DEST"
         };
         if !others.is_empty() {
-            self.refuse("form.archive_flags", format!("unzip accepts no other options ({}); overwrite and password options are refused", others.join(" ")), Some(accepted));
+            self.refuse(ReasonId::FormArchiveFlags, format!("unzip accepts no other options ({}); overwrite and password options are refused", others.join(" ")), Some(accepted));
             return None;
         }
         if operands.len() != 1 {
             self.refuse(
-                "form.archive_shape",
+                ReasonId::FormArchiveShape,
                 format!(
                     "unzip is accepted only as `{accepted}` with one archive and no member names"
                 ),
@@ -540,7 +533,7 @@ impl FormCheck<'_, '_> {
         if list {
             if dest.is_some() {
                 self.refuse(
-                    "form.archive_shape",
+                    ReasonId::FormArchiveShape,
                     "listing takes no destination".into(),
                     Some(accepted),
                 );
@@ -553,7 +546,7 @@ impl FormCheck<'_, '_> {
         }
         let Some(dest) = dest else {
             self.refuse(
-                "form.archive_missing",
+                ReasonId::FormArchiveMissing,
                 "extraction needs a destination: `-d DEST`".into(),
                 Some(accepted),
             );
@@ -588,7 +581,7 @@ impl FormCheck<'_, '_> {
                 flags.push("(missing -r)".into());
             }
             self.refuse(
-                "form.archive_flags",
+                ReasonId::FormArchiveFlags,
                 format!("zip is accepted only as `{accepted}` ({}); encryption, split, update, move and test-command options are refused", flags.join(" ")),
                 Some(accepted),
             );
@@ -596,7 +589,7 @@ impl FormCheck<'_, '_> {
         }
         let Some((archive, sources)) = operands.split_first() else {
             self.refuse(
-                "form.archive_missing",
+                ReasonId::FormArchiveMissing,
                 "creation needs the archive path".into(),
                 Some(accepted),
             );
@@ -633,12 +626,12 @@ impl FormCheck<'_, '_> {
             i += 1;
         }
         if !others.is_empty() {
-            self.refuse("form.ping_flags", format!("ping accepts only `-c N` ({} refused: flood, interval and other options are not allowed)", others.join(" ")), Some(accepted));
+            self.refuse(ReasonId::FormPingFlags, format!("ping accepts only `-c N` ({} refused: flood, interval and other options are not allowed)", others.join(" ")), Some(accepted));
             return None;
         }
         let Some(count) = count else {
             self.refuse(
-                "form.ping_count",
+                ReasonId::FormPingCount,
                 "ping needs a count: without `-c N` it never stops".into(),
                 Some("ping -c 3 HOST"),
             );
@@ -648,7 +641,7 @@ impl FormCheck<'_, '_> {
             Ok(n) if (1..=10).contains(&n) => {}
             _ => {
                 self.refuse(
-                    "form.ping_count",
+                    ReasonId::FormPingCount,
                     format!("ping count `{count}` must be a number from 1 to 10"),
                     Some("ping -c 3 HOST"),
                 );
@@ -657,7 +650,7 @@ impl FormCheck<'_, '_> {
         }
         if hosts.len() != 1 {
             self.refuse(
-                "form.ping_host",
+                ReasonId::FormPingHost,
                 "ping takes exactly one host".into(),
                 Some(accepted),
             );
@@ -666,7 +659,7 @@ impl FormCheck<'_, '_> {
         let h = &hosts[0];
         if h.unresolved || !is_host(&h.value) {
             self.refuse(
-                "form.ping_host",
+                ReasonId::FormPingHost,
                 format!(
                     "`{}` is not a host name or address (URLs are refused)",
                     h.value
@@ -701,7 +694,7 @@ impl FormCheck<'_, '_> {
                 flags.push("(missing -I)".into());
             }
             self.refuse(
-                "form.curl_flags",
+                ReasonId::FormCurlFlags,
                 format!("curl is accepted only as a HEAD request `{accepted}` ({}); methods, bodies, headers, credentials, cookies and output files are refused", flags.join(" ")),
                 Some(accepted),
             );
@@ -709,7 +702,7 @@ impl FormCheck<'_, '_> {
         }
         if urls.len() != 1 {
             self.refuse(
-                "form.curl_url",
+                ReasonId::FormCurlUrl,
                 "curl -I takes exactly one URL".into(),
                 Some(accepted),
             );
@@ -722,7 +715,7 @@ impl FormCheck<'_, '_> {
             .or_else(|| lower.strip_prefix("http://"));
         let Some(rest) = rest.filter(|_| !u.unresolved && !u.glob) else {
             self.refuse(
-                "form.curl_url",
+                ReasonId::FormCurlUrl,
                 format!(
                     "`{}` is not an http or https URL (file:, ftp: and others are refused)",
                     u.value
@@ -734,7 +727,7 @@ impl FormCheck<'_, '_> {
         let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
         if authority.contains('@') {
             self.refuse(
-                "form.curl_url",
+                ReasonId::FormCurlUrl,
                 "URLs with credentials are refused".into(),
                 Some(accepted),
             );
@@ -752,7 +745,7 @@ impl FormCheck<'_, '_> {
             .unwrap_or(default);
         if authority.contains(':') && !authority.starts_with('[') && !matches!(port, "80" | "443") {
             self.refuse(
-                "form.curl_port",
+                ReasonId::FormCurlPort,
                 format!("port {port}: the sandbox opens only ports 80 and 443 for curl -I"),
                 Some(accepted),
             );
@@ -770,7 +763,7 @@ impl FormCheck<'_, '_> {
         let args = self.args().to_vec();
         if args.len() != 1 || args[0].value.starts_with(['-', '@', '+']) {
             self.refuse(
-                "form.dns_shape",
+                ReasonId::FormDnsShape,
                 format!("{tool} is accepted only as `{accepted}`; servers, record types and lookup flags are refused"),
                 Some(&accepted),
             );
@@ -779,7 +772,7 @@ impl FormCheck<'_, '_> {
         let d = &args[0];
         if d.unresolved || !is_host(&d.value) {
             self.refuse(
-                "form.dns_shape",
+                ReasonId::FormDnsShape,
                 format!("`{}` is not a domain name", d.value),
                 Some(&accepted),
             );

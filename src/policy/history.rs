@@ -3,7 +3,9 @@
 //! the project, so these are refused up front, confined or not, each with
 //! what to do instead.
 
+use super::ReasonId;
 use super::args::ParsedArgs;
+use super::path_checks::Access;
 use super::registry::Risk;
 use super::{Decision, Layer, PolicyContext, Verdict};
 use crate::parse::Segment;
@@ -11,7 +13,7 @@ use crate::parse::Segment;
 fn refuse(v: &mut Verdict, what: String, instead: &str) {
     v.add(
         Layer::Policy,
-        "history.destroy",
+        ReasonId::HistoryDestroy,
         Decision::Deny,
         format!("{what}; the sandbox cannot protect work inside the project"),
         Some(instead.into()),
@@ -68,7 +70,7 @@ pub fn git(name: &str, p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext, v: &m
             // `-S` alone only unstages; with `-W` the working tree is
             // overwritten too, like `git restore PATH`.
             for (w, _) in &p.operands {
-                super::path_operand(seg, ctx, v, w, "write_path", true, name);
+                super::path_operand(seg, ctx, v, w, Access::Write, true, name);
             }
         }
         "git stash drop" | "git stash clear" => refuse(
@@ -139,7 +141,7 @@ fn config_write(p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext, v: &mut Verd
             .unwrap_or("");
         v.add(
             Layer::Policy,
-            "roots.protected",
+            ReasonId::RootsProtected,
             Decision::Deny,
             format!(
                 "`git config` changes `{}`: a protected file ([paths] protected) that runs later outside any sandbox",
@@ -166,7 +168,7 @@ pub fn find_delete(p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext, v: &mut V
         .iter()
         .any(|o| o.spec.effects.contains(&super::registry::Effect::Filter));
     let dot = crate::parse::Word::literal(".");
-    super::path_operand(seg, ctx, v, &dot, "write_path", !filtered, "find");
+    super::path_operand(seg, ctx, v, &dot, Access::Write, !filtered, "find");
 }
 
 #[cfg(test)]

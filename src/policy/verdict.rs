@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use super::reason::ReasonId;
 use super::registry::Risk;
 use super::rules::Severity;
 
@@ -123,8 +124,32 @@ pub struct Verdict {
 }
 
 impl Verdict {
-    /// Adds a reason; the decision becomes the strictest seen.
+    /// Adds a reason with an id from the catalogue ([`ReasonId`]); the
+    /// decision becomes the strictest seen.
     pub fn add(
+        &mut self,
+        layer: Layer,
+        id: ReasonId,
+        decision: Decision,
+        message: String,
+        suggestion: Option<String>,
+    ) {
+        self.add_data(layer, id.as_str(), decision, message, suggestion);
+    }
+
+    /// Records a catalogue id as matched without giving a reason (the
+    /// decision is made later, by the mode).
+    pub fn mark(&mut self, id: ReasonId) {
+        if !self.matched_rules.iter().any(|r| r == id.as_str()) {
+            self.matched_rules.push(id.as_str().to_string());
+        }
+    }
+
+    /// Adds a reason whose id is defined by data, not by the code: a safety
+    /// rule's id, `guard.<pattern id>`, or a reason carried over from a
+    /// verdict on code the command runs. Ids the code defines go through
+    /// [`Verdict::add`].
+    pub fn add_data(
         &mut self,
         layer: Layer,
         rule: &str,

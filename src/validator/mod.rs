@@ -113,7 +113,7 @@ pub fn apply(answer: &Answer, verdict: &mut Verdict) {
             verdict.note(Layer::Validator, format!("validator: ask: {r}"));
             verdict.add(
                 Layer::Validator,
-                "validator.ask",
+                crate::policy::ReasonId::ValidatorAsk,
                 Decision::Ask,
                 r.clone(),
                 None,
@@ -126,7 +126,7 @@ pub fn apply(answer: &Answer, verdict: &mut Verdict) {
             }
             verdict.add(
                 Layer::Validator,
-                "validator.deny",
+                crate::policy::ReasonId::ValidatorDeny,
                 Decision::Deny,
                 r.clone(),
                 None,

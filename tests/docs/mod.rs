@@ -2,3 +2,4 @@
 
 mod drift;
 mod readme;
+mod reasons;

@@ -1,0 +1,165 @@
+//! The policy's view of one command string before any segment is judged:
+//! the profile and roots it is judged against, whether it runs confined,
+//! and what the string itself writes and links (redirection targets,
+//! heredoc text, `ln -s` links), so later segments are checked where their
+//! paths really lead.
+
+use std::path::{Path, PathBuf};
+
+use super::Profile;
+use super::args::parse_args;
+use super::{confined, paths, registry};
+use crate::parse::{CommandModel, Segment, Word};
+use paths::Roots;
+
+/// What the policy needs besides the model.
+pub struct PolicyContext<'a> {
+    /// The loaded profile.
+    pub profile: &'a Profile,
+    /// Its roots with placeholders resolved.
+    pub roots: &'a Roots,
+    /// A person typed this at a terminal (critical rules ask instead of deny).
+    pub interactive: bool,
+    /// The command runs inside the sandbox with the profile's enforcement
+    /// achieved: what the kernel contains runs without asking. `false` when
+    /// nothing confines it (`hook` without `--rewrite`, `check
+    /// --unconfined`): whatever is not fully seen through asks.
+    pub confined: bool,
+    /// Files written by redirections in this command (filled by
+    /// [`evaluate`](super::evaluate)): running one of them in the same string cannot be checked.
+    pub written: Vec<PathBuf>,
+    /// Files written by the segments checked so far (operands, option
+    /// values, redirections), in order: unconfined, a later segment that
+    /// runs or loads one of them runs what the policy never saw.
+    pub writes_seen: std::cell::RefCell<Vec<PathBuf>>,
+    /// Symbolic links made earlier in this command (`ln -s TARGET LINK`),
+    /// link path to target (filled by [`evaluate`](super::evaluate)): later paths through the
+    /// link are checked where they really lead.
+    pub links: Vec<Link>,
+    /// What those redirections write, where the command shows it (a
+    /// heredoc, `echo`/`printf` arguments), by file (filled by
+    /// [`evaluate`](super::evaluate)): a script written and run in one string is checked.
+    pub written_text: Vec<(PathBuf, String)>,
+}
+
+/// A symbolic link the command makes, and the `ln` that makes it.
+#[derive(Debug, Clone)]
+pub struct Link {
+    /// Where the link is.
+    pub path: PathBuf,
+    /// Where it points.
+    pub target: PathBuf,
+    /// The `ln` segment's argv (its own operands are not followed).
+    pub made_by: Vec<String>,
+}
+
+impl<'a> PolicyContext<'a> {
+    /// The context for judging `model`: `ctx`'s profile, roots and
+    /// confinement, with what the string itself writes and links.
+    pub(super) fn for_command(model: &CommandModel, ctx: &PolicyContext<'a>) -> Self {
+        let written = model
+            .segments
+            .iter()
+            .flat_map(|s| {
+                s.redirections
+                    .iter()
+                    .filter(|r| r.writes)
+                    .map(|r| paths::resolve(&s.cwd, &r.target))
+            })
+            .collect();
+        PolicyContext {
+            profile: ctx.profile,
+            roots: ctx.roots,
+            interactive: ctx.interactive,
+            confined: ctx.confined,
+            writes_seen: Default::default(),
+            written,
+            links: symlinks(model, &ctx.profile.registry),
+            written_text: confined::written_text(model),
+        }
+    }
+
+    /// Resolves a path of `seg` like [`paths::resolve`], following links
+    /// the same command makes before using them.
+    pub fn resolve(&self, seg: &Segment, p: &str) -> PathBuf {
+        let mut out = paths::resolve(&seg.cwd, p);
+        for _ in 0..8 {
+            let Some(l) = self
+                .links
+                .iter()
+                .find(|l| out.starts_with(&l.path) && l.made_by != seg.argv)
+            else {
+                break;
+            };
+            let rest = out
+                .strip_prefix(&l.path)
+                .map(Path::to_path_buf)
+                .unwrap_or_default();
+            out = paths::resolve(&l.target, &rest.to_string_lossy());
+        }
+        out
+    }
+}
+
+/// Symbolic links the command makes, in order: `ln -s` and `cp -s` read
+/// with their registry entries, the way their own getopt reads them
+/// (`ln --sym`, `ln -s -S SUFFIX T L`, `ln -st DIR T...`, `cp -rs T L`).
+pub(super) fn symlinks(model: &CommandModel, registry: &registry::Registry) -> Vec<Link> {
+    let mut out = Vec::new();
+    for s in &model.segments {
+        if !matches!(s.program.as_str(), "ln" | "cp") || s.words.len() < 2 {
+            continue;
+        }
+        let Some(spec) = registry.get(&s.program) else {
+            continue;
+        };
+        let parsed = parse_args(&spec, &s.words[1..]);
+        let symbolic = parsed
+            .options
+            .iter()
+            .any(|o| o.spec.names.iter().any(|n| n == "-s"));
+        if !symbolic {
+            continue;
+        }
+        let ops: Vec<&Word> = parsed.operands.iter().map(|(w, _)| w).collect();
+        let dir = parsed
+            .options
+            .iter()
+            .find(|o| o.spec.names.iter().any(|n| n == "-t"))
+            .and_then(|o| o.value.as_ref());
+        let pairs: Vec<(PathBuf, PathBuf)> = match (dir, ops.as_slice()) {
+            (Some(d), targets) => targets
+                .iter()
+                .map(|t| {
+                    let file = Path::new(&t.value)
+                        .file_name()
+                        .map(|f| f.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    (
+                        paths::resolve(&s.cwd, &t.value),
+                        paths::resolve(&s.cwd, &format!("{}/{file}", d.value)),
+                    )
+                })
+                .collect(),
+            (None, [target, link]) => {
+                vec![(
+                    paths::resolve(&s.cwd, &target.value),
+                    paths::resolve(&s.cwd, &link.value),
+                )]
+            }
+            _ => Vec::new(),
+        };
+        for (target, link) in pairs {
+            let base = link
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| s.cwd.clone());
+            out.push(Link {
+                target: paths::resolve(&base, &target.to_string_lossy()),
+                path: link,
+                made_by: s.argv.clone(),
+            });
+        }
+    }
+    out
+}

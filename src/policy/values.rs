@@ -1,0 +1,332 @@
+//! Operands and option values judged by their registry type (`read_path`,
+//! `write_path`, `url`, `command`, `refspec`, ...).
+
+use super::ReasonId;
+use super::args::ParsedArgs;
+use super::code::{code_paths, stdin_program};
+use super::languages::{awk_program, git_config, rustc_codegen, sed_script};
+use super::path_checks::Access;
+use super::path_checks::path_operand;
+use super::registry::{Effect, Risk, ValueType};
+use super::written::written_then_run;
+use super::{Decision, Layer, NETWORK_WARNING, PolicyContext, Verdict, confined, variables};
+use crate::parse::{Segment, Word};
+
+/// Operands by their registry type.
+pub(super) fn operands(
+    name: &str,
+    p: &ParsedArgs,
+    seg: &Segment,
+    ctx: &PolicyContext,
+    v: &mut Verdict,
+    code: &mut Vec<String>,
+) -> Risk {
+    let mut risk = Risk::Safe;
+    let destructive = p.has_effect(Effect::Recursive)
+        || (p.has_effect(Effect::Delete) && !p.has_effect(Effect::Filter));
+    let writes_all = p.has_effect(Effect::Delete) || p.has_effect(Effect::WritesOperands);
+    let tree = p.has_effect(Effect::ReadsTree);
+    for (w, t) in &p.operands {
+        let read = t.plain_path();
+        let t = if writes_all && read {
+            ValueType::WritePath
+        } else if tree && read {
+            ValueType::ReadTree
+        } else {
+            *t
+        };
+        let how = Reading {
+            destructive,
+            // `rsync -r SRC`: the source is read as a tree.
+            sync_src_tree: tree && t == ValueType::SyncSrc,
+        };
+        risk = risk.max(typed_value(name, t, w, seg, ctx, v, code, how, "operand"));
+    }
+    risk
+}
+
+/// How the command treats its operands, from its other options.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Reading {
+    /// It deletes or works recursively (`rm -r`, `find -delete`).
+    pub destructive: bool,
+    /// Its `sync_src` operands are read as trees (`rsync -r`).
+    pub sync_src_tree: bool,
+}
+
+/// Checks one operand or option value `w` by its registry type `t`;
+/// returns the risk it adds. Every type is matched by name: a new type
+/// does not compile until it is given a meaning here.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn typed_value(
+    name: &str,
+    t: ValueType,
+    w: &Word,
+    seg: &Segment,
+    ctx: &PolicyContext,
+    v: &mut Verdict,
+    code: &mut Vec<String>,
+    how: Reading,
+    what: &str,
+) -> Risk {
+    let destructive = how.destructive;
+    match t {
+        ValueType::ReadPath
+        | ValueType::Path
+        | ValueType::Dir
+        | ValueType::Archive
+        | ValueType::Chdir => {
+            path_operand(seg, ctx, v, w, Access::Read, false, name);
+            Risk::Safe
+        }
+        ValueType::ReadTree => {
+            // A recursive read (`cp -r ~ x`, `grep -r key ~`) of a tree that
+            // holds a protected path reads the secret too.
+            path_operand(seg, ctx, v, w, Access::Read, true, name);
+            Risk::Safe
+        }
+        ValueType::Script => {
+            if crate::parse::unwrap::is_stdin_path(&w.value) {
+                // `awk -f -`, `python3 -`: the program comes from standard input.
+                stdin_program(seg, ctx, v, code, name);
+                return Risk::Write;
+            }
+            path_operand(seg, ctx, v, w, Access::Read, false, name);
+            written_then_run(seg, ctx, v, &w.value, name, code);
+            Risk::Safe
+        }
+        ValueType::SyncSrc | ValueType::SyncDest => {
+            // `HOST:PATH` and `rsync://` reach another machine.
+            let v2 = w.value.as_str();
+            let remote = v2.contains("://")
+                || v2
+                    .split_once(':')
+                    .is_some_and(|(host, _)| !host.is_empty() && !host.contains('/'));
+            if remote {
+                v.add(
+                    Layer::Policy,
+                    ReasonId::NetworkRemotePath,
+                    Decision::Deny,
+                    format!("`{name} {v2}` names another host; only local copies are accepted"),
+                    Some(format!("{name} -a SRC/ DEST/ with local paths")),
+                );
+                return Risk::Dangerous;
+            }
+            let kind = if t == ValueType::SyncDest {
+                Access::Write
+            } else {
+                Access::Read
+            };
+            let tree = (how.sync_src_tree && t == ValueType::SyncSrc)
+                || (destructive && t == ValueType::SyncDest);
+            path_operand(seg, ctx, v, w, kind, tree, name);
+            if t == ValueType::SyncDest {
+                Risk::Write
+            } else {
+                Risk::Safe
+            }
+        }
+        ValueType::HardlinkTarget => {
+            // A hard link shares the inode: writes through it change the
+            // original, so the original must be writable too.
+            path_operand(seg, ctx, v, w, Access::Write, false, name);
+            Risk::Write
+        }
+        ValueType::LinkTarget => {
+            path_operand(seg, ctx, v, w, Access::Read, false, name);
+            let p = ctx.resolve(seg, &w.value);
+            let sensitive = ctx.roots.is_broad(&p) && ctx.roots.check_write(&p, false).is_err()
+                || ctx.roots.deny_read.iter().any(|d| p.starts_with(d));
+            if !w.unresolved && sensitive {
+                v.add(
+                    Layer::Policy,
+                    ReasonId::PolicyLinkOutside,
+                    Decision::Ask,
+                    format!("`{name}` makes a link to `{}`; later commands writing through it would reach there", p.display()),
+                    Some("link to a path inside the project".into()),
+                );
+            }
+            Risk::Write
+        }
+        ValueType::WritePath => {
+            path_operand(seg, ctx, v, w, Access::Write, destructive, name);
+            Risk::Write
+        }
+        ValueType::DestroyPath => {
+            // Discards changes under the path (`git checkout -- .`): a broad
+            // target throws away everything.
+            path_operand(seg, ctx, v, w, Access::Write, true, name);
+            Risk::Write
+        }
+        ValueType::Refspec => {
+            if w.value.starts_with('+') {
+                v.danger.push((
+                    format!("`{name} {}`: a leading `+` forces the update", w.value),
+                    Some(format!("{name} --force-with-lease")),
+                ));
+                return Risk::Dangerous;
+            }
+            if w.value.starts_with(':') {
+                v.danger
+                    .push((format!("`{name} {}` deletes the remote ref", w.value), None));
+                return Risk::Dangerous;
+            }
+            Risk::Safe
+        }
+        ValueType::EnvAssignment => {
+            if let Some((n, val)) = w.value.split_once('=')
+                && let Some(what) = variables::dangerous(n, (!w.unresolved).then_some(val))
+                && !confined::code_path_assignment(n, val, seg, ctx, v)
+            {
+                v.add(
+                    Layer::Policy,
+                    ReasonId::PolicyDangerousAssignment,
+                    Decision::Deny,
+                    format!("`{name} {n}=...` {what}"),
+                    Some("drop the assignment; configure the tool in its own config file".into()),
+                );
+                return Risk::Dangerous;
+            }
+            Risk::Safe
+        }
+        ValueType::Code => {
+            code.push(w.value.clone());
+            code_paths(name, &w.value, seg, ctx, v);
+            Risk::Write
+        }
+        ValueType::Command => {
+            v.add(
+                Layer::Policy,
+                ReasonId::RegistryExecValue,
+                Decision::Deny,
+                format!("`{name} {what}` runs the program `{}`", w.value),
+                Some("run the other program as a command of its own".into()),
+            );
+            Risk::Dangerous
+        }
+        ValueType::Count => {
+            if w.value.parse::<u64>().is_err() && !w.unresolved {
+                v.add(
+                    Layer::Policy,
+                    ReasonId::RegistryBadCount,
+                    Decision::Deny,
+                    format!("`{name}`: `{}` is not a count", w.value),
+                    None,
+                );
+            }
+            Risk::Safe
+        }
+        ValueType::Url => {
+            let lower = w.value.to_ascii_lowercase();
+            if lower.starts_with("ext::") || lower.starts_with("fd::") {
+                v.add(
+                    Layer::Policy,
+                    ReasonId::RegistryExecUrl,
+                    Decision::Deny,
+                    format!("`{name}`: an `ext::` URL runs a program"),
+                    None,
+                );
+                return Risk::Dangerous;
+            }
+            if lower.starts_with("file:") {
+                v.add(
+                    Layer::Policy,
+                    ReasonId::NetworkFileUrl,
+                    Decision::Deny,
+                    format!("`{name}`: `file:` URLs read local files"),
+                    None,
+                );
+            }
+            // Confined, the sandbox has no network: the program's own entry
+            // asks "needs network" where it reaches other hosts.
+            if !ctx.confined {
+                v.warn(NETWORK_WARNING.into());
+            }
+            Risk::Safe
+        }
+        ValueType::Host | ValueType::Domain => {
+            if !ctx.confined {
+                v.warn(NETWORK_WARNING.into());
+            }
+            Risk::Safe
+        }
+        // Unconfined, nothing keeps a signal inside the command's own
+        // processes: only job specs (`%1`) and `$!` (the last process this
+        // string started) are the command's own.
+        ValueType::Pid | ValueType::ProcessPattern if !ctx.confined => {
+            let own = t == ValueType::Pid
+                && (w.value.starts_with('%') || w.raw == "$!" || w.raw == "\"$!\"");
+            if !own {
+                v.add(
+                    Layer::Policy,
+                    ReasonId::PolicySignalOtherProcess,
+                    Decision::Deny,
+                    format!(
+                        "`{name} {}` signals processes this command did not start, and nothing confines it",
+                        w.raw
+                    ),
+                    Some("stop only processes this command started (`kill %1`, `kill $!`)".into()),
+                );
+                return Risk::Dangerous;
+            }
+            Risk::Write
+        }
+        ValueType::RustcCodegen => rustc_codegen(name, w, v),
+        ValueType::GitConfig => git_config(name, w, v),
+        // Checked on the whole command line (`git_config_command`).
+        ValueType::GitConfigKey => Risk::Safe,
+        ValueType::NpmConfigAction => {
+            if !matches!(w.value.as_str(), "get" | "list" | "ls") {
+                v.add(
+                    Layer::Policy,
+                    ReasonId::RegistryNpmConfigWrite,
+                    Decision::Ask,
+                    format!(
+                        "`{name} {}` changes npm's configuration, which can name programs npm runs",
+                        w.value
+                    ),
+                    None,
+                );
+                return Risk::Write;
+            }
+            Risk::Safe
+        }
+        ValueType::DdOperand => {
+            // `if=FILE` reads, `of=FILE` writes; other operands are values.
+            match w.value.split_once('=') {
+                Some(("if", f)) => {
+                    let word = Word {
+                        value: f.to_string(),
+                        ..w.clone()
+                    };
+                    path_operand(seg, ctx, v, &word, Access::Read, false, name);
+                    Risk::Safe
+                }
+                Some(("of", f)) => {
+                    let word = Word {
+                        value: f.to_string(),
+                        ..w.clone()
+                    };
+                    path_operand(seg, ctx, v, &word, Access::Write, false, name);
+                    Risk::Write
+                }
+                _ => Risk::Safe,
+            }
+        }
+        ValueType::SedScript => sed_script(name, w, seg, ctx, v),
+        ValueType::AwkProgram => awk_program(name, w, seg, ctx, v, code),
+        // Confined, a signal reaches only the sandbox's own processes
+        // (`confined::signals` judges the rest).
+        ValueType::Pid | ValueType::ProcessPattern => Risk::Safe,
+        // Data the command neither opens nor runs.
+        ValueType::Literal
+        | ValueType::Digits
+        | ValueType::Opaque
+        | ValueType::Signal
+        | ValueType::User
+        | ValueType::Mode
+        | ValueType::Regex
+        | ValueType::Pattern
+        | ValueType::Package => Risk::Safe,
+    }
+}
