@@ -386,7 +386,7 @@ impl Applied {
 /// performs syscalls, so it is safe between fork and exec.
 pub struct Prepared {
     ruleset: Option<::landlock::RulesetCreated>,
-    filter: Option<seccompiler::BpfProgram>,
+    filter: Option<seccomp::BpfProgram>,
     rlimits: Vec<limits::Rlimit>,
     caps: caps::CapDrop,
     required: bool,
