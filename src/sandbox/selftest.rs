@@ -63,7 +63,7 @@ fn try_in_child(spec: &SandboxSpec) -> Option<u32> {
         unsafe {
             let caps_ok = drop.apply().is_ok();
             libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-            if seccomp::install(&filter).is_err() {
+            if seccomp::install(&filter, false).is_err() {
                 bits |= FILTER_FAILED;
             }
             // K1: the parent's own limit, unchanged: a no-op if allowed.
