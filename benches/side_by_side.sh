@@ -16,6 +16,8 @@
 #   run-deephome    run with HOME 20 levels deep holding 200 entries
 #   run-bigtmp      run with TMPDIR holding 2,000 entries
 #   run-deepcwd     run in a cwd 40 levels deep
+#   run-noaudit     run with a profile file: extends default, [audit] off
+#                   (what the audit log costs, in the same rounds)
 #
 # Both binaries are built as shipped (packaging/build-deb.sh): the `dist`
 # profile, static-pie glibc. The driver (python3, posix_spawn + wait4) starts
@@ -70,6 +72,7 @@ examples = { match = ["benchtool$i --x"], not_match = ["benchtool${i}x", "ls"] }
 EOF
     done
 } >"$work/rules200.toml"
+printf 'extends = "default"\n[audit]\nenabled = false\n' >"$work/noaudit.toml"
 deep=$work/deephome
 for i in $(seq 1 20); do deep=$deep/d$i; done
 mkdir -p "$deep/.ssh"
@@ -127,6 +130,7 @@ rows += [
     ("run, HOME 20 levels deep, 200 entries", [exe, "--", "/bin/true"], {"HOME": deep}, None, cwd),
     ("run, TMPDIR with 2,000 entries", [exe, "--", "/bin/true"], {"TMPDIR": work + "/bigtmp"}, None, cwd),
     ("run, cwd 40 levels deep", [exe, "--", "/bin/true"], {}, None, dcwd),
+    ("run, audit log off (`[audit] enabled = false`)", [exe, "--profile", work + "/noaudit.toml", "--", "/bin/true"], {}, None, cwd),
 ]
 if other:
     rows += [("[base] " + r[0], [other] + r[1][1:], r[2], r[3], r[4]) for r in rows if r[1][0] == exe]
@@ -163,7 +167,7 @@ for _ in range(3):
         except (OSError, ValueError, IndexError):
             pass
 med = [statistics.median(t) for t in times]
-p10 = [statistics.quantiles(t, n=10)[0] for t in times]
+p10 = [statistics.quantiles(t, n=10, method="inclusive")[0] for t in times]
 cmed = [statistics.median(c) for c in cpu]
 mn = [min(t) for t in times]
 f = med[1]
