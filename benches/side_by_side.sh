@@ -16,13 +16,17 @@
 #   run-deephome    run with HOME 20 levels deep holding 200 entries
 #   run-bigtmp      run with TMPDIR holding 2,000 entries
 #   run-deepcwd     run in a cwd 40 levels deep
+#   run-noaudit     run with a profile file: extends default, [audit] off
+#                   (what the audit log costs, in the same rounds)
 #
 # Both binaries are built as shipped (packaging/build-deb.sh): the `dist`
 # profile, static-pie glibc. The driver (python3, posix_spawn + wait4) starts
 # the rows round-robin, one run of each per round, so load on a shared
-# machine hits every row alike; it reports median and minimum wall time,
-# the ratio of medians to the floor and to /bin/true, and peak RSS (the
-# largest ru_maxrss seen). The spawn cost of the driver is in every row.
+# machine hits every row alike; it reports median, 10th percentile and
+# minimum wall time and their ratios to the floor, the median CPU time
+# (user + system of the row and the descendants it reaped: steadier than
+# wall time when other work shares the cores) and its ratio, and peak RSS
+# (GNU time). The spawn cost of the driver is in every row.
 # Then one `hyperfine -N` run of the plain rows as a cross-check.
 # Everything runs in a temporary directory with a temporary HOME, TMPDIR,
 # state dir and no user or system configuration. Results: target/bench/.
@@ -68,6 +72,7 @@ examples = { match = ["benchtool$i --x"], not_match = ["benchtool${i}x", "ls"] }
 EOF
     done
 } >"$work/rules200.toml"
+printf 'extends = "default"\n[audit]\nenabled = false\n' >"$work/noaudit.toml"
 deep=$work/deephome
 for i in $(seq 1 20); do deep=$deep/d$i; done
 mkdir -p "$deep/.ssh"
@@ -98,14 +103,15 @@ TMPDIR=$work/bigtmp "$bin" -- /bin/true
 st=0; "$bin" hook <"$work/deny.json" >/dev/null 2>&1 || st=$?
 [ "$st" = 2 ] || { echo "hook-deny row does not deny (exit $st)"; exit 1; }
 bw=0
-if command -v bwrap >/dev/null && bwrap --ro-bind / / /bin/true 2>/dev/null; then bw=1; else
+if command -v bwrap >/dev/null && bwrap --ro-bind / / /bin/true 2>/dev/null; then bw=$(command -v bwrap); else
     echo "bwrap not installed or cannot run here (user namespaces): row left out"; fi
 
 [ -x /usr/bin/time ] || { echo "GNU time (/usr/bin/time) is needed for peak RSS: apt-get install time"; exit 1; }
 mkdir -p "$root/target/bench"
 python3 - "$runs" "$work" "$bin" "$floor" "$bw" "$deep" "$dcwd" "${SAFE_EXEC_BASE:-}" <<'PY' | tee "$root/target/bench/side_by_side.md"
 import os, sys, time, statistics
-runs, work, exe, floor, bw, deep, dcwd = int(sys.argv[1]), *sys.argv[2:4], sys.argv[4], sys.argv[5] == "1", sys.argv[6], sys.argv[7]
+runs, work, exe, floor, bw, deep, dcwd = int(sys.argv[1]), *sys.argv[2:4], sys.argv[4], sys.argv[5], sys.argv[6], sys.argv[7]
+bw = None if bw == "0" else bw  # bwrap's full path (posix_spawn does not search PATH)
 other = sys.argv[8]  # SAFE_EXEC_BASE: an earlier build, same rows, same rounds
 base = dict(os.environ)
 cwd = work + "/cwd"
@@ -114,7 +120,7 @@ rows = [
     ("floor wrapper", [floor, "/bin/true"], {}, None, cwd),
 ]
 if bw:
-    rows.append(("`bwrap --ro-bind / / /bin/true`", ["bwrap", "--ro-bind", "/", "/", "/bin/true"], {}, None, cwd))
+    rows.append(("`bwrap --ro-bind / / /bin/true`", [bw, "--ro-bind", "/", "/", "/bin/true"], {}, None, cwd))
 rows += [
     ("**`safe-exec -- /bin/true`**", [exe, "--", "/bin/true"], {}, None, cwd),
     ("`safe-exec check -c 'git status && cargo test'`", [exe, "check", "-c", "git status && cargo test"], {}, None, cwd),
@@ -124,6 +130,7 @@ rows += [
     ("run, HOME 20 levels deep, 200 entries", [exe, "--", "/bin/true"], {"HOME": deep}, None, cwd),
     ("run, TMPDIR with 2,000 entries", [exe, "--", "/bin/true"], {"TMPDIR": work + "/bigtmp"}, None, cwd),
     ("run, cwd 40 levels deep", [exe, "--", "/bin/true"], {}, None, dcwd),
+    ("run, audit log off (`[audit] enabled = false`)", [exe, "--profile", work + "/noaudit.toml", "--", "/bin/true"], {}, None, cwd),
 ]
 if other:
     rows += [("[base] " + r[0], [other] + r[1][1:], r[2], r[3], r[4]) for r in rows if r[1][0] == exe]
@@ -137,15 +144,17 @@ def once(argv, env, stdin, d):
     pid = os.posix_spawn(argv[0], argv, env, file_actions=fa)
     _, status, ru = os.wait4(pid, 0)
     dt = time.perf_counter_ns() - t
-    return dt / 1e6, ru.ru_maxrss, status
+    # CPU time (user + system) of the row's process and the descendants it
+    # waited for: steadier than wall time on a loaded machine.
+    return dt / 1e6, ru.ru_maxrss, status, (ru.ru_utime + ru.ru_stime) * 1e3
 envs = [dict(base, **e) for (_, _, e, _, _) in rows]
-times = [[] for _ in rows]; rss = [0 for _ in rows]
+times = [[] for _ in rows]; cpu = [[] for _ in rows]; rss = [0 for _ in rows]
 for _ in range(10):  # warm-up
     for i, r in enumerate(rows): once(r[1], envs[i], r[3], r[4])
 for _ in range(runs):
     for i, r in enumerate(rows):
-        ms, kb, _ = once(r[1], envs[i], r[3], r[4])
-        times[i].append(ms); rss[i] = max(rss[i], kb)
+        ms, kb, _, c = once(r[1], envs[i], r[3], r[4])
+        times[i].append(ms); cpu[i].append(c); rss[i] = max(rss[i], kb)
 # Peak RSS: ru_maxrss of a spawned child keeps the spawner's (python's)
 # high-water mark across exec, so each row runs 3 times under GNU time.
 rss = [0 for _ in rows]
@@ -158,26 +167,40 @@ for _ in range(3):
         except (OSError, ValueError, IndexError):
             pass
 med = [statistics.median(t) for t in times]
+p10 = [statistics.quantiles(t, n=10, method="inclusive")[0] for t in times]
+cmed = [statistics.median(c) for c in cpu]
 mn = [min(t) for t in times]
-f, t0 = med[1], med[0]
+f = med[1]
 plain = next(med[i] for i, r in enumerate(rows) if r[0] == "**`safe-exec -- /bin/true`**")
 bplain = next((med[i] for i, r in enumerate(rows) if r[0] == "[base] **`safe-exec -- /bin/true`**"), plain)
-print(f"{runs} runs per row, round-robin (python3 posix_spawn + wait4; times include the spawn); peak RSS: GNU time, largest of 3\n")
-print("| command | median | min | x floor (median) | x floor (min) | x `/bin/true` | peak RSS |")
-print("|---|---:|---:|---:|---:|---:|---:|")
+pp10 = next(p10[i] for i, r in enumerate(rows) if r[0] == "**`safe-exec -- /bin/true`**")
+bp10 = next((p10[i] for i, r in enumerate(rows) if r[0] == "[base] **`safe-exec -- /bin/true`**"), pp10)
+cplain = next(cmed[i] for i, r in enumerate(rows) if r[0] == "**`safe-exec -- /bin/true`**")
+cbplain = next((cmed[i] for i, r in enumerate(rows) if r[0] == "[base] **`safe-exec -- /bin/true`**"), cplain)
+print(f"{runs} runs per row, round-robin (python3 posix_spawn + wait4; times include the spawn); p10: the 10th percentile, the steadiest estimate of the unloaded cost on a shared machine; scaling rows: change over the plain run in brackets; CPU: user + system of the row and the descendants it reaped (wait4 rusage), median; peak RSS: GNU time, largest of 3\n")
+print("| command | median | p10 | min | x floor (median) | x floor (p10) | x floor (min) | CPU | x floor (CPU) | peak RSS |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for i, r in enumerate(rows):
     extra = ""
     if r[0].startswith("run,") or r[0].startswith("[base] run,"):
         p0 = bplain if r[0].startswith("[base]") else plain
-        extra = f" ({(med[i] / p0 - 1) * 100:+.0f}% vs plain run)"
-    print(f"| {r[0]} | {med[i]:.2f} ms | {mn[i]:.2f} ms | {med[i] / f:.2f}{extra} | {mn[i] / mn[1]:.2f} | {med[i] / t0:.2f} | {rss[i] / 1024:.1f} MiB |")
+        extra = f" ({(med[i] / p0 - 1) * 100:+.0f}%)"
+    pextra = ""
+    if r[0].startswith("run,") or r[0].startswith("[base] run,"):
+        q0 = bp10 if r[0].startswith("[base]") else pp10
+        pextra = f" ({(p10[i] / q0 - 1) * 100:+.0f}%)"
+    cextra = ""
+    if r[0].startswith("run,") or r[0].startswith("[base] run,"):
+        c0 = cbplain if r[0].startswith("[base]") else cplain
+        cextra = f" ({(cmed[i] / c0 - 1) * 100:+.0f}%)"
+    print(f"| {r[0]} | {med[i]:.2f} ms | {p10[i]:.2f} ms | {mn[i]:.2f} ms | {med[i] / f:.2f}{extra} | {p10[i] / p10[1]:.2f}{pextra} | {mn[i] / mn[1]:.2f} | {cmed[i]:.2f} ms | {cmed[i] / cmed[1]:.2f}{cextra} | {rss[i] / 1024:.1f} MiB |")
 PY
 
 echo
 echo "## hyperfine -N cross-check (plain rows)"
 names=(true floor safe-exec check)
 cmds=(/bin/true "$floor /bin/true" "$bin -- /bin/true" "$bin check -c 'git status && cargo test'")
-[ "$bw" = 1 ] && { names+=(bwrap); cmds+=("bwrap --ro-bind / / /bin/true"); }
+[ "$bw" != 0 ] && { names+=(bwrap); cmds+=("$bw --ro-bind / / /bin/true"); }
 args=()
 for i in "${!cmds[@]}"; do args+=(-n "${names[$i]}" "${cmds[$i]}"); done
 hyperfine -N --style basic --warmup 20 --runs "$runs" --export-markdown "$root/target/bench/side_by_side_hyperfine.md" "${args[@]}" >/dev/null

@@ -223,7 +223,7 @@ pub enum RulesAction {
 pub const fn version_text() -> &'static str {
     concat!(
         env!("CARGO_PKG_VERSION"),
-        " (Landlock ABI up to 9 via the landlock crate; seccomp via seccompiler)"
+        " (Landlock ABI up to 9 via the landlock crate; seccomp filter compiled by safe-exec)"
     )
 }
 
@@ -235,7 +235,7 @@ pub fn version_long() -> String {
         n => format!("this kernel offers ABI {n}"),
     };
     format!(
-        "safe-exec {}\nLandlock: built for ABI up to {} (landlock crate); {kernel}\nseccomp: seccompiler filter, {}\n",
+        "safe-exec {}\nLandlock: built for ABI up to {} (landlock crate); {kernel}\nseccomp: own BPF filter, {}\n",
         env!("CARGO_PKG_VERSION"),
         crate::sandbox::landlock::CRATE_ABI,
         std::env::consts::ARCH,

@@ -171,7 +171,21 @@ pub fn execute(mut plan: ExecPlan) -> Result<Outcome, RunError> {
     if plan.supervisor.is_some() && sup::available() {
         plan.sandbox.pty_broker = true;
     }
-    let prepared = sandbox::prepare(&plan.sandbox)?;
+    let supervisor = plan.supervisor.as_ref().filter(|_| sup::available());
+    // The supervisor's notified syscalls go into the sandbox's own filter
+    // (one program, installed with a listener).
+    let notified: Vec<(i64, sandbox::seccomp::NotifyWhen)> = match supervisor {
+        Some(spec) => sup::filter::notified(sup::filter::Notify {
+            metadata: true,
+            network: plan.sandbox.network == NetworkAccess::Loopback,
+            exec: spec.exec_judge.is_some(),
+        })
+        .into_iter()
+        .map(|(nr, when, _why)| (nr, when))
+        .collect(),
+        None => Vec::new(),
+    };
+    let prepared = sandbox::prepare_with(&plan.sandbox, &notified)?;
     let mut report = prepared.report.clone();
     // Only reachable under best-effort (`prepare` refuses it under required):
     // the contract says such a run goes ahead *with a warning*.
@@ -183,7 +197,6 @@ pub fn execute(mut plan: ExecPlan) -> Result<Outcome, RunError> {
     }
     let pipe = spawn::StatusPipe::new().map_err(RunError::Supervise)?;
     let shown = spawn::shown(&resolved);
-    let supervisor = plan.supervisor.as_ref().filter(|_| sup::available());
     if plan.supervisor.is_some() && supervisor.is_none() {
         if plan.sandbox.network == NetworkAccess::Loopback
             && plan.sandbox.enforcement == sandbox::Enforcement::Required
@@ -200,7 +213,7 @@ pub fn execute(mut plan: ExecPlan) -> Result<Outcome, RunError> {
 
     if !plan.supervise && plan.sandbox.timeout.is_none() && supervisor.is_none() {
         let mut cmd = spawn::command(
-            &resolved, &plan.argv, &env, &plan.cwd, prepared, &pipe, None, None,
+            &resolved, &plan.argv, &env, &plan.cwd, prepared, &pipe, None, false,
         );
         let err = cmd.exec();
         return Err(start_error(
@@ -313,11 +326,6 @@ fn supervise(
     let stop = StopPipe::new().map_err(RunError::Supervise)?;
     let read_end = pipe.read_end();
     let (tx, rx) = std::sync::mpsc::channel();
-    let notify = sup::filter::build(sup::filter::Notify {
-        metadata: true,
-        network: plan.sandbox.network == NetworkAccess::Loopback,
-        exec: spec.exec_judge.is_some(),
-    });
     let result = std::thread::scope(|scope| {
         let stop_read = stop.read;
         let handle = scope.spawn(move || {
@@ -354,7 +362,7 @@ fn supervise(
             old_mask,
             start,
             report,
-            Some((&rx, notify)),
+            Some(&rx),
         );
         // No process of the tree outlives the command.
         let killed = sup::reap::kill_tree();
@@ -424,17 +432,14 @@ fn supervise_inner(
     old_mask: nix::sys::signal::SigSet,
     start: Instant,
     report: &mut EnforcementReport,
-    supervisor: Option<(&StatusRx, Vec<libc::sock_filter>)>,
+    supervisor: Option<&StatusRx>,
 ) -> Result<(i32, Option<i32>, bool), RunError> {
     let sigfd = signals::SignalFd::new(set).map_err(RunError::Supervise)?;
     let tty = signals::foreground_tty();
     // SAFETY: getpid/getpgrp have no side effects.
     let (me, my_pgrp) = unsafe { (libc::getpid(), libc::getpgrp()) };
     let shown = spawn::shown(resolved);
-    let (rx, notify) = match supervisor {
-        Some((rx, n)) => (Some(rx), Some(n)),
-        None => (None, None),
-    };
+    let rx = supervisor;
     let mut cmd = spawn::command(
         resolved,
         &plan.argv,
@@ -447,7 +452,7 @@ fn supervise_inner(
             tty,
             mask: old_mask,
         }),
-        notify,
+        rx.is_some(),
     );
     let spawned = cmd.spawn();
     pipe.close_write();

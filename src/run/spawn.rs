@@ -143,7 +143,7 @@ pub fn command(
     mut prepared: Prepared,
     pipe: &StatusPipe,
     child: Option<ChildProcess>,
-    notify: Option<Vec<libc::sock_filter>>,
+    notify: bool,
 ) -> Command {
     let mut cmd = Command::new(program);
     if let Some(arg0) = argv.first() {
@@ -173,34 +173,33 @@ pub fn command(
             }
             super::signals::set_mask(&c.mask);
         }
+        if notify {
+            // The supervisor (our parent) takes a duplicate of the listener
+            // with pidfd_getfd, which needs this process to be dumpable;
+            // execve resets it for the program.
+            // SAFETY: prctl with constant arguments.
+            unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0) };
+        }
         match prepared.apply() {
             Ok(applied) => {
                 let mut msg = [0u8; STARTED_LEN];
                 msg[1] = applied.0;
-                if let Some(prog) = &notify {
-                    // The supervisor (our parent) takes a duplicate of the
-                    // listener with pidfd_getfd, which needs this process
-                    // to be dumpable; execve resets it for the program.
-                    // SAFETY: prctl/getpid with constant arguments.
-                    let pid = unsafe {
-                        libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0);
-                        libc::getpid()
+                if notify {
+                    // The filter with the notified syscalls was installed
+                    // last by apply, with a listener.
+                    let Some(fd) = prepared.listener() else {
+                        let e = libc::ENOSYS.to_le_bytes();
+                        send(
+                            status_fd,
+                            &[ApplyStage::Seccomp as u8, e[0], e[1], e[2], e[3]],
+                        );
+                        return Err(io::Error::from_raw_os_error(libc::ENOSYS));
                     };
-                    match crate::supervisor::filter::install(prog) {
-                        Ok(fd) => {
-                            msg[2] = 1;
-                            msg[3..7].copy_from_slice(&fd.to_le_bytes());
-                            msg[7..11].copy_from_slice(&pid.to_le_bytes());
-                        }
-                        Err(errno) => {
-                            let e = errno.to_le_bytes();
-                            send(
-                                status_fd,
-                                &[ApplyStage::Seccomp as u8, e[0], e[1], e[2], e[3]],
-                            );
-                            return Err(io::Error::from_raw_os_error(errno));
-                        }
-                    }
+                    // SAFETY: getpid has no side effects.
+                    let pid = unsafe { libc::getpid() };
+                    msg[2] = 1;
+                    msg[3..7].copy_from_slice(&fd.to_le_bytes());
+                    msg[7..11].copy_from_slice(&pid.to_le_bytes());
                 }
                 send(status_fd, &msg);
                 Ok(())

@@ -19,11 +19,13 @@
 //!   path and is readable if that place is.
 
 use std::fs;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, PathBeneath,
-    PathFd, Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, Scope,
+    Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, Scope,
 };
 use serde::Serialize;
 
@@ -412,6 +414,21 @@ pub fn plan(spec: &SandboxSpec) -> Result<LandlockPlan, SandboxError> {
     })
 }
 
+/// `open(O_PATH)` of `name`, relative to `dir` when given (as `PathFd`
+/// does: the last component is followed if it is a symlink).
+fn open_path(dir: Option<&OwnedFd>, name: &std::ffi::OsStr) -> Option<OwnedFd> {
+    let c = std::ffi::CString::new(name.as_bytes()).ok()?;
+    let at = dir.map_or(libc::AT_FDCWD, |d| d.as_raw_fd());
+    // SAFETY: `c` is a NUL-terminated string that outlives the call; `at`
+    // is AT_FDCWD or a descriptor we own.
+    let fd = unsafe { libc::openat(at, c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: `fd` was just returned by openat and is owned by no one else.
+    Some(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
 /// Creates the ruleset in the kernel and adds every rule. Best-effort
 /// compatibility: rights the kernel does not know are dropped by the crate;
 /// [`super::prepare`] has already refused (under `Required`) whatever that
@@ -427,8 +444,24 @@ pub(crate) fn build(plan: &LandlockPlan) -> Result<RulesetCreated, SandboxError>
         ruleset = ruleset.scope(plan.scope_flags)?;
     }
     let mut created = ruleset.create()?;
+    // The carving's rules come directory by directory: open each directory
+    // once and its entries relative to it, so a rule costs the same short
+    // lookup however deep the directory is (a HOME 20 levels down).
+    let mut dir: Option<(&Path, OwnedFd)> = None;
     for rule in &plan.rules {
-        let Ok(fd) = PathFd::new(&rule.path) else {
+        let fd = match (rule.path.parent(), rule.path.file_name()) {
+            (Some(parent), Some(name)) => {
+                if dir.as_ref().is_none_or(|(p, _)| *p != parent) {
+                    dir = open_path(None, parent.as_os_str()).map(|fd| (parent, fd));
+                }
+                match &dir {
+                    Some((_, d)) => open_path(Some(d), name),
+                    None => None,
+                }
+            }
+            _ => open_path(None, rule.path.as_os_str()),
+        };
+        let Some(fd) = fd else {
             continue; // vanished since planning
         };
         created = created.add_rule(PathBeneath::new(fd, rule.rights))?;

@@ -379,7 +379,11 @@ impl Applied {
 /// performs syscalls, so it is safe between fork and exec.
 pub struct Prepared {
     ruleset: Option<::landlock::RulesetCreated>,
-    filter: Option<seccompiler::BpfProgram>,
+    filter: Option<seccomp::BpfProgram>,
+    /// The filter holds the supervisor's notified syscalls: install it
+    /// with a listener (see [`Prepared::listener`]).
+    notify: bool,
+    listener: libc::c_int,
     rlimits: Vec<limits::Rlimit>,
     caps: caps::CapDrop,
     required: bool,
@@ -399,6 +403,18 @@ impl std::fmt::Debug for Prepared {
 /// Prepares `spec` for the running kernel. Under `Required`, refuses with
 /// [`SandboxError::Unenforceable`] naming each missing kernel feature.
 pub fn prepare(spec: &SandboxSpec) -> Result<Prepared, SandboxError> {
+    prepare_with(spec, &[])
+}
+
+/// [`prepare`] for a supervised run: the seccomp filter also returns
+/// `USER_NOTIF` for `notify` (one program, installed with a listener; the
+/// child sends [`Prepared::listener`] to the supervisor). Fails when the
+/// filter cannot be built, whatever the enforcement level: the supervisor
+/// cannot work without it.
+pub fn prepare_with(
+    spec: &SandboxSpec,
+    notify: &[(i64, seccomp::NotifyWhen)],
+) -> Result<Prepared, SandboxError> {
     let abi = kernel::landlock_abi();
     let arch_ok = seccomp::target_arch().is_ok();
     let seccomp_ok = arch_ok && kernel::seccomp_available();
@@ -414,14 +430,16 @@ pub fn prepare(spec: &SandboxSpec) -> Result<Prepared, SandboxError> {
     } else {
         None
     };
-    let filter = if arch_ok {
-        Some(seccomp::build(spec, abi)?)
+    let filter = if arch_ok || !notify.is_empty() {
+        Some(seccomp::build_with(spec, abi, notify)?)
     } else {
         None
     };
     Ok(Prepared {
         ruleset,
         filter,
+        notify: !notify.is_empty(),
+        listener: -1,
         rlimits: limits::prepare(&spec.limits),
         caps,
         required,
@@ -474,16 +492,28 @@ impl Prepared {
             return Err((ApplyStage::NoNewPrivs, errno()));
         }
         if let Some(filter) = &self.filter {
-            match seccomp::install(filter) {
-                Ok(()) => applied |= 4,
+            match seccomp::install(filter, self.notify) {
+                Ok(fd) => {
+                    applied |= 4;
+                    if self.notify {
+                        self.listener = fd;
+                    }
+                }
                 Err(e) => {
-                    if self.required {
+                    // Without the filter there is no listener either.
+                    if self.required || self.notify {
                         return Err((ApplyStage::Seccomp, e));
                     }
                 }
             }
         }
         Ok(Applied(applied))
+    }
+
+    /// The supervisor's listener descriptor once [`Prepared::apply`]
+    /// installed a filter prepared with notified syscalls, else `None`.
+    pub fn listener(&self) -> Option<libc::c_int> {
+        (self.listener >= 0).then_some(self.listener)
     }
 }
 

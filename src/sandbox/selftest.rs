@@ -61,7 +61,7 @@ fn try_in_child(spec: &SandboxSpec) -> Option<u32> {
             let eperm = |rc: libc::c_long| rc < 0 && super::errno() == libc::EPERM;
             let caps_ok = cap_drop.apply().is_ok();
             let _ = set_no_new_privs();
-            if seccomp::install(&filter).is_err() {
+            if seccomp::install(&filter, false).is_err() {
                 bits |= FILTER_FAILED;
             }
             // The probes below are raw system calls on purpose: each asks

@@ -1,29 +1,13 @@
-//! The supervisor's seccomp filter: a second, small BPF program that
-//! returns `SECCOMP_RET_USER_NOTIF` for the syscalls the supervisor answers
-//! and `SECCOMP_RET_ALLOW` for everything else.
+//! The syscalls the supervisor answers, each with why: the sandbox's
+//! seccomp filter (`sandbox::seccomp::build_with`) returns
+//! `SECCOMP_RET_USER_NOTIF` for them, in the same program as its own rules
+//! and installed with a listener (one filter instead of two stacked ones:
+//! the kernel's fixed cost of loading a filter is paid once).
 //!
-//! It is stacked on top of the main filter (`sandbox::seccomp`); the kernel
-//! runs both and the strictest action wins (KILL > ERRNO > USER_NOTIF >
-//! ALLOW), so a syscall the main filter kills or refuses never reaches the
-//! supervisor, and "allow" here never loosens the main filter.
-//!
-//! seccompiler cannot emit `USER_NOTIF`, so the program is written here by
-//! hand. Every notified syscall carries its reason in [`notified`].
-
-use libc::sock_filter;
-
-// Classic BPF opcodes (linux/bpf_common.h).
-const BPF_LD_W_ABS: u16 = 0x20;
-const BPF_JMP_JEQ_K: u16 = 0x15;
-const BPF_JMP_JSET_K: u16 = 0x45;
-const BPF_RET_K: u16 = 0x06;
-/// Offsets in `struct seccomp_data`.
-const DATA_NR: u32 = 0;
-const DATA_ARCH: u32 = 4;
-/// Offset of `args[i]` (low 32 bits on little-endian targets).
-const fn arg_lo(i: u32) -> u32 {
-    16 + 8 * i
-}
+//! The answers are those two stacked filters gave (the strictest action
+//! wins, KILL > ERRNO > USER_NOTIF > ALLOW): a syscall the rules kill or
+//! refuse never reaches the supervisor, and a notified syscall that no rule
+//! refuses is never allowed without the supervisor's answer.
 
 /// `fchmodat2` (Linux 6.6; same number everywhere).
 pub const SYS_FCHMODAT2: i64 = 452;
@@ -31,11 +15,6 @@ pub const SYS_FCHMODAT2: i64 = 452;
 pub const SYS_SETXATTRAT: i64 = 463;
 /// `removexattrat` (Linux 6.13).
 pub const SYS_REMOVEXATTRAT: i64 = 466;
-
-#[cfg(target_arch = "x86_64")]
-const AUDIT_ARCH: u32 = 0xC000_003E; // AUDIT_ARCH_X86_64
-#[cfg(target_arch = "aarch64")]
-const AUDIT_ARCH: u32 = 0xC000_00B7; // AUDIT_ARCH_AARCH64
 
 /// What the supervisor is asked to answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,18 +27,9 @@ pub struct Notify {
     pub exec: bool,
 }
 
-/// How a syscall is matched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Match {
-    /// Every call is notified.
-    Always,
-    /// Notified only when argument `n` (a pointer) is not NULL.
-    ArgNonNull(u32),
-    /// Notified only when the low 32 bits of argument `n` equal the value
-    /// (an ioctl request: the kernel itself only looks at the low 32 bits,
-    /// so the high half must not be compared).
-    Arg32Eq(u32, u32),
-}
+/// How a syscall is matched (every call, a non-NULL pointer argument, a
+/// 32-bit argument value).
+pub use crate::sandbox::seccomp::NotifyWhen as Match;
 
 /// The notified syscalls with why each one is notified.
 pub fn notified(n: Notify) -> Vec<(i64, Match, &'static str)> {
@@ -137,115 +107,69 @@ pub fn notified(n: Notify) -> Vec<(i64, Match, &'static str)> {
     v
 }
 
-fn stmt(code: u16, k: u32) -> sock_filter {
-    sock_filter {
-        code,
-        jt: 0,
-        jf: 0,
-        k,
-    }
-}
-
-fn jump(code: u16, k: u32, jt: u8, jf: u8) -> sock_filter {
-    sock_filter { code, jt, jf, k }
-}
-
-/// Builds the program. Foreign architectures and x32 numbers are allowed
-/// here because the main filter already kills or refuses them.
-pub fn build(n: Notify) -> Vec<sock_filter> {
-    let allow = libc::SECCOMP_RET_ALLOW;
-    let notify = libc::SECCOMP_RET_USER_NOTIF;
-    let mut p = vec![
-        stmt(BPF_LD_W_ABS, DATA_ARCH),
-        jump(BPF_JMP_JEQ_K, AUDIT_ARCH, 1, 0),
-        stmt(BPF_RET_K, allow),
-        stmt(BPF_LD_W_ABS, DATA_NR),
-    ];
-    if cfg!(target_arch = "x86_64") {
-        p.push(jump(BPF_JMP_JSET_K, 0x4000_0000, 0, 1));
-        p.push(stmt(BPF_RET_K, allow));
-    }
-    for (nr, m, _) in notified(n) {
-        let nr = nr as u32;
-        match m {
-            Match::Always => {
-                p.push(jump(BPF_JMP_JEQ_K, nr, 0, 1));
-                p.push(stmt(BPF_RET_K, notify));
-            }
-            Match::ArgNonNull(i) => {
-                p.push(jump(BPF_JMP_JEQ_K, nr, 0, 6));
-                p.push(stmt(BPF_LD_W_ABS, arg_lo(i)));
-                p.push(jump(BPF_JMP_JEQ_K, 0, 0, 3));
-                p.push(stmt(BPF_LD_W_ABS, arg_lo(i) + 4));
-                p.push(jump(BPF_JMP_JEQ_K, 0, 0, 1));
-                p.push(stmt(BPF_RET_K, allow));
-                p.push(stmt(BPF_RET_K, notify));
-                p.push(stmt(BPF_LD_W_ABS, DATA_NR));
-            }
-            Match::Arg32Eq(i, value) => {
-                p.push(jump(BPF_JMP_JEQ_K, nr, 0, 4));
-                p.push(stmt(BPF_LD_W_ABS, arg_lo(i)));
-                p.push(jump(BPF_JMP_JEQ_K, value, 0, 1));
-                p.push(stmt(BPF_RET_K, notify));
-                p.push(stmt(BPF_LD_W_ABS, DATA_NR));
-            }
-        }
-    }
-    p.push(stmt(BPF_RET_K, allow));
-    p
-}
-
-/// Installs `prog` on the calling thread with a new listener and returns
-/// the listener descriptor (close-on-exec). Runs between fork and exec: one
-/// syscall, no allocation. `no_new_privs` must already be set.
-pub fn install(prog: &[sock_filter]) -> Result<libc::c_int, i32> {
-    let fprog = libc::sock_fprog {
-        len: u16::try_from(prog.len()).map_err(|_| libc::E2BIG)?,
-        filter: prog.as_ptr().cast_mut(),
-    };
-    // SAFETY: seccomp(2) reads the program we own for the duration of the call.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_seccomp,
-            libc::SECCOMP_SET_MODE_FILTER,
-            libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
-            &fprog as *const libc::sock_fprog,
-        )
-    };
-    if fd < 0 {
-        return Err(crate::sandbox::errno());
-    }
-    libc::c_int::try_from(fd).map_err(|_| libc::EBADF)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sandbox::seccomp::testing::{old_notify_program, reference, run, specs, values};
 
     #[test]
-    fn every_notified_syscall_has_a_reason_and_the_program_ends_in_allow() {
+    fn every_notified_syscall_has_a_reason() {
         let n = Notify {
             metadata: true,
             network: true,
             exec: true,
         };
-        let list = notified(n);
-        assert!(list.iter().all(|(_, _, why)| why.len() > 20));
-        let p = build(n);
-        assert_eq!(p.last().map(|s| s.k), Some(libc::SECCOMP_RET_ALLOW));
-        assert!(p.len() < 200);
-        let none = build(Notify {
+        assert!(notified(n).iter().all(|(_, _, why)| why.len() > 20));
+        let none: Vec<i64> = notified(Notify {
             metadata: false,
             network: false,
             exec: false,
-        });
-        let notifying = none
-            .iter()
-            .filter(|s| s.code == BPF_RET_K && s.k == libc::SECCOMP_RET_USER_NOTIF)
-            .count();
+        })
+        .into_iter()
+        .map(|(nr, _, _)| nr)
+        .collect();
         assert_eq!(
-            notifying, 3,
+            none,
+            [libc::SYS_execve, libc::SYS_execveat, libc::SYS_ioctl],
             "only execve/execveat (to hold the first exec) and ioctl(TIOCGPTPEER) (pty broker)"
         );
+    }
+
+    /// The kernel's answer for two stacked filters: the strictest action
+    /// (KILL_PROCESS < ... < ERRNO < USER_NOTIF < ALLOW as signed values).
+    fn stacked(a: u32, b: u32) -> u32 {
+        let rank = |r: u32| (r & 0xffff_0000) as i32;
+        if rank(b) < rank(a) { b } else { a }
+    }
+
+    /// One program with the notified syscalls answers as the main filter
+    /// with the supervisor's former hand-written filter stacked on it did.
+    #[test]
+    fn merged_filter_answers_as_the_two_stacked_filters() {
+        let vals = values();
+        let mut checked = 0u64;
+        for sp in specs() {
+            for (metadata, network, exec) in [
+                (true, true, true),
+                (true, false, false),
+                (false, false, false),
+            ] {
+                let n = Notify {
+                    metadata,
+                    network,
+                    exec,
+                };
+                let list: Vec<(i64, Match)> =
+                    notified(n).into_iter().map(|(nr, m, _)| (nr, m)).collect();
+                let merged = crate::sandbox::seccomp::build_with(&sp, 9, &list).expect("builds");
+                let main = reference(&sp, 9);
+                let second = old_notify_program(&list);
+                checked +=
+                    crate::sandbox::seccomp::testing::compare(&vals, &|d| run(&merged, d), &|d| {
+                        stacked(run(&main, d), run(&second, d))
+                    });
+            }
+        }
+        assert!(checked > 100_000, "{checked}");
     }
 }
