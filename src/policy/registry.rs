@@ -409,10 +409,43 @@ impl Registry {
         let idx = builtin::REGISTRY
             .binary_search_by(|(n, _, _)| (*n).cmp(name))
             .ok()?;
-        // build.rs deserialises and checks every built-in entry, so this
-        // cannot fail; if it still did, the command is refused with the
-        // reason (never treated as unknown, never allowed).
-        let spec = toml::from_str::<CommandSpec>(builtin::REGISTRY[idx].1).unwrap_or_else(|e| {
+        // Each built-in entry is parsed once per process, when a command
+        // first names it (decideperf: parsing `git`'s entry at every lookup
+        // was a third of an in-process decision).
+        static PARSED: std::sync::OnceLock<Box<[std::sync::OnceLock<Arc<CommandSpec>>]>> =
+            std::sync::OnceLock::new();
+        let cache = PARSED.get_or_init(|| {
+            (0..builtin::REGISTRY.len())
+                .map(|_| std::sync::OnceLock::new())
+                .collect()
+        });
+        Some(cache[idx].get_or_init(|| parse_builtin(idx, name)).clone())
+    }
+
+    /// Names of all entries (built-in and overrides).
+    pub fn names(&self) -> Vec<String> {
+        let mut v: Vec<String> = builtin::REGISTRY
+            .iter()
+            .map(|(n, _, _)| n.to_string())
+            .collect();
+        v.extend(self.overrides.keys().cloned());
+        v.sort();
+        v.dedup();
+        v
+    }
+
+    /// The profile's own overrides.
+    pub fn overrides(&self) -> impl Iterator<Item = (&String, &Arc<CommandSpec>)> {
+        self.overrides.iter()
+    }
+}
+
+/// Parses built-in entry `idx`. build.rs deserialises and checks every
+/// built-in entry, so this cannot fail; if it still did, the command is
+/// refused with the reason (never treated as unknown, never allowed).
+fn parse_builtin(idx: usize, name: &str) -> Arc<CommandSpec> {
+    let spec = toml::from_str::<CommandSpec>(builtin::REGISTRY[idx].1).unwrap_or_else(|e| {
+
             CommandSpec {
                 summary: format!("broken built-in registry entry `{name}`"),
                 risk: Risk::Dangerous,
@@ -433,25 +466,7 @@ impl Registry {
                 examples: Examples::default(),
             }
         });
-        Some(Arc::new(spec))
-    }
-
-    /// Names of all entries (built-in and overrides).
-    pub fn names(&self) -> Vec<String> {
-        let mut v: Vec<String> = builtin::REGISTRY
-            .iter()
-            .map(|(n, _, _)| n.to_string())
-            .collect();
-        v.extend(self.overrides.keys().cloned());
-        v.sort();
-        v.dedup();
-        v
-    }
-
-    /// The profile's own overrides.
-    pub fn overrides(&self) -> impl Iterator<Item = (&String, &Arc<CommandSpec>)> {
-        self.overrides.iter()
-    }
+    Arc::new(spec)
 }
 
 /// Parses every built-in entry, reporting the first problems: used by
