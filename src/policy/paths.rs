@@ -64,6 +64,30 @@ pub fn resolve(cwd: &Path, p: &str) -> PathBuf {
     real_prefix(&lexical)
 }
 
+/// [`resolve`] for a caller that resolves many paths at once (a profile's
+/// paths for one situation): the real path of each existing prefix is
+/// asked of the filesystem once and kept in `memo` (the profile's paths
+/// mostly sit in the same few directories: HOME, the project, TMPDIR).
+pub fn resolve_memo(
+    cwd: &Path,
+    p: &str,
+    memo: &mut std::collections::HashMap<PathBuf, PathBuf>,
+) -> PathBuf {
+    let joined = if p.starts_with('/') {
+        PathBuf::from(p)
+    } else {
+        cwd.join(p)
+    };
+    if joined
+        .components()
+        .any(|c| matches!(c, std::path::Component::ParentDir))
+    {
+        return walk(&joined);
+    }
+    let lexical = crate::parse::shell_join(cwd, p);
+    real_prefix_with(&lexical, Some(memo))
+}
+
 /// Kernel-style resolution: symlinks are followed as they are met, `..`
 /// applies to the real directory so far; the rest of a missing path is kept.
 fn walk(p: &Path) -> PathBuf {
@@ -120,14 +144,31 @@ pub fn canonicalize(p: &Path) -> std::io::Result<PathBuf> {
 }
 
 fn real_prefix(p: &Path) -> PathBuf {
+    real_prefix_with(p, None)
+}
+
+fn real_prefix_with(
+    p: &Path,
+    mut memo: Option<&mut std::collections::HashMap<PathBuf, PathBuf>>,
+) -> PathBuf {
     let mut existing = p.to_path_buf();
     let mut rest: Vec<std::ffi::OsString> = Vec::new();
     loop {
         // One lstat per missing component, then a single realpath of the
-        // longest existing prefix.
-        if existing.symlink_metadata().is_ok()
-            && let Ok(real) = canonicalize(&existing)
-        {
+        // longest existing prefix (asked once per caller's memo).
+        let known = memo.as_deref().and_then(|m| m.get(&existing)).cloned();
+        let real = match known {
+            Some(real) => Some(real),
+            None if existing.symlink_metadata().is_ok() => {
+                let real = canonicalize(&existing).ok();
+                if let (Some(m), Some(r)) = (memo.as_deref_mut(), &real) {
+                    m.insert(existing.clone(), r.clone());
+                }
+                real
+            }
+            None => None,
+        };
+        if let Some(real) = real {
             let mut out = real;
             for r in rest.iter().rev() {
                 out.push(r);

@@ -7,7 +7,7 @@ pub mod select;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use sha2::{Digest, Sha256};
 use thiserror::Error;
@@ -48,6 +48,24 @@ pub struct Profile {
 struct ExpandCache {
     places: Option<Placeholders>,
     paths: HashMap<String, Option<PathBuf>>,
+    /// [`Profile::roots`] for these places.
+    roots: Option<Arc<Roots>>,
+    /// The parser's trusted source directories for these places.
+    trusted: Option<Arc<Vec<PathBuf>>>,
+    /// Real paths of the existing directories met while resolving.
+    real: HashMap<PathBuf, PathBuf>,
+}
+
+impl ExpandCache {
+    /// Forgets everything when asked about other places.
+    fn for_places(&mut self, ph: &Placeholders) {
+        if self.places.as_ref() != Some(ph) {
+            *self = ExpandCache {
+                places: Some(ph.clone()),
+                ..ExpandCache::default()
+            };
+        }
+    }
 }
 
 /// Why a profile could not be loaded. Each message says what to fix.
@@ -125,6 +143,12 @@ impl Placeholders {
     /// Substitutes placeholders in one path; `None` when it names an absent
     /// `{git_root}`.
     pub fn expand(&self, s: &str) -> Option<PathBuf> {
+        self.expand_memo(s, &mut HashMap::new())
+    }
+
+    /// [`Placeholders::expand`], keeping the real paths of the existing
+    /// directories met in `memo` for the next paths.
+    fn expand_memo(&self, s: &str, memo: &mut HashMap<PathBuf, PathBuf>) -> Option<PathBuf> {
         if s.contains("{git_root}") && self.git_root.is_none() {
             return None;
         }
@@ -143,12 +167,10 @@ impl Placeholders {
         // Resolve symlinks so that comparisons with resolved operands hold;
         // a path that does not exist resolves like operands do (its longest
         // existing prefix), without a failing realpath per component.
-        if p.symlink_metadata().is_ok() {
-            return Some(crate::policy::paths::canonicalize(&p).unwrap_or(p));
-        }
-        Some(crate::policy::paths::resolve(
+        Some(crate::policy::paths::resolve_memo(
             Path::new("/"),
             &p.to_string_lossy(),
+            memo,
         ))
     }
 
@@ -368,7 +390,15 @@ fn load_table(
         });
     }
     chain.push(source.clone());
-    for part in [source.as_bytes(), text.as_bytes()] {
+    // A built-in profile's text is part of the binary, whose identity the
+    // key holds already: hashing it at every start cost more than the rest
+    // of loading it.
+    let hashed: &[&[u8]] = if source.starts_with("builtin:") {
+        &[source.as_bytes()]
+    } else {
+        &[source.as_bytes(), text.as_bytes()]
+    };
+    for part in hashed {
         key.update((part.len() as u64).to_le_bytes());
         key.update(part);
     }
@@ -500,26 +530,57 @@ impl Profile {
     /// situation: the answers are kept in the profile until it is asked
     /// about other placeholder values.
     pub fn expand_each(&self, ph: &Placeholders, list: &[String]) -> Vec<Option<PathBuf>> {
+        let mut cache = self.cache(ph);
+        list.iter()
+            .map(|s| {
+                if let Some(v) = cache.paths.get(s) {
+                    return v.clone();
+                }
+                let v = ph.expand_memo(s, &mut cache.real);
+                cache.paths.insert(s.clone(), v.clone());
+                v
+            })
+            .collect()
+    }
+
+    /// The path cache, emptied first when `ph` differs from the places it
+    /// holds answers for.
+    fn cache(&self, ph: &Placeholders) -> MutexGuard<'_, ExpandCache> {
         // A poisoned lock only means another thread panicked mid-insert of
         // an answer it had computed; the map is still a map.
         let mut cache = match self.expanded.lock() {
             Ok(g) => g,
             Err(poisoned) => poisoned.into_inner(),
         };
-        if cache.places.as_ref() != Some(ph) {
-            cache.places = Some(ph.clone());
-            cache.paths.clear();
+        cache.for_places(ph);
+        cache
+    }
+
+    /// [`Profile::roots`], computed once per situation and shared: a
+    /// decision needs them, and they do not change between decisions.
+    pub fn roots_shared(&self, ph: &Placeholders) -> Arc<Roots> {
+        if let Some(r) = &self.cache(ph).roots {
+            return r.clone();
         }
-        list.iter()
-            .map(|s| {
-                if let Some(v) = cache.paths.get(s) {
-                    return v.clone();
-                }
-                let v = ph.expand(s);
-                cache.paths.insert(s.clone(), v.clone());
-                v
-            })
-            .collect()
+        // Computed without the lock held (`roots` takes it itself).
+        let r = Arc::new(self.roots(ph));
+        self.cache(ph).roots = Some(r.clone());
+        r
+    }
+
+    /// The directories the parser may trust a sourced file in, for `ph`:
+    /// computed by `compute` once per situation and shared.
+    pub fn trusted_shared(
+        &self,
+        ph: &Placeholders,
+        compute: impl FnOnce() -> Vec<PathBuf>,
+    ) -> Arc<Vec<PathBuf>> {
+        if let Some(t) = &self.cache(ph).trusted {
+            return t.clone();
+        }
+        let t = Arc::new(compute());
+        self.cache(ph).trusted = Some(t.clone());
+        t
     }
 
     /// [`Profile::expand_each`] without the absent entries.
