@@ -157,12 +157,20 @@ impl Placeholders {
             .as_ref()
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let out = s
-            .replace("{cwd}", &self.cwd.to_string_lossy())
-            .replace("{home}", &self.home.to_string_lossy())
-            .replace("{tmp}", &self.tmp.to_string_lossy())
-            .replace("{git_root}", &git)
-            .replace("{state}", &self.state.to_string_lossy());
+        // The same substitutions in the same order as always; a placeholder
+        // that is not there is not copied for (most paths have one).
+        let mut out = s.to_string();
+        for (name, value) in [
+            ("{cwd}", self.cwd.to_string_lossy()),
+            ("{home}", self.home.to_string_lossy()),
+            ("{tmp}", self.tmp.to_string_lossy()),
+            ("{git_root}", git.as_str().into()),
+            ("{state}", self.state.to_string_lossy()),
+        ] {
+            if out.contains(name) {
+                out = out.replace(name, &value);
+            }
+        }
         let p = crate::parse::shell_join(Path::new("/"), &out);
         // Resolve symlinks so that comparisons with resolved operands hold;
         // a path that does not exist resolves like operands do (its longest
