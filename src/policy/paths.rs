@@ -64,30 +64,6 @@ pub fn resolve(cwd: &Path, p: &str) -> PathBuf {
     real_prefix(&lexical)
 }
 
-/// [`resolve`] for a caller that resolves many paths at once (a profile's
-/// paths for one situation): the real path of each existing prefix is
-/// asked of the filesystem once and kept in `memo` (the profile's paths
-/// mostly sit in the same few directories: HOME, the project, TMPDIR).
-pub fn resolve_memo(
-    cwd: &Path,
-    p: &str,
-    memo: &mut std::collections::HashMap<PathBuf, PathBuf>,
-) -> PathBuf {
-    let joined = if p.starts_with('/') {
-        PathBuf::from(p)
-    } else {
-        cwd.join(p)
-    };
-    if joined
-        .components()
-        .any(|c| matches!(c, std::path::Component::ParentDir))
-    {
-        return walk(&joined);
-    }
-    let lexical = crate::parse::shell_join(cwd, p);
-    real_prefix_with(&lexical, Some(memo))
-}
-
 /// Kernel-style resolution: symlinks are followed as they are met, `..`
 /// applies to the real directory so far; the rest of a missing path is kept.
 fn walk(p: &Path) -> PathBuf {
@@ -147,6 +123,20 @@ fn real_prefix(p: &Path) -> PathBuf {
     real_prefix_with(p, None)
 }
 
+/// [`resolve`] of a clean absolute path (no `..`) for a caller that
+/// resolves many paths at once (a profile's paths for one situation): the
+/// real path of each existing prefix is asked of the filesystem once and
+/// kept in `memo` (the profile's paths mostly sit in the same few
+/// directories: HOME, the project, TMPDIR), and an entry that is not a
+/// symlink in a directory whose real path is known needs no more than its
+/// `lstat`.
+pub fn real_prefix_memo(
+    p: &Path,
+    memo: &mut std::collections::HashMap<PathBuf, PathBuf>,
+) -> PathBuf {
+    real_prefix_with(p, Some(memo))
+}
+
 fn real_prefix_with(
     p: &Path,
     mut memo: Option<&mut std::collections::HashMap<PathBuf, PathBuf>>,
@@ -159,8 +149,18 @@ fn real_prefix_with(
         let known = memo.as_deref().and_then(|m| m.get(&existing)).cloned();
         let real = match known {
             Some(real) => Some(real),
-            None if existing.symlink_metadata().is_ok() => {
-                let real = canonicalize(&existing).ok();
+            None if let Ok(meta) = existing.symlink_metadata() => {
+                // Not a symlink, in a directory whose real path is known:
+                // its real path is that directory's and its name.
+                let via_parent = (!meta.file_type().is_symlink())
+                    .then(|| existing.parent().zip(existing.file_name()))
+                    .flatten()
+                    .and_then(|(dir, name)| {
+                        memo.as_deref()
+                            .and_then(|m| m.get(dir))
+                            .map(|r| r.join(name))
+                    });
+                let real = via_parent.or_else(|| canonicalize(&existing).ok());
                 if let (Some(m), Some(r)) = (memo.as_deref_mut(), &real) {
                     m.insert(existing.clone(), r.clone());
                 }

@@ -175,11 +175,9 @@ impl Placeholders {
         // Resolve symlinks so that comparisons with resolved operands hold;
         // a path that does not exist resolves like operands do (its longest
         // existing prefix), without a failing realpath per component.
-        Some(crate::policy::paths::resolve_memo(
-            Path::new("/"),
-            &p.to_string_lossy(),
-            memo,
-        ))
+        // `p` is clean and absolute (no `..` left): its longest existing
+        // prefix is what `paths::resolve` would resolve.
+        Some(crate::policy::paths::real_prefix_memo(&p, memo))
     }
 
     /// Writable roots, minus the ones that would hand the command the
