@@ -10,22 +10,23 @@
 //!   an allocation that would take the live heap above the limit writes the
 //!   prepared refusal and ends the process with `_exit` instead of
 //!   allocating;
-//! - **time**: the real-time timer (`alarm`, through `nix`) delivers `SIGALRM`
+//! - **time**: a real-time interval timer (`setitimer`) delivers `SIGALRM`
 //!   at the deadline; its handler writes the prepared refusal and `_exit`s
 //!   (`write` and `_exit` are async-signal-safe);
-//! - **panics**: the panic hook does the same.
+//! - **panics**: the panic hook does the same;
+//! - **crashes**: handlers for the fatal signals (`SIGABRT` from an
+//!   allocation failure under an address-space limit or from `abort`,
+//!   `SIGSEGV` including a stack overflow, `SIGBUS`, `SIGILL`, `SIGFPE`,
+//!   `SIGSYS`, `SIGTRAP`) do the same, on the alternate signal stack.
 //!
-//! [`disarm`] lifts all three before a command is run.
-//!
-//! `write` and `_exit` stay direct `libc` calls: they run inside the
-//! allocator and a signal handler, where nothing may allocate or take a lock
-//! (a `nix` call needs a `BorrowedFd` of stdout, and `std::io::stdout()` may
-//! allocate its buffer on first use).
+//! Only the first failure answers: the failing path blocks every signal,
+//! and a second thread that fails meanwhile waits for the first to end the
+//! process. [`disarm`] lifts all of them before a command is run.
 
-use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, sigaction};
-use nix::unistd::alarm;
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use std::time::Duration;
 
 /// Live heap bytes a decision may use. A normal decision uses well under
 /// 10 MiB (the string is at most `shell.max_length`, 256 KiB by default).
@@ -34,16 +35,47 @@ pub const MEMORY_LIMIT: usize = 1 << 30;
 /// Seconds a decision may take. A normal decision takes milliseconds.
 pub const TIME_LIMIT_SECONDS: u32 = 10;
 
-/// The refusal given when a bound is hit.
-struct Answer {
-    stdout: Vec<u8>,
-    stderr: Vec<u8>,
-    code: i32,
+/// The refusal given when a bound is hit: what to write on standard output
+/// and standard error, and the exit code.
+#[derive(Debug, Clone, Default)]
+pub struct Refusal {
+    /// Written to standard output.
+    pub stdout: Vec<u8>,
+    /// Written to standard error.
+    pub stderr: Vec<u8>,
+    /// The exit code.
+    pub code: i32,
 }
 
 static LIMIT: AtomicUsize = AtomicUsize::new(0);
 static LIVE: AtomicUsize = AtomicUsize::new(0);
-static ANSWER: AtomicPtr<Answer> = AtomicPtr::new(std::ptr::null_mut());
+/// The refusal for a crash, a panic or the memory bound.
+static ANSWER: AtomicPtr<Refusal> = AtomicPtr::new(std::ptr::null_mut());
+/// The refusal for the time bound (`ANSWER` when null).
+static ANSWER_LATE: AtomicPtr<Refusal> = AtomicPtr::new(std::ptr::null_mut());
+/// Set by the first failure: only one answer is ever written.
+static FIRED: AtomicBool = AtomicBool::new(false);
+
+/// The fatal signals whose default action would end the process without an
+/// answer.
+const FATAL: [libc::c_int; 7] = [
+    libc::SIGABRT,
+    libc::SIGSEGV,
+    libc::SIGBUS,
+    libc::SIGILL,
+    libc::SIGFPE,
+    libc::SIGSYS,
+    libc::SIGTRAP,
+];
+
+/// The actions the fatal signals had before [`arm`], put back by [`disarm`].
+static SAVED_ACTIONS: Mutex<Vec<(libc::c_int, SigAction)>> = Mutex::new(Vec::new());
+
+/// A saved `sigaction` (a plain C struct of integers and a mask).
+struct SigAction(libc::sigaction);
+// SAFETY: `libc::sigaction` holds only integers (the handler address, flags,
+// the restorer address) and a signal mask; nothing in it is tied to a thread.
+unsafe impl Send for SigAction {}
 
 /// The global allocator of the `safe-exec` binary: the system allocator,
 /// counting live bytes so that [`arm`] can bound them.
@@ -91,16 +123,42 @@ impl Counting {
     }
 }
 
-/// Writes the prepared refusal and ends the process. Uses only `write` and
-/// `_exit` (async-signal-safe, no allocation).
+/// Writes the prepared refusal and ends the process.
 fn fail() -> ! {
+    fail_with(&ANSWER)
+}
+
+/// Writes the refusal `which` points to (or the crash refusal) and ends the
+/// process. Uses only `sigprocmask`, atomics, `write`, `pause` and `_exit`
+/// (async-signal-safe, no allocation, no lock).
+fn fail_with(which: &AtomicPtr<Refusal>) -> ! {
+    // SAFETY: a zeroed sigset_t filled by sigfillset; blocking signals in
+    // the calling thread is async-signal-safe. From here no timer or other
+    // signal can start a second answer in this thread.
+    unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &all, std::ptr::null_mut());
+    }
     LIMIT.store(0, Ordering::Relaxed);
-    let a = ANSWER.load(Ordering::Acquire);
+    if FIRED.swap(true, Ordering::AcqRel) {
+        // Another thread is answering and will end the process.
+        loop {
+            // SAFETY: waits; every signal is blocked in this thread.
+            unsafe {
+                libc::pause();
+            }
+        }
+    }
+    let mut a = which.load(Ordering::Acquire);
+    if a.is_null() {
+        a = ANSWER.load(Ordering::Acquire);
+    }
     let code = if a.is_null() {
         125
     } else {
-        // SAFETY: ANSWER only ever holds a pointer leaked from a Box in
-        // `arm`, never freed.
+        // SAFETY: ANSWER and ANSWER_LATE only ever hold pointers leaked from
+        // a Box in `arm_bounds`, never freed.
         let a = unsafe { &*a };
         write_all(1, &a.stdout);
         write_all(2, &a.stderr);
@@ -123,14 +181,27 @@ fn write_all(fd: i32, mut buf: &[u8]) {
 }
 
 extern "C" fn on_alarm(_: libc::c_int) {
+    fail_with(&ANSWER_LATE);
+}
+
+extern "C" fn on_fatal(_: libc::c_int) {
     fail();
 }
 
 /// Arms the bounds: from now until [`disarm`], exceeding [`MEMORY_LIMIT`]
-/// or [`TIME_LIMIT_SECONDS`], or panicking, writes `stdout` and `stderr`
-/// and exits with `code`.
+/// or [`TIME_LIMIT_SECONDS`], panicking or crashing writes `stdout` and
+/// `stderr` and exits with `code`.
 pub fn arm(stdout: Vec<u8>, stderr: Vec<u8>, code: i32) {
-    arm_with(stdout, stderr, code, memory_limit(), TIME_LIMIT_SECONDS);
+    arm_bounds(
+        Refusal {
+            stdout,
+            stderr,
+            code,
+        },
+        None,
+        memory_limit(),
+        Duration::from_secs(u64::from(TIME_LIMIT_SECONDS)),
+    );
 }
 
 /// The live-heap bound of a decision: [`MEMORY_LIMIT`], or lower where
@@ -145,16 +216,18 @@ pub fn memory_limit() -> usize {
         .map_or(MEMORY_LIMIT, |v| v.min(MEMORY_LIMIT))
 }
 
-/// [`arm`] with explicit limits (0 seconds: no time limit).
-pub fn arm_with(stdout: Vec<u8>, stderr: Vec<u8>, code: i32, memory: usize, seconds: u32) {
-    let answer = Box::into_raw(Box::new(Answer {
-        stdout,
-        stderr,
-        code,
-    }));
-    // The previous answer, if any, is leaked on purpose: a signal handler
-    // may be reading it.
-    ANSWER.store(answer, Ordering::Release);
+/// [`arm`] with explicit refusals and limits: `failed` for the memory
+/// bound, a panic or a crash; `late` (or `failed`) for the time bound;
+/// `memory` live-heap bytes on top of what is live now; `time` from now
+/// (zero: no time bound).
+pub fn arm_bounds(failed: Refusal, late: Option<Refusal>, memory: usize, time: Duration) {
+    // Earlier answers, if any, are leaked on purpose: a signal handler may
+    // be reading them.
+    ANSWER.store(Box::into_raw(Box::new(failed)), Ordering::Release);
+    ANSWER_LATE.store(
+        late.map_or(std::ptr::null_mut(), |l| Box::into_raw(Box::new(l))),
+        Ordering::Release,
+    );
     LIMIT.store(
         LIVE.load(Ordering::Relaxed).saturating_add(memory),
         Ordering::Relaxed,
@@ -164,31 +237,74 @@ pub fn arm_with(stdout: Vec<u8>, stderr: Vec<u8>, code: i32, memory: usize, seco
         write_all(2, msg.as_bytes());
         fail();
     }));
-    if seconds > 0 {
-        let action = SigAction::new(
-            SigHandler::Handler(on_alarm),
-            SaFlags::empty(),
-            SigSet::empty(),
-        );
-        // SAFETY: installs a handler that only calls async-signal-safe
-        // functions (`write`, `_exit`) and touches only atomics.
-        let _ = unsafe { sigaction(Signal::SIGALRM, &action) };
-        set_timer(seconds);
+    let mut saved = match SAVED_ACTIONS.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    };
+    for sig in FATAL {
+        let old = install(sig, on_fatal, libc::SA_ONSTACK);
+        if saved.iter().all(|(s, _)| *s != sig) {
+            saved.push((sig, SigAction(old)));
+        }
+    }
+    drop(saved);
+    if !time.is_zero() {
+        install(libc::SIGALRM, on_alarm, 0);
+        set_timer(time);
+    }
+}
+
+/// Installs `handler` for `sig` (all signals blocked while it runs) and
+/// returns the previous action.
+fn install(
+    sig: libc::c_int,
+    handler: extern "C" fn(libc::c_int),
+    flags: libc::c_int,
+) -> libc::sigaction {
+    // SAFETY: the handlers installed only call async-signal-safe functions
+    // (see `fail_with`); both sigaction structs are zeroed and then filled
+    // in; the old one is written by the kernel.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = handler as usize;
+        sa.sa_flags = flags;
+        libc::sigfillset(&mut sa.sa_mask);
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(sig, &sa, &mut old);
+        old
     }
 }
 
 /// Lifts the bounds (before a command is run).
 pub fn disarm() {
     LIMIT.store(0, Ordering::Relaxed);
-    set_timer(0);
+    set_timer(Duration::ZERO);
     let _ = std::panic::take_hook();
+    let saved = std::mem::take(&mut *match SAVED_ACTIONS.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    });
+    for (sig, SigAction(old)) in saved {
+        // SAFETY: puts back the action the kernel returned in `arm_bounds`.
+        unsafe {
+            libc::sigaction(sig, &old, std::ptr::null_mut());
+        }
+    }
 }
 
-/// Arms (or, with 0, cancels) the real-time timer that raises SIGALRM.
-fn set_timer(seconds: u32) {
-    if seconds == 0 {
-        alarm::cancel();
-    } else {
-        alarm::set(seconds);
+fn set_timer(time: Duration) {
+    let t = libc::itimerval {
+        it_interval: libc::timeval {
+            tv_sec: 0,
+            tv_usec: 0,
+        },
+        it_value: libc::timeval {
+            tv_sec: time.as_secs().min(i32::MAX as u64) as libc::time_t,
+            tv_usec: time.subsec_micros() as libc::suseconds_t,
+        },
+    };
+    // SAFETY: `t` is a valid itimerval; the old value is not wanted.
+    unsafe {
+        libc::setitimer(libc::ITIMER_REAL, &t, std::ptr::null_mut());
     }
 }

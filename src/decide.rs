@@ -32,11 +32,18 @@ pub fn parse_context(profile: &Profile, sit: &Situation, positional: Vec<String>
     ctx.max_length = shell.max_length;
     // A directory the command may write cannot be trusted to hold the
     // harness's snapshots: the agent could plant a file there.
-    let writable = profile.writable_roots(&sit.places);
-    ctx.trusted = profile
-        .expand_list(&sit.places, &shell.trusted_source_dirs)
-        .into_iter()
-        .filter(|d| !writable.iter().any(|w| d.starts_with(w)))
+    // Resolved once per situation (the profile keeps it), not per decision.
+    let trusted = profile.trusted_shared(&sit.places, || {
+        let writable = profile.writable_roots(&sit.places);
+        profile
+            .expand_list(&sit.places, &shell.trusted_source_dirs)
+            .into_iter()
+            .filter(|d| !writable.iter().any(|w| d.starts_with(w)))
+            .collect()
+    });
+    ctx.trusted = trusted
+        .iter()
+        .cloned()
         .map(TrustedStep::SourceUnder)
         .collect();
     ctx.trusted
@@ -59,7 +66,7 @@ pub fn parse_input(input: &CommandInput, profile: &Profile, sit: &Situation) -> 
 /// Runs layers 0 and 1.
 pub fn decide(input: &CommandInput, profile: &Profile, sit: &Situation) -> Decided {
     let model = parse_input(input, profile, sit);
-    let roots = profile.roots(&sit.places);
+    let roots = profile.roots_shared(&sit.places);
     let ctx = PolicyContext {
         profile,
         roots: &roots,

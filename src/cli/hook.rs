@@ -83,8 +83,8 @@ pub enum HookError {
     Profile(String),
 }
 
-/// Runs `hook`; returns the exit code. The decision is made in a child
-/// process with a memory and time limit (see `isolate`): whatever happens
+/// Runs `hook`; returns the exit code. The decision is made under a
+/// memory and time bound (see `isolate`): whatever happens
 /// while deciding, the agent gets a block, never an allow.
 pub fn run(a: HookArgs) -> i32 {
     let text = read_stdin();

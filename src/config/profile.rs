@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::registry::Registry;
 use super::rules::RuleSet;
@@ -32,14 +32,54 @@ pub struct Profile {
     pub(crate) expanded: Mutex<ExpandCache>,
 }
 
+/// The profile's roots with placeholders resolved, as the path checks read
+/// them (the checks themselves are `crate::policy::paths`).
+#[derive(Debug, Clone, Default)]
+pub struct Roots {
+    /// Readable trees.
+    pub read: Vec<PathBuf>,
+    /// Writable trees.
+    pub write: Vec<PathBuf>,
+    /// Never readable.
+    pub deny_read: Vec<PathBuf>,
+    /// Too broad for recursive or destructive operations.
+    pub broad: Vec<PathBuf>,
+    /// The user's home (broad by itself).
+    pub home: PathBuf,
+    /// Protected files inside every writable root (`[paths] protected`):
+    /// paths relative to the root, `dir/` for a tree, `*` and `**` globs.
+    pub protected: Vec<String>,
+    /// Secret file names wherever they are (`[paths] secret_names`), with
+    /// `!` exceptions.
+    pub secret_names: Vec<String>,
+}
+
 /// Placeholder expansions resolved through the filesystem, for one
 /// situation: a start resolves each profile path once, not once per pass
 /// (decide, sandbox spec, Landlock plan), and an in-process caller
-/// (`benches/checks.rs`, the hook's isolated decision) once per situation.
+/// (`benches/checks.rs`, the hook's decision) once per situation.
 #[derive(Debug, Default)]
 pub(crate) struct ExpandCache {
     places: Option<Placeholders>,
     paths: HashMap<String, Option<PathBuf>>,
+    /// The roots for these places (computed by `crate::policy`).
+    roots: Option<Arc<Roots>>,
+    /// The parser's trusted source directories for these places.
+    trusted: Option<Arc<Vec<PathBuf>>>,
+    /// Real paths of the existing directories met while resolving.
+    real: HashMap<PathBuf, PathBuf>,
+}
+
+impl ExpandCache {
+    /// Forgets everything when asked about other places.
+    fn for_places(&mut self, ph: &Placeholders) {
+        if self.places.as_ref() != Some(ph) {
+            *self = ExpandCache {
+                places: Some(ph.clone()),
+                ..ExpandCache::default()
+            };
+        }
+    }
 }
 
 /// Values of the path placeholders.
@@ -61,6 +101,12 @@ impl Placeholders {
     /// Substitutes placeholders in one path; `None` when it names an absent
     /// `{git_root}`.
     pub fn expand(&self, s: &str) -> Option<PathBuf> {
+        self.expand_memo(s, &mut HashMap::new())
+    }
+
+    /// [`Placeholders::expand`], keeping the real paths of the existing
+    /// directories met in `memo` for the next paths.
+    fn expand_memo(&self, s: &str, memo: &mut HashMap<PathBuf, PathBuf>) -> Option<PathBuf> {
         if s.contains("{git_root}") && self.git_root.is_none() {
             return None;
         }
@@ -69,23 +115,27 @@ impl Placeholders {
             .as_ref()
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let out = s
-            .replace("{cwd}", &self.cwd.to_string_lossy())
-            .replace("{home}", &self.home.to_string_lossy())
-            .replace("{tmp}", &self.tmp.to_string_lossy())
-            .replace("{git_root}", &git)
-            .replace("{state}", &self.state.to_string_lossy());
+        // The same substitutions in the same order as always; a placeholder
+        // that is not there is not copied for (most paths have one).
+        let mut out = s.to_string();
+        for (name, value) in [
+            ("{cwd}", self.cwd.to_string_lossy()),
+            ("{home}", self.home.to_string_lossy()),
+            ("{tmp}", self.tmp.to_string_lossy()),
+            ("{git_root}", git.as_str().into()),
+            ("{state}", self.state.to_string_lossy()),
+        ] {
+            if out.contains(name) {
+                out = out.replace(name, &value);
+            }
+        }
         let p = crate::parse::shell_join(Path::new("/"), &out);
         // Resolve symlinks so that comparisons with resolved operands hold;
         // a path that does not exist resolves like operands do (its longest
         // existing prefix), without a failing realpath per component.
-        if p.symlink_metadata().is_ok() {
-            return Some(crate::sys::path::canonicalize(&p).unwrap_or(p));
-        }
-        Some(crate::sys::path::resolve(
-            Path::new("/"),
-            &p.to_string_lossy(),
-        ))
+        // `p` is clean and absolute (no `..` left): its longest existing
+        // prefix is what `sys::path::resolve` would resolve.
+        Some(crate::sys::path::real_prefix_memo(&p, memo))
     }
 
     /// Writable roots, minus the ones that would hand the command the
@@ -134,26 +184,58 @@ impl Profile {
     /// situation: the answers are kept in the profile until it is asked
     /// about other placeholder values.
     pub fn expand_each(&self, ph: &Placeholders, list: &[String]) -> Vec<Option<PathBuf>> {
+        let mut cache = self.cache(ph);
+        list.iter()
+            .map(|s| {
+                if let Some(v) = cache.paths.get(s) {
+                    return v.clone();
+                }
+                let v = ph.expand_memo(s, &mut cache.real);
+                cache.paths.insert(s.clone(), v.clone());
+                v
+            })
+            .collect()
+    }
+
+    /// The path cache, emptied first when `ph` differs from the places it
+    /// holds answers for.
+    fn cache(&self, ph: &Placeholders) -> MutexGuard<'_, ExpandCache> {
         // A poisoned lock only means another thread panicked mid-insert of
         // an answer it had computed; the map is still a map.
         let mut cache = match self.expanded.lock() {
             Ok(g) => g,
             Err(poisoned) => poisoned.into_inner(),
         };
-        if cache.places.as_ref() != Some(ph) {
-            cache.places = Some(ph.clone());
-            cache.paths.clear();
+        cache.for_places(ph);
+        cache
+    }
+
+    /// The roots for `ph`, computed by `compute` once per situation and
+    /// shared: a decision needs them, and they do not change between
+    /// decisions (`crate::policy` computes them: `Profile::roots_shared`).
+    pub fn roots_cached(&self, ph: &Placeholders, compute: impl FnOnce() -> Roots) -> Arc<Roots> {
+        if let Some(r) = &self.cache(ph).roots {
+            return r.clone();
         }
-        list.iter()
-            .map(|s| {
-                if let Some(v) = cache.paths.get(s) {
-                    return v.clone();
-                }
-                let v = ph.expand(s);
-                cache.paths.insert(s.clone(), v.clone());
-                v
-            })
-            .collect()
+        // Computed without the lock held (`compute` expands paths itself).
+        let r = Arc::new(compute());
+        self.cache(ph).roots = Some(r.clone());
+        r
+    }
+
+    /// The directories the parser may trust a sourced file in, for `ph`:
+    /// computed by `compute` once per situation and shared.
+    pub fn trusted_shared(
+        &self,
+        ph: &Placeholders,
+        compute: impl FnOnce() -> Vec<PathBuf>,
+    ) -> Arc<Vec<PathBuf>> {
+        if let Some(t) = &self.cache(ph).trusted {
+            return t.clone();
+        }
+        let t = Arc::new(compute());
+        self.cache(ph).trusted = Some(t.clone());
+        t
     }
 
     /// [`Profile::expand_each`] without the absent entries.

@@ -730,31 +730,17 @@ impl Registry {
         let idx = builtin::REGISTRY
             .binary_search_by(|(n, _, _)| (*n).cmp(name))
             .ok()?;
-        // build.rs deserialises and checks every built-in entry, so this
-        // cannot fail; if it still did, the command is refused with the
-        // reason (never treated as unknown, never allowed).
-        let spec = toml::from_str::<CommandSpec>(builtin::REGISTRY[idx].1).unwrap_or_else(|e| {
-            CommandSpec {
-                summary: format!("broken built-in registry entry `{name}`"),
-                risk: Risk::Dangerous,
-                maturity: Maturity::Blocked,
-                reason: Some(format!(
-                    "the built-in registry entry for `{name}` does not deserialise ({e}); this is a bug in safe-exec"
-                )),
-                network_touching: false,
-                network_when: Vec::new(),
-                interpreter: false,
-                option_style: OptionStyle::default(),
-                options: Vec::new(),
-                operands: Vec::new(),
-                operands_with: BTreeMap::new(),
-                subcommands: false,
-                unknown_options: UnknownOptions::Deny,
-                form: None,
-                examples: Examples::default(),
-            }
+        // Each built-in entry is parsed once per process, when a command
+        // first names it (parsing `git`'s entry at every lookup was a third
+        // of an in-process decision).
+        static PARSED: std::sync::OnceLock<Box<[std::sync::OnceLock<Arc<CommandSpec>>]>> =
+            std::sync::OnceLock::new();
+        let cache = PARSED.get_or_init(|| {
+            (0..builtin::REGISTRY.len())
+                .map(|_| std::sync::OnceLock::new())
+                .collect()
         });
-        Some(Arc::new(spec))
+        Some(cache[idx].get_or_init(|| parse_builtin(idx, name)).clone())
     }
 
     /// Names of all entries (built-in and overrides).
@@ -773,6 +759,34 @@ impl Registry {
     pub fn overrides(&self) -> impl Iterator<Item = (&String, &Arc<CommandSpec>)> {
         self.overrides.iter()
     }
+}
+
+/// Parses built-in entry `idx`. build.rs deserialises and checks every
+/// built-in entry, so this cannot fail; if it still did, the command is
+/// refused with the reason (never treated as unknown, never allowed).
+fn parse_builtin(idx: usize, name: &str) -> Arc<CommandSpec> {
+    let spec = toml::from_str::<CommandSpec>(builtin::REGISTRY[idx].1).unwrap_or_else(|e| {
+        CommandSpec {
+            summary: format!("broken built-in registry entry `{name}`"),
+            risk: Risk::Dangerous,
+            maturity: Maturity::Blocked,
+            reason: Some(format!(
+                "the built-in registry entry for `{name}` does not deserialise ({e}); this is a bug in safe-exec"
+            )),
+            network_touching: false,
+            network_when: Vec::new(),
+            interpreter: false,
+            option_style: OptionStyle::default(),
+            options: Vec::new(),
+            operands: Vec::new(),
+            operands_with: BTreeMap::new(),
+            subcommands: false,
+            unknown_options: UnknownOptions::Deny,
+            form: None,
+            examples: Examples::default(),
+        }
+    });
+    Arc::new(spec)
 }
 
 /// Parses every built-in entry, reporting the first problems: used by

@@ -3,7 +3,9 @@
 //! raw string, so quoting, paths and wrappers do not hide a command and
 //! quoted data does not trigger one.
 
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use regex::Regex;
 use serde::{Deserialize, Serialize};
@@ -138,10 +140,146 @@ impl Rule {
     }
 }
 
+/// The keywords of custom rules' patterns, by pattern: extracting them
+/// parses the regex (`regex-syntax`), ~35,000 instructions a rule, so a
+/// process does it once per pattern, and the profile loader seeds the map
+/// from its memo of a profile file it checked before ([`seed_keywords`]).
+static KEYWORDS: Mutex<Option<HashMap<String, Vec<String>>>> = Mutex::new(None);
+
+fn keywords_map() -> MutexGuard<'static, Option<HashMap<String, Vec<String>>>> {
+    match KEYWORDS.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
+}
+
+/// The keywords of a custom rule's pattern (computed once per process).
+fn keywords_of(pattern: &str) -> Vec<String> {
+    if let Some(k) = keywords_map().as_ref().and_then(|m| m.get(pattern)) {
+        return k.clone();
+    }
+    let k = match leading_literal(pattern) {
+        Some(lit) => vec![lit],
+        None => super::keywords::keywords(pattern).unwrap_or_default(),
+    };
+    keywords_map()
+        .get_or_insert_with(HashMap::new)
+        .insert(pattern.to_string(), k.clone());
+    k
+}
+
+/// The literal every match of `pattern` starts with, when the pattern
+/// plainly has one: no alternation outside a group, no flags, and a run
+/// of ordinary characters first (after an optional `^`), less its last
+/// character when a `?`, `*` or `{` makes that one optional. Such a
+/// pattern is the concatenation of the run and the rest, so every match
+/// contains the run: a sound keyword, found without parsing the regex
+/// (custom rules are mostly written this way: `^mytool( |$)`). `None`
+/// (parse the regex) for anything else or a run shorter than 2.
+fn leading_literal(pattern: &str) -> Option<String> {
+    // Flags could make the run mean something else (`(?i)`, `(?x)`), and
+    // a class could hide a `(` or `)` from the count below: not read here.
+    if pattern.contains("(?") || pattern.contains('[') {
+        return None;
+    }
+    let mut depth = 0usize;
+    let mut escaped = false;
+    for c in pattern.chars() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '(' => depth += 1,
+            ')' => depth = depth.checked_sub(1)?,
+            '|' if depth == 0 => return None,
+            _ => {}
+        }
+    }
+    let body = pattern.strip_prefix('^').unwrap_or(pattern);
+    let mut run: String = body
+        .chars()
+        .take_while(|c| {
+            c.is_ascii_alphanumeric()
+                || matches!(c, '_' | '-' | '/' | ' ' | '=' | ':' | ',' | '@' | '%')
+        })
+        .collect();
+    if matches!(body[run.len()..].chars().next(), Some('?' | '*' | '{')) {
+        run.pop();
+    }
+    (run.len() >= 2).then_some(run)
+}
+
+/// Keywords computed earlier for these patterns (by the same binary: the
+/// profile loader's memo is keyed by the binary's identity).
+pub fn seed_keywords(known: HashMap<String, Vec<String>>) {
+    keywords_map()
+        .get_or_insert_with(HashMap::new)
+        .extend(known);
+}
+
+/// The keywords of `patterns`, for the loader's memo.
+pub fn keywords_for(patterns: &[&str]) -> HashMap<String, Vec<String>> {
+    patterns
+        .iter()
+        .map(|p| (p.to_string(), keywords_of(p)))
+        .collect()
+}
+
 /// The rule set of a profile: built-ins plus custom rules.
 #[derive(Debug)]
 pub struct RuleSet {
     rules: Vec<Rule>,
+    /// Every rule's keywords in one automaton, built on first use.
+    prefilter: OnceLock<Option<Prefilter>>,
+    /// Classifications so far (the automaton is built on the second).
+    classified: AtomicUsize,
+}
+
+/// The keyword prefilter of a rule set: one pass of an Aho-Corasick
+/// automaton over each view finds every rule whose keyword occurs in it
+/// (the same answer as asking each rule's keywords of each view in turn,
+/// which was a sixth of an in-process decision).
+#[derive(Debug)]
+struct Prefilter {
+    automaton: aho_corasick::AhoCorasick,
+    /// For each keyword (pattern id), the rules that have it.
+    rules_of: Vec<Vec<usize>>,
+}
+
+impl Prefilter {
+    fn new(rules: &[Rule]) -> Option<Self> {
+        let mut keywords: Vec<&str> = Vec::new();
+        let mut rules_of: Vec<Vec<usize>> = Vec::new();
+        let mut index = std::collections::HashMap::new();
+        for (i, r) in rules.iter().enumerate() {
+            for k in &r.keywords {
+                let id = *index.entry(k.as_str()).or_insert_with(|| {
+                    keywords.push(k.as_str());
+                    rules_of.push(Vec::new());
+                    keywords.len() - 1
+                });
+                rules_of[id].push(i);
+            }
+        }
+        let automaton = aho_corasick::AhoCorasick::new(&keywords).ok()?;
+        Some(Self {
+            automaton,
+            rules_of,
+        })
+    }
+
+    /// Which rules may match: those without keywords, and those with a
+    /// keyword in some view.
+    fn candidates(&self, rules: &[Rule], views: &[String]) -> Vec<bool> {
+        let mut may: Vec<bool> = rules.iter().map(|r| r.keywords.is_empty()).collect();
+        for v in views {
+            for m in self.automaton.find_overlapping_iter(v.as_str()) {
+                for &i in &self.rules_of[m.pattern().as_usize()] {
+                    may[i] = true;
+                }
+            }
+        }
+        may
+    }
 }
 
 /// The result of classifying one command.
@@ -171,12 +309,16 @@ impl RuleSet {
             .collect();
         for c in custom {
             rules.push(Rule {
-                keywords: super::keywords::keywords(&c.pattern).unwrap_or_default(),
+                keywords: keywords_of(&c.pattern),
                 source: RuleSource::Custom(Box::new(c.clone())),
                 compiled: OnceLock::new(),
             });
         }
-        Self { rules }
+        Self {
+            rules,
+            prefilter: OnceLock::new(),
+            classified: AtomicUsize::new(0),
+        }
     }
 
     /// All rules.
@@ -187,8 +329,24 @@ impl RuleSet {
     /// Matches every rule whose keywords occur against the views.
     pub fn classify_views(&self, views: &[String]) -> Classification {
         let mut out = Classification::default();
-        for rule in &self.rules {
-            if !rule.may_match(views) {
+        // One classification (a CLI start) asks the rules directly: that
+        // costs less than building the automaton, which pays from the
+        // second classification of a process on (the hook's supervisor,
+        // library callers).
+        let may = if self.classified.fetch_add(1, Ordering::Relaxed) == 0 {
+            None
+        } else {
+            self.prefilter
+                .get_or_init(|| Prefilter::new(&self.rules))
+                .as_ref()
+                .map(|p| p.candidates(&self.rules, views))
+        };
+        for (i, rule) in self.rules.iter().enumerate() {
+            let candidate = match &may {
+                Some(may) => may[i],
+                None => rule.may_match(views),
+            };
+            if !candidate {
                 continue;
             }
             let (def, re) = match rule.compiled() {
@@ -433,6 +591,53 @@ mod tests {
             severity: Severity::Warning,
             platform: Platform::All,
             examples: RuleExamples::default(),
+        }
+    }
+
+    #[test]
+    fn leading_literal_is_a_sound_keyword_of_every_builtin_rule() {
+        // For every built-in rule the fast path applies to, every example
+        // the rule matches contains the literal (the prefilter can never
+        // skip a rule that matches); and the fast path refuses what it
+        // cannot read.
+        let mut applied = 0;
+        for (_, _, text, _) in builtin::RULES {
+            let def: RuleDef = toml::from_str(text).expect("rule");
+            let Some(lit) = leading_literal(&def.pattern) else {
+                continue;
+            };
+            applied += 1;
+            let re = Regex::new(&def.pattern).expect("regex");
+            for ex in &def.examples.matches {
+                for m in re.find_iter(ex) {
+                    assert!(
+                        m.as_str().contains(&lit),
+                        "{}: {lit:?} not in {ex:?}",
+                        def.id
+                    );
+                }
+            }
+        }
+        assert!(applied > 0);
+        for (p, want) in [
+            ("^benchtool1( |$)", Some("benchtool1")),
+            ("mytool --force", Some("mytool --force")),
+            ("^colou?r", Some("colo")),
+            ("^ab*c", None),
+            ("^abc{2}", Some("ab")),
+            ("^abc+d", Some("abc")),
+            ("^foo|bar", None),
+            ("foo(a|b)|bar", None),
+            ("(?i)^mytool", None),
+            ("^(foo|bar)", None),
+            ("[|]foo", None),
+            ("^foo[](]|bar", None),
+            ("^foo\\(|bar", None),
+            ("^foo(a\\)|b)c", Some("foo")),
+            ("^\\.git", None),
+            ("^x", None),
+        ] {
+            assert_eq!(leading_literal(p).as_deref(), want, "{p}");
         }
     }
 

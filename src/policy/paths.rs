@@ -5,26 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-/// The resolved roots of a profile (placeholders already substituted).
-#[derive(Debug, Clone, Default)]
-pub struct Roots {
-    /// Readable trees.
-    pub read: Vec<PathBuf>,
-    /// Writable trees.
-    pub write: Vec<PathBuf>,
-    /// Never readable.
-    pub deny_read: Vec<PathBuf>,
-    /// Too broad for recursive or destructive operations.
-    pub broad: Vec<PathBuf>,
-    /// The user's home (broad by itself).
-    pub home: PathBuf,
-    /// Protected files inside every writable root (`[paths] protected`):
-    /// paths relative to the root, `dir/` for a tree, `*` and `**` globs.
-    pub protected: Vec<String>,
-    /// Secret file names wherever they are (`[paths] secret_names`), with
-    /// `!` exceptions.
-    pub secret_names: Vec<String>,
-}
+pub use crate::config::profile::Roots;
+
 
 /// Why a path is refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,7 +25,7 @@ pub enum PathProblem {
     Protected(PathBuf),
 }
 
-pub use crate::sys::path::{canonicalize, resolve};
+pub use crate::sys::path::{canonicalize, real_prefix_memo, resolve};
 
 impl Roots {
     /// Checks a tree that will be read recursively: it may not contain a

@@ -2,11 +2,18 @@
 //! resolved.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::paths::Roots;
 use crate::config::{Placeholders, Profile};
 
 impl Profile {
+    /// [`Profile::roots`], computed once per situation and shared: a
+    /// decision needs them, and they do not change between decisions.
+    pub fn roots_shared(&self, ph: &Placeholders) -> Arc<Roots> {
+        self.roots_cached(ph, || self.roots(ph))
+    }
+
     /// The roots with placeholders resolved.
     pub fn roots(&self, ph: &Placeholders) -> Roots {
         let p = &self.doc.paths;

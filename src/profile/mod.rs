@@ -260,7 +260,15 @@ fn load_table(
         });
     }
     chain.push(source.clone());
-    for part in [source.as_bytes(), text.as_bytes()] {
+    // A built-in profile's text is part of the binary, whose identity the
+    // key holds already: hashing it at every start cost more than the rest
+    // of loading it.
+    let hashed: &[&[u8]] = if source.starts_with("builtin:") {
+        &[source.as_bytes()]
+    } else {
+        &[source.as_bytes(), text.as_bytes()]
+    };
+    for part in hashed {
         key.update((part.len() as u64).to_le_bytes());
         key.update(part);
     }

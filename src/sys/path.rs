@@ -103,14 +103,55 @@ pub fn canonicalize(p: &Path) -> std::io::Result<PathBuf> {
 }
 
 fn real_prefix(p: &Path) -> PathBuf {
+    real_prefix_with(p, None)
+}
+
+/// [`resolve`] of a clean absolute path (no `..`) for a caller that
+/// resolves many paths at once (a profile's paths for one situation): the
+/// real path of each existing prefix is asked of the filesystem once and
+/// kept in `memo` (the profile's paths mostly sit in the same few
+/// directories: HOME, the project, TMPDIR), and an entry that is not a
+/// symlink in a directory whose real path is known needs no more than its
+/// `lstat`.
+pub fn real_prefix_memo(
+    p: &Path,
+    memo: &mut std::collections::HashMap<PathBuf, PathBuf>,
+) -> PathBuf {
+    real_prefix_with(p, Some(memo))
+}
+
+fn real_prefix_with(
+    p: &Path,
+    mut memo: Option<&mut std::collections::HashMap<PathBuf, PathBuf>>,
+) -> PathBuf {
     let mut existing = p.to_path_buf();
     let mut rest: Vec<std::ffi::OsString> = Vec::new();
     loop {
         // One lstat per missing component, then a single realpath of the
-        // longest existing prefix.
-        if existing.symlink_metadata().is_ok()
-            && let Ok(real) = canonicalize(&existing)
-        {
+        // longest existing prefix (asked once per caller's memo).
+        let known = memo.as_deref().and_then(|m| m.get(&existing)).cloned();
+        let real = match known {
+            Some(real) => Some(real),
+            None if let Ok(meta) = existing.symlink_metadata() => {
+                // Not a symlink, in a directory whose real path is known:
+                // its real path is that directory's and its name.
+                let via_parent = (!meta.file_type().is_symlink())
+                    .then(|| existing.parent().zip(existing.file_name()))
+                    .flatten()
+                    .and_then(|(dir, name)| {
+                        memo.as_deref()
+                            .and_then(|m| m.get(dir))
+                            .map(|r| r.join(name))
+                    });
+                let real = via_parent.or_else(|| canonicalize(&existing).ok());
+                if let (Some(m), Some(r)) = (memo.as_deref_mut(), &real) {
+                    m.insert(existing.clone(), r.clone());
+                }
+                real
+            }
+            None => None,
+        };
+        if let Some(real) = real {
             let mut out = real;
             for r in rest.iter().rev() {
                 out.push(r);

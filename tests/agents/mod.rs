@@ -3,6 +3,7 @@
 mod classify;
 mod home_under_tmp;
 mod hook;
+mod hook_bounds;
 mod hook_protocols;
 mod layers;
 mod real;
