@@ -23,6 +23,7 @@
 //! and a second thread that fails meanwhile waits for the first to end the
 //! process. [`disarm`] lifts all of them before a command is run.
 
+use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, sigaction};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
@@ -58,24 +59,18 @@ static FIRED: AtomicBool = AtomicBool::new(false);
 
 /// The fatal signals whose default action would end the process without an
 /// answer.
-const FATAL: [libc::c_int; 7] = [
-    libc::SIGABRT,
-    libc::SIGSEGV,
-    libc::SIGBUS,
-    libc::SIGILL,
-    libc::SIGFPE,
-    libc::SIGSYS,
-    libc::SIGTRAP,
+const FATAL: [Signal; 7] = [
+    Signal::SIGABRT,
+    Signal::SIGSEGV,
+    Signal::SIGBUS,
+    Signal::SIGILL,
+    Signal::SIGFPE,
+    Signal::SIGSYS,
+    Signal::SIGTRAP,
 ];
 
 /// The actions the fatal signals had before [`arm`], put back by [`disarm`].
-static SAVED_ACTIONS: Mutex<Vec<(libc::c_int, SigAction)>> = Mutex::new(Vec::new());
-
-/// A saved `sigaction` (a plain C struct of integers and a mask).
-struct SigAction(libc::sigaction);
-// SAFETY: `libc::sigaction` holds only integers (the handler address, flags,
-// the restorer address) and a signal mask; nothing in it is tied to a thread.
-unsafe impl Send for SigAction {}
+static SAVED_ACTIONS: Mutex<Vec<(Signal, SigAction)>> = Mutex::new(Vec::new());
 
 /// The global allocator of the `safe-exec` binary: the system allocator,
 /// counting live bytes so that [`arm`] can bound them.
@@ -132,22 +127,16 @@ fn fail() -> ! {
 /// process. Uses only `sigprocmask`, atomics, `write`, `pause` and `_exit`
 /// (async-signal-safe, no allocation, no lock).
 fn fail_with(which: &AtomicPtr<Refusal>) -> ! {
-    // SAFETY: a zeroed sigset_t filled by sigfillset; blocking signals in
-    // the calling thread is async-signal-safe. From here no timer or other
-    // signal can start a second answer in this thread.
-    unsafe {
-        let mut all: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&mut all);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &all, std::ptr::null_mut());
-    }
+    // Blocking signals in the calling thread (`pthread_sigmask`) is
+    // async-signal-safe. From here no timer or other signal can start a
+    // second answer in this thread.
+    let _ = SigSet::all().thread_block();
     LIMIT.store(0, Ordering::Relaxed);
     if FIRED.swap(true, Ordering::AcqRel) {
         // Another thread is answering and will end the process.
         loop {
-            // SAFETY: waits; every signal is blocked in this thread.
-            unsafe {
-                libc::pause();
-            }
+            // Waits; every signal is blocked in this thread.
+            nix::unistd::pause();
         }
     }
     let mut a = which.load(Ordering::Acquire);
@@ -242,37 +231,26 @@ pub fn arm_bounds(failed: Refusal, late: Option<Refusal>, memory: usize, time: D
         Err(p) => p.into_inner(),
     };
     for sig in FATAL {
-        let old = install(sig, on_fatal, libc::SA_ONSTACK);
-        if saved.iter().all(|(s, _)| *s != sig) {
-            saved.push((sig, SigAction(old)));
+        if let Some(old) = install(sig, on_fatal, SaFlags::SA_ONSTACK)
+            && saved.iter().all(|(s, _)| *s != sig)
+        {
+            saved.push((sig, old));
         }
     }
     drop(saved);
     if !time.is_zero() {
-        install(libc::SIGALRM, on_alarm, 0);
+        install(Signal::SIGALRM, on_alarm, SaFlags::empty());
         set_timer(time);
     }
 }
 
 /// Installs `handler` for `sig` (all signals blocked while it runs) and
 /// returns the previous action.
-fn install(
-    sig: libc::c_int,
-    handler: extern "C" fn(libc::c_int),
-    flags: libc::c_int,
-) -> libc::sigaction {
+fn install(sig: Signal, handler: extern "C" fn(libc::c_int), flags: SaFlags) -> Option<SigAction> {
+    let action = SigAction::new(SigHandler::Handler(handler), flags, SigSet::all());
     // SAFETY: the handlers installed only call async-signal-safe functions
-    // (see `fail_with`); both sigaction structs are zeroed and then filled
-    // in; the old one is written by the kernel.
-    unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = handler as usize;
-        sa.sa_flags = flags;
-        libc::sigfillset(&mut sa.sa_mask);
-        let mut old: libc::sigaction = std::mem::zeroed();
-        libc::sigaction(sig, &sa, &mut old);
-        old
-    }
+    // (see `fail_with`).
+    unsafe { sigaction(sig, &action) }.ok()
 }
 
 /// Lifts the bounds (before a command is run).
@@ -284,11 +262,9 @@ pub fn disarm() {
         Ok(g) => g,
         Err(p) => p.into_inner(),
     });
-    for (sig, SigAction(old)) in saved {
+    for (sig, old) in saved {
         // SAFETY: puts back the action the kernel returned in `arm_bounds`.
-        unsafe {
-            libc::sigaction(sig, &old, std::ptr::null_mut());
-        }
+        let _ = unsafe { sigaction(sig, &old) };
     }
 }
 

@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 
 pub use crate::config::profile::Roots;
 
-
 /// Why a path is refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PathProblem {

@@ -41,7 +41,6 @@ pub use crate::sys::rlimit::restore_limits;
 
 use super::Rendered;
 
-
 /// Default memory limit for deciding (MiB).
 pub const DEFAULT_MEMORY_MB: u64 = 1024;
 /// Default time limit for deciding (ms).
