@@ -282,10 +282,16 @@ impl CapDrop {
                 continue;
             }
             let cap = libc::c_ulong::from(cap);
-            if prctl(libc::PR_CAPBSET_READ, cap, 0) == 1
-                && prctl(libc::PR_CAPBSET_DROP, cap, 0) != 0
-            {
-                return Err(super::errno());
+            // DROP first: with CAP_SETPCAP (root) it succeeds whether or not
+            // the capability is in the bounding set, so one prctl per
+            // capability instead of READ + DROP. Only when it fails is the
+            // set read, and a failure counts only for a capability that is
+            // there (as before: an absent one needs no drop).
+            if prctl(libc::PR_CAPBSET_DROP, cap, 0) != 0 {
+                let e = super::errno();
+                if prctl(libc::PR_CAPBSET_READ, cap, 0) == 1 {
+                    return Err(e);
+                }
             }
         }
         if prctl(

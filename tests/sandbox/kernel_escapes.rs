@@ -636,3 +636,50 @@ fn k2_root_cannot_open_another_users_terminal_even_without_the_broker() {
         "control: root outside"
     );
 }
+
+/// The bounding set is dropped one `PR_CAPBSET_DROP` per capability, without
+/// reading it first: a capability that is already absent must not make the
+/// drop fail, and every other one must still go.
+#[test]
+fn root_drop_works_when_the_bounding_set_is_already_partly_empty() {
+    if !is_root() {
+        return;
+    }
+    assert!(have("setpriv"), "setpriv (util-linux) is needed");
+    let Some(w) = landlock_world() else {
+        return;
+    };
+    let inner = w.command(&[probe().display().to_string(), "print-caps".to_string()]);
+    let mut cmd = Command::new("setpriv");
+    cmd.args(["--bounding-set", "-sys_admin,-net_raw,-sys_module", "--"])
+        .arg(inner.get_program())
+        .args(inner.get_args())
+        .env_clear();
+    for (k, v) in inner.get_envs() {
+        if let Some(v) = v {
+            cmd.env(k, v);
+        }
+    }
+    if let Some(d) = inner.get_current_dir() {
+        cmd.current_dir(d);
+    }
+    // Positive control: the same setpriv really leaves a partial bounding set.
+    let ctl = Command::new("setpriv")
+        .args(["--bounding-set", "-sys_admin,-net_raw,-sys_module", "--"])
+        .arg(probe())
+        .arg("print-caps")
+        .output()
+        .unwrap();
+    let ctl = stdout(&ctl);
+    assert!(!ctl.contains("CapBnd:\t0000000000000000"), "control: {ctl}");
+    assert!(!ctl.contains("CapBnd:\t000001ffffffffff"), "control: {ctl}");
+    let out = cmd.output().unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let caps = stdout(&out);
+    for set in ["CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"] {
+        assert!(
+            caps.contains(&format!("{set}:\t0000000000000000")),
+            "{set}: {caps}"
+        );
+    }
+}
