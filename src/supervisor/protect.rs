@@ -9,9 +9,10 @@
 //! directories, skipping node_modules, .git and target) and the bound is
 //! reported when hit.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::ffi::OsString;
 use std::fs;
-use std::os::unix::fs::{PermissionsExt, symlink};
+use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
 use std::path::{Component, Path, PathBuf};
 
 /// Most bytes of protected content kept in memory per run.
@@ -95,6 +96,103 @@ fn has_glob(s: &str) -> bool {
     s.contains(['*', '?'])
 }
 
+/// What one pass over the roots (the snapshot before the run, or the
+/// comparison after it) learnt about the filesystem: each path is looked at
+/// once per pass. Nothing in the roots is changed while a pass runs (the
+/// command has not started, or the whole tree has exited and restoring
+/// starts after the comparison), so an answer stays true for the pass.
+#[derive(Default)]
+struct Probe {
+    /// `lstat` of each path asked about (`None`: missing or unreadable).
+    meta: HashMap<PathBuf, Option<fs::Metadata>>,
+    /// Directories listed in this pass: each entry's name and whether it
+    /// is a directory (`d_type`, not following symlinks).
+    listed: HashMap<PathBuf, Vec<(OsString, bool)>>,
+}
+
+/// A directory this small (one block on ext4) is listed in one `getdents64`
+/// call, cheaper than probing a dozen names in it one by one.
+const SMALL_DIR: u64 = 4096;
+
+impl Probe {
+    /// `lstat(p)`, answered without a syscall when this pass already knows:
+    /// `p` itself, a listed parent without `p`'s name, or a parent that is
+    /// missing or neither a directory nor a symlink.
+    fn lstat(&mut self, p: &Path) -> Option<fs::Metadata> {
+        if let Some(m) = self.meta.get(p) {
+            return m.clone();
+        }
+        let known_missing = match (p.parent(), p.file_name()) {
+            (Some(parent), Some(name)) => {
+                self.listed
+                    .get(parent)
+                    .is_some_and(|es| !es.iter().any(|(n, _)| n == name))
+                    || self.meta.get(parent).is_some_and(|m| {
+                        m.as_ref()
+                            .is_none_or(|m| !m.is_dir() && !m.file_type().is_symlink())
+                    })
+            }
+            _ => false,
+        };
+        let m = if known_missing {
+            None
+        } else {
+            fs::symlink_metadata(p).ok()
+        };
+        self.meta.insert(p.to_path_buf(), m.clone());
+        m
+    }
+
+    /// A directory, not a symlink.
+    fn is_real_dir(&mut self, p: &Path) -> bool {
+        self.lstat(p).is_some_and(|m| m.is_dir())
+    }
+
+    /// The entries of `dir` (name, is a directory), listed once per pass.
+    fn list(&mut self, dir: &Path) -> Option<&[(OsString, bool)]> {
+        if !self.listed.contains_key(dir) {
+            let rd = fs::read_dir(dir).ok()?;
+            let es = rd
+                .flatten()
+                .map(|e| (e.file_name(), e.file_type().is_ok_and(|t| t.is_dir())))
+                .collect();
+            self.listed.insert(dir.to_path_buf(), es);
+        }
+        self.listed.get(dir).map(Vec::as_slice)
+    }
+
+    /// Lists `root` when it is small, so that the protected names that are
+    /// not there need no probe each.
+    fn list_if_small(&mut self, root: &Path) {
+        if self
+            .lstat(root)
+            .is_some_and(|m| m.is_dir() && m.size() <= SMALL_DIR)
+        {
+            let _ = self.list(root);
+        }
+    }
+
+    /// Whether `dir` (a real directory) has no subdirectory, known from its
+    /// link count alone: 2 (`.` and the entry in its parent) on a
+    /// filesystem that keeps a directory's link count as 2 + its
+    /// subdirectories. Others (btrfs, overlayfs' merged directories, FUSE,
+    /// network filesystems) report 1 or anything: there the answer is "not
+    /// known" and the directory is listed.
+    fn has_no_subdirs(&mut self, dir: &Path) -> bool {
+        use nix::sys::statfs::{EXT4_SUPER_MAGIC, TMPFS_MAGIC, XFS_SUPER_MAGIC, statfs};
+        if !self
+            .lstat(dir)
+            .is_some_and(|m| m.is_dir() && m.nlink() == 2)
+        {
+            return false;
+        }
+        statfs(dir).is_ok_and(|f| {
+            let t = f.filesystem_type();
+            t == EXT4_SUPER_MAGIC || t == TMPFS_MAGIC || t == XFS_SUPER_MAGIC
+        })
+    }
+}
+
 /// Directories inside `root` that are not symlinks, by relative path.
 fn is_real_dir(p: &Path) -> bool {
     fs::symlink_metadata(p).is_ok_and(|m| m.is_dir())
@@ -112,12 +210,12 @@ fn ancestors_below<'a>(root: &Path, rel: &'a Path) -> impl Iterator<Item = PathB
     })
 }
 
-fn ancestors_real(root: &Path, rel: &Path) -> bool {
+fn ancestors_real(probe: &mut Probe, root: &Path, rel: &Path) -> bool {
     for cur in ancestors_below(root, rel) {
-        match fs::symlink_metadata(&cur) {
-            Ok(m) if m.is_dir() => {}
-            Ok(_) => return false,
-            Err(_) => return true, // missing ancestor: the path is missing
+        match probe.lstat(&cur) {
+            Some(m) if m.is_dir() => {}
+            Some(_) => return false,
+            None => return true, // missing ancestor: the path is missing
         }
     }
     true
@@ -130,6 +228,7 @@ const SKIP: [&str; 3] = ["node_modules", ".git", "target"];
 /// given, only these venvs (absolute paths) are looked into, so a venv the
 /// command itself creates (`python -m venv .venv`) is its own.
 fn expand(
+    probe: &mut Probe,
     root: &Path,
     pattern: &str,
     notes: &mut Vec<String>,
@@ -163,7 +262,7 @@ fn expand(
                             .any(|c| SKIP.iter().any(|s| c.as_os_str() == *s))
                         && b.ancestors()
                             .filter(|a| !a.as_os_str().is_empty())
-                            .all(|a| is_real_dir(&root.join(a)))
+                            .all(|a| probe.is_real_dir(&root.join(a)))
                 })
                 .map(Path::to_path_buf)
                 .collect::<Vec<_>>()
@@ -176,8 +275,15 @@ fn expand(
             'levels: for _ in 0..2 {
                 let mut next = Vec::new();
                 for b in &frontier {
-                    if let Ok(rd) = fs::read_dir(root.join(b)) {
-                        for e in rd.flatten() {
+                    let dir = root.join(b);
+                    // No subdirectory (link count 2): nothing to list. A
+                    // TMPDIR of 2,000 files costs one statx and one statfs
+                    // instead of a listing that grows with it.
+                    if probe.has_no_subdirs(&dir) {
+                        continue;
+                    }
+                    if let Some(es) = probe.list(&dir) {
+                        for (name, is_dir) in es {
                             seen += 1;
                             if seen > 4000 {
                                 // Bounded: a huge TMPDIR must not make every
@@ -189,12 +295,11 @@ fn expand(
                                 bases.extend(next.iter().cloned());
                                 break 'levels;
                             }
-                            let name = e.file_name();
                             if SKIP.iter().any(|s| name == *s) {
                                 continue;
                             }
-                            if e.file_type().is_ok_and(|t| t.is_dir()) {
-                                next.push(b.join(&name));
+                            if *is_dir {
+                                next.push(b.join(name));
                             }
                         }
                     }
@@ -215,7 +320,7 @@ fn expand(
             venvs.insert(abs);
             for lib in ["lib", "lib64"] {
                 let libdir = root.join(&b).join(lib);
-                if !is_real_dir(&libdir) {
+                if !probe.is_real_dir(&libdir) {
                     continue; // lib64 -> lib
                 }
                 let Ok(rd) = fs::read_dir(&libdir) else {
@@ -240,6 +345,7 @@ fn expand(
     let mut out = Vec::new();
     let mut visited = 0usize;
     walk(
+        probe,
         root,
         PathBuf::new(),
         &parts,
@@ -260,6 +366,7 @@ fn expand(
 
 #[allow(clippy::too_many_arguments)]
 fn walk(
+    probe: &mut Probe,
     root: &Path,
     rel: PathBuf,
     parts: &[&str],
@@ -274,7 +381,17 @@ fn walk(
         return;
     };
     if *first == "**" {
-        walk(root, rel.clone(), rest, out, visited, depth, notes, pattern);
+        walk(
+            probe,
+            root,
+            rel.clone(),
+            rest,
+            out,
+            visited,
+            depth,
+            notes,
+            pattern,
+        );
         if depth >= 6 || *visited >= 4000 {
             if *visited == 4000 || depth == 6 {
                 notes.push(format!(
@@ -292,6 +409,7 @@ fn walk(
                 }
                 *visited += 1;
                 walk(
+                    probe,
                     root,
                     rel.join(&name),
                     parts,
@@ -307,8 +425,8 @@ fn walk(
     }
     if !has_glob(first) {
         let next = rel.join(first);
-        if rest.is_empty() || is_real_dir(&root.join(&next)) {
-            walk(root, next, rest, out, visited, depth, notes, pattern);
+        if rest.is_empty() || probe.is_real_dir(&root.join(&next)) {
+            walk(probe, root, next, rest, out, visited, depth, notes, pattern);
         }
         return;
     }
@@ -317,6 +435,7 @@ fn walk(
             let name = e.file_name().to_string_lossy().into_owned();
             if glob(first, &name) {
                 walk(
+                    probe,
                     root,
                     rel.join(&name),
                     rest,
@@ -331,12 +450,12 @@ fn walk(
     }
 }
 
-fn state_of(root: &Path, rel: &Path, budget: &mut u64) -> State {
-    if !ancestors_real(root, rel) {
+fn state_of(probe: &mut Probe, root: &Path, rel: &Path, budget: &mut u64) -> State {
+    if !ancestors_real(probe, root, rel) {
         return State::Tampered;
     }
     let p = root.join(rel);
-    let Ok(m) = fs::symlink_metadata(&p) else {
+    let Some(m) = probe.lstat(&p) else {
         return State::Missing;
     };
     let mode = m.permissions().mode() & 0o7777;
@@ -361,6 +480,7 @@ fn state_of(root: &Path, rel: &Path, budget: &mut u64) -> State {
 /// Every relative path the patterns cover under `root` now, with the
 /// entries below protected directories.
 fn covered(
+    probe: &mut Probe,
     root: &Path,
     patterns: &[String],
     notes: &mut Vec<String>,
@@ -368,9 +488,13 @@ fn covered(
     only_known: bool,
 ) -> BTreeSet<PathBuf> {
     let mut set = BTreeSet::new();
+    probe.list_if_small(root);
     for pat in patterns {
-        for rel in expand(root, pat, notes, venvs, only_known) {
-            if pat.ends_with('/') && is_real_dir(&root.join(&rel)) && ancestors_real(root, &rel) {
+        for rel in expand(probe, root, pat, notes, venvs, only_known) {
+            if pat.ends_with('/')
+                && probe.is_real_dir(&root.join(&rel))
+                && ancestors_real(probe, root, &rel)
+            {
                 let mut n = 0usize;
                 tree(root, &rel, &mut set, &mut n);
                 if n >= MAX_TREE {
@@ -409,9 +533,17 @@ impl Snapshot {
     pub fn take(roots: &[PathBuf], patterns: &[String]) -> Self {
         let mut s = Snapshot::default();
         let mut budget = MAX_BYTES;
+        let mut probe = Probe::default();
         for root in roots {
-            for rel in covered(root, patterns, &mut s.notes, &mut s.venvs, false) {
-                let st = state_of(root, &rel, &mut budget);
+            for rel in covered(
+                &mut probe,
+                root,
+                patterns,
+                &mut s.notes,
+                &mut s.venvs,
+                false,
+            ) {
+                let st = state_of(&mut probe, root, &rel, &mut budget);
                 s.entries.insert(root.join(&rel), (rel, st));
             }
         }
@@ -424,8 +556,10 @@ impl Snapshot {
         let mut notes = Vec::new();
         let mut venvs = self.venvs.clone();
         let mut now: BTreeMap<PathBuf, (PathBuf, PathBuf)> = BTreeMap::new();
+        // One pass of looking: nothing is changed until `changed` is known.
+        let mut probe = Probe::default();
         for root in roots {
-            for rel in covered(root, patterns, &mut notes, &mut venvs, true) {
+            for rel in covered(&mut probe, root, patterns, &mut notes, &mut venvs, true) {
                 now.insert(root.join(&rel), (root.clone(), rel));
             }
         }
@@ -435,7 +569,7 @@ impl Snapshot {
             let Some(root) = roots.iter().find(|r| abs.starts_with(r)) else {
                 continue;
             };
-            let after = state_of(root, rel, &mut budget);
+            let after = state_of(&mut probe, root, rel, &mut budget);
             if before == &State::TooLarge {
                 continue;
             }
@@ -461,7 +595,8 @@ impl Snapshot {
             });
         }
         for (abs, root, rel, _) in changed.iter().rev().filter(|c| c.3 == State::Missing) {
-            if !ancestors_real(root, rel) {
+            // Things have changed by now: look afresh.
+            if !ancestors_real(&mut Probe::default(), root, rel) {
                 fix_ancestors(root, rel);
             }
             let r = remove_any(abs);
@@ -576,6 +711,45 @@ mod tests {
         assert!(!root.join(".git/hooks/pre-commit").exists());
         assert!(!root.join(".envrc").exists());
         assert!(snap.restore(std::slice::from_ref(&root), &pats).is_empty());
+    }
+
+    #[test]
+    fn one_pass_answers_each_path_once_and_right() {
+        let d = tempfile::tempdir().expect("tmp");
+        let root = d.path().to_path_buf();
+        fs::create_dir(root.join(".git")).expect("mk");
+        fs::write(root.join(".git/config"), "x").expect("w");
+        fs::write(root.join(".envrc"), "x").expect("w");
+        let mut p = Probe::default();
+        p.list_if_small(&root);
+        assert!(p.listed.contains_key(&root), "a small root is listed");
+        // Present names are found (positive control), absent ones answered
+        // by the listing or by their missing parent.
+        assert!(p.is_real_dir(&root.join(".git")));
+        assert!(p.lstat(&root.join(".git/config")).is_some());
+        assert!(p.lstat(&root.join(".envrc")).is_some_and(|m| m.is_file()));
+        assert!(p.lstat(&root.join(".cargo")).is_none());
+        assert!(p.lstat(&root.join(".cargo/config.toml")).is_none());
+        // A root with a subdirectory is never taken for one without.
+        assert!(!p.has_no_subdirs(&root));
+        let flat = tempfile::tempdir().expect("tmp");
+        fs::write(flat.path().join("f"), "").expect("w");
+        // Where the filesystem keeps directory link counts (ext4, tmpfs,
+        // xfs) a directory of files is known to have no subdirectory;
+        // elsewhere (btrfs: 1) it is listed.
+        let nlink = fs::metadata(flat.path()).expect("md").nlink();
+        let kept = nix::sys::statfs::statfs(flat.path()).is_ok_and(|f| {
+            let t = f.filesystem_type();
+            t == nix::sys::statfs::EXT4_SUPER_MAGIC
+                || t == nix::sys::statfs::TMPFS_MAGIC
+                || t == nix::sys::statfs::XFS_SUPER_MAGIC
+        });
+        assert_eq!(
+            Probe::default().has_no_subdirs(flat.path()),
+            kept && nlink == 2
+        );
+        fs::create_dir(flat.path().join("sub")).expect("mk");
+        assert!(!Probe::default().has_no_subdirs(flat.path()));
     }
 
     #[test]

@@ -632,6 +632,64 @@ fn agent_and_tool_configs_do_not_survive() {
     }
 }
 
+/// Rows X1-X3 in a big directory: the protected-file snapshot does not list
+/// a root of 2,000 files that has no subdirectory (its link count says so),
+/// and lists it when it has one (a venv); either way nothing is missed.
+#[test]
+fn protected_files_in_a_big_directory_are_still_restored() {
+    use std::os::unix::fs::MetadataExt;
+    if !require_landlock() {
+        return;
+    }
+    for who in who() {
+        let w = World::new();
+        for i in 0..2000 {
+            std::fs::write(w.work.join(format!("f{i}")), "").unwrap();
+        }
+        std::fs::write(w.work.join(".npmrc"), "fund=false\n").unwrap();
+        // Control: the fast case is set up (no subdirectory, link count 2).
+        assert_eq!(std::fs::metadata(&w.work).unwrap().nlink(), 2);
+        let out = run_script(
+            &w,
+            who,
+            "echo evil > .envrc\nmkdir -p .git/hooks && echo evil > .git/hooks/pre-commit\n\
+             echo evil > .git/config\necho registry=evil >> .npmrc\necho ordinary > notes.txt\n",
+        );
+        assert_restored(&out, who, "big root, no subdirectory");
+        for f in [".envrc", ".git/config", ".git/hooks/pre-commit"] {
+            assert!(!w.work.join(f).exists(), "{who:?}: {f} survived");
+        }
+        assert_eq!(
+            std::fs::read_to_string(w.work.join(".npmrc")).unwrap(),
+            "fund=false\n"
+        );
+        // Positive control: the ordinary file the same command wrote stays.
+        assert_eq!(
+            std::fs::read_to_string(w.work.join("notes.txt")).unwrap(),
+            "ordinary\n"
+        );
+        let _ = std::fs::remove_dir_all(w.work.join(".git"));
+        // Now with a venv among the 2,000 files: the root is listed.
+        let sp = w.work.join("env/lib/python3.12/site-packages");
+        std::fs::create_dir_all(&sp).unwrap();
+        std::fs::write(w.work.join("env/pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+        std::fs::write(sp.join("keep.pth"), "/opt/x\n").unwrap();
+        assert!(std::fs::metadata(&w.work).unwrap().nlink() > 2, "control");
+        let out = run_script(
+            &w,
+            who,
+            "d=env/lib/python3.12/site-packages\necho 'import os' > $d/evil.pth\n\
+             echo 'import os' >> $d/keep.pth\n",
+        );
+        assert_restored(&out, who, "big root with a venv");
+        assert!(!sp.join("evil.pth").exists(), "{who:?}: evil.pth survived");
+        assert_eq!(
+            std::fs::read_to_string(sp.join("keep.pth")).unwrap(),
+            "/opt/x\n"
+        );
+    }
+}
+
 /// A loopback HTTP server the test runs (one canned response per request).
 fn http_server() -> (u16, std::thread::JoinHandle<()>) {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
