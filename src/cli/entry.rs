@@ -32,10 +32,16 @@ pub fn started_as_bash() -> bool {
         .unwrap_or(false)
 }
 
-fn own_exe() -> Option<PathBuf> {
-    std::env::current_exe()
-        .ok()
-        .and_then(|p| std::fs::canonicalize(p).ok())
+/// This binary's real path, asked once per process (it is checked against
+/// the interpreter, PATH's `bash` entries and the command's program).
+pub(crate) fn own_exe() -> Option<PathBuf> {
+    static OWN: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    OWN.get_or_init(|| {
+        std::env::current_exe()
+            .ok()
+            .and_then(|p| crate::sys::path::canonicalize(&p).ok())
+    })
+    .clone()
 }
 
 /// The real bash is run by absolute path, and never safe-exec itself (a
@@ -47,7 +53,7 @@ pub fn real_shell_ok(interpreter: &str) -> Result<(), String> {
             "[shell] interpreter `{interpreter}` must be an absolute path (a PATH lookup could find safe-exec's own `bash`)"
         ));
     }
-    if let (Some(me), Ok(it)) = (own_exe(), std::fs::canonicalize(interpreter))
+    if let (Some(me), Ok(it)) = (own_exe(), crate::sys::path::canonicalize(interpreter))
         && me == it
     {
         return Err(format!(
@@ -83,13 +89,13 @@ pub fn under_agent(common: &CommonOptions) -> Option<String> {
 /// Where `program` resolves: a path with `/` against `cwd`, else `PATH`.
 fn resolve(program: &str, cwd: &Path) -> Option<PathBuf> {
     if program.contains('/') {
-        return std::fs::canonicalize(cwd.join(program)).ok();
+        return crate::sys::path::canonicalize(cwd.join(program)).ok();
     }
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .map(|d| d.join(program))
         .find(|p| p.is_file())
-        .and_then(|p| std::fs::canonicalize(p).ok())
+        .and_then(|p| crate::sys::path::canonicalize(p).ok())
 }
 
 /// When the command is exactly one literal invocation of this very binary
@@ -231,7 +237,7 @@ pub fn strip_self_from_path(env: &mut [(OsString, OsString)]) {
             continue;
         }
         let kept: Vec<PathBuf> = std::env::split_paths(v)
-            .filter(|d| std::fs::canonicalize(d.join("bash")).ok().as_ref() != Some(&me))
+            .filter(|d| crate::sys::path::canonicalize(d.join("bash")).ok().as_ref() != Some(&me))
             .collect();
         if let Ok(j) = std::env::join_paths(kept) {
             *v = j;

@@ -49,7 +49,7 @@ pub fn run(args: &[OsString]) -> i32 {
     // wrapper), recognised as a whole: see `harness`.
     let mut harness_run: Option<String> = None;
     if let RunCommand::String { text, .. } = &parsed.command {
-        let own = std::fs::canonicalize(std::env::current_exe().unwrap_or_default()).ok();
+        let own = entry::own_exe();
         let step = harness::claude_snapshot(text, &sit.places.home, parsed.login).or_else(|| {
             harness::recognise(
                 text,
@@ -454,7 +454,7 @@ fn supervisor_spec(
         write_roots: sandbox
             .write
             .iter()
-            .map(|r| std::fs::canonicalize(r).unwrap_or_else(|_| r.clone()))
+            .map(|r| crate::sys::path::canonicalize(r).unwrap_or_else(|_| r.clone()))
             .collect(),
         protected: profile.doc.paths.protected.clone(),
         exec_judge: Some(crate::policy::exec_judge(&profile.doc.rule)),

@@ -84,8 +84,9 @@ fn walk(p: &Path) -> PathBuf {
 /// levels deep: ~25 per path, ~50 paths per start). Falls back to
 /// `std::fs::canonicalize` when `/proc` cannot tell (not mounted, or the
 /// file was removed meanwhile).
-pub fn canonicalize(p: &Path) -> std::io::Result<PathBuf> {
+pub fn canonicalize(p: impl AsRef<Path>) -> std::io::Result<PathBuf> {
     use std::os::unix::fs::OpenOptionsExt;
+    let p = p.as_ref();
     use std::os::unix::io::AsRawFd;
     let f = std::fs::OpenOptions::new()
         .read(true)
