@@ -309,6 +309,15 @@ const DEV_RO: &[&str] = &["/dev/random", "/dev/urandom"];
 /// broker runs), never other terminals, `/dev/kmsg` or block devices. A
 /// root inside `/dev` that a profile names explicitly is granted as named.
 pub fn plan(spec: &SandboxSpec) -> Result<LandlockPlan, SandboxError> {
+    // Each path is resolved once per plan: the writable roots are both
+    // targets and roots, HOME is often one of the read roots' children.
+    let mut memo: std::collections::HashMap<PathBuf, Option<PathBuf>> =
+        std::collections::HashMap::new();
+    let mut canonical = |p: &Path| -> Option<PathBuf> {
+        memo.entry(p.to_path_buf())
+            .or_insert_with(|| canonical(p))
+            .clone()
+    };
     let denied: Vec<PathBuf> = spec.deny_read.iter().filter_map(|p| canonical(p)).collect();
     let dev = PathBuf::from("/dev");
     let mut hidden = denied.clone();
