@@ -585,8 +585,8 @@ impl AsUser {
         );
         let bin_copy = w.base.join("safe-exec");
         let probe_copy = w.base.join("probe");
-        std::fs::copy(bin(), &bin_copy).expect("copy safe-exec");
-        std::fs::copy(probe(), &probe_copy).expect("copy the probe");
+        copy_executable(bin(), &bin_copy);
+        copy_executable(probe(), &probe_copy);
         let profile = w.profile_file();
         std::fs::set_permissions(&profile, std::fs::Permissions::from_mode(0o644))
             .expect("chmod profile");
@@ -680,4 +680,26 @@ pub fn other_terminal(owner: u32) -> (std::os::fd::OwnedFd, std::fs::File, PathB
         std::os::unix::fs::chown(&path, Some(owner), None).expect("chown pty");
     }
     (master.into(), slave, path)
+}
+
+/// Copies an executable to `to` in a child process (`cp`), never through a
+/// write descriptor of this process: the tests run in threads, and a
+/// descriptor open for writing here is inherited by a child another
+/// thread is forking until that child execs, so executing the copy fails
+/// now and then with `ETXTBSY` ("Text file busy"). A `cp` child's
+/// descriptor dies with it.
+pub fn copy_executable(from: &Path, to: &Path) {
+    let out = Command::new("cp")
+        .arg("--")
+        .arg(from)
+        .arg(to)
+        .output()
+        .expect("run cp");
+    assert!(
+        out.status.success(),
+        "cp {} {}: {}",
+        from.display(),
+        to.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -302,7 +302,7 @@ fn programs_outside_readable_roots_cannot_run() {
         "read",
         json!(["/usr", "/lib", "/lib64", "/bin", "/etc", probe_dir]),
     );
-    std::fs::copy("/bin/true", w.outside.join("true")).unwrap();
+    copy_executable(std::path::Path::new("/bin/true"), &w.outside.join("true"));
     assert_eq!(w.probe(&["exec", &w.o("true")]), EACCES);
     assert_eq!(w.probe(&["exec", "/bin/true"]), 0, "control");
     assert_eq!(

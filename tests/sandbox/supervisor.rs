@@ -57,7 +57,7 @@ fn open_world(w: &World) -> PathBuf {
     }
     let copy = w.base.join("safe-exec-bin");
     if !copy.exists() {
-        std::fs::copy(bin(), &copy).unwrap();
+        copy_executable(bin(), &copy);
     }
     std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
     for d in [&w.work, &w.tmp, &w.home, &w.state, &w.outside] {
