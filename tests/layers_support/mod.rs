@@ -36,8 +36,21 @@ impl Env {
     /// Writes an executable `/bin/sh` script and returns its path.
     pub fn script(&self, name: &str, body: &str) -> PathBuf {
         let p = self.path(name);
-        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).expect("write script");
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        // Written under another name and copied into place by a `cp`
+        // child: a write descriptor of this process, inherited by a child
+        // another test thread is forking, would make executing the script
+        // fail now and then with ETXTBSY.
+        let draft = self.path(&format!("{name}.draft"));
+        std::fs::write(&draft, format!("#!/bin/sh\n{body}\n")).expect("write script");
+        std::fs::set_permissions(&draft, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let cp = std::process::Command::new("cp")
+            .arg("-p")
+            .arg("--")
+            .arg(&draft)
+            .arg(&p)
+            .status()
+            .expect("run cp");
+        assert!(cp.success(), "cp {} {}", draft.display(), p.display());
         p
     }
 
