@@ -75,7 +75,7 @@ pub(super) fn lookup<'w>(
 
 /// Index of the first operand (the subcommand), skipping global options.
 pub(super) fn first_operand(spec: &CommandSpec, args: &[Word]) -> Option<usize> {
-    let opts: Vec<registry::OptionSpec> = spec.options.iter().map(|o| o.spec().clone()).collect();
+    let opts: Vec<&registry::OptionSpec> = spec.options.iter().map(|o| o.spec()).collect();
     let mut i = 0;
     while i < args.len() {
         let a = args[i].value.as_str();

@@ -69,14 +69,14 @@ impl Roots {
         if let Some(d) = self
             .deny_read
             .iter()
-            .find(|d| path.starts_with(d) || d.starts_with(path) && destructive)
+            .find(|d| under(path, d) || destructive && under(d, path))
         {
             return Err(PathProblem::Secret(d.clone()));
         }
         if let Some(p) = self.protected_hit(path, destructive) {
             return Err(PathProblem::Protected(p));
         }
-        if self.write.iter().any(|r| path.starts_with(r)) {
+        if self.write.iter().any(|r| under(path, r)) {
             Ok(())
         } else {
             Err(PathProblem::NotWritable)
@@ -160,12 +160,47 @@ impl Roots {
     /// `/`, the home directory, system roots, a writable root itself, or any
     /// ancestor of those.
     pub fn is_broad(&self, path: &Path) -> bool {
-        path == Path::new("/")
-            || path == self.home
-            || self.home.starts_with(path)
-            || self.broad.iter().any(|b| path == b || b.starts_with(path))
-            || self.write.iter().any(|w| path == w || w.starts_with(path))
+        // `under(x, path)` includes `x == path`.
+        same(path, Path::new("/"))
+            || under(&self.home, path)
+            || self.broad.iter().any(|b| under(b, path))
+            || self.write.iter().any(|w| under(w, path))
     }
+}
+
+/// `path.starts_with(root)` (component-wise, so `/a/bc` is not under `/a/b`)
+/// by comparing bytes when both are plain absolute paths, which the roots and
+/// resolved operands are; the component iterator otherwise. Same answer
+/// either way (unit test below); the iterator was most of a write check.
+pub(crate) fn under(path: &Path, root: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let (p, r) = (path.as_os_str().as_bytes(), root.as_os_str().as_bytes());
+    if !(plain(p) && plain(r)) {
+        return path.starts_with(root);
+    }
+    r == b"/" || p.starts_with(r) && (p.len() == r.len() || p[r.len()] == b'/')
+}
+
+/// `path == other` (component-wise), by bytes for plain absolute paths.
+pub(crate) fn same(path: &Path, other: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let (p, o) = (path.as_os_str().as_bytes(), other.as_os_str().as_bytes());
+    if plain(p) && plain(o) {
+        p == o
+    } else {
+        path == other
+    }
+}
+
+/// Absolute, and spelled the one way `Path::components` reads it: no empty
+/// or `.` component, no trailing slash (except `/` itself).
+fn plain(b: &[u8]) -> bool {
+    // One pass (this runs for every root at every write check).
+    b.first() == Some(&b'/')
+        && (b.len() == 1 || b.last() != Some(&b'/'))
+        && b.iter().zip(&b[1..]).enumerate().all(|(i, (&x, &y))| {
+            !(x == b'/' && (y == b'/' || y == b'.' && matches!(b.get(i + 2), None | Some(b'/'))))
+        })
 }
 
 /// Whether a hit on a venv entry (`**/site-packages/*.pth`) is in a
@@ -410,6 +445,42 @@ fn bracket(p: &[u8]) -> Option<(Bracket, usize)> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn under_and_same_agree_with_path_components() {
+        let spellings = [
+            "/",
+            "//",
+            "/a",
+            "/a/",
+            "/a//b",
+            "/a/./b",
+            "/a/.",
+            "/a/b",
+            "/a/b/",
+            "/a/bc",
+            "/a/b/c",
+            "/a/../b",
+            "/a/b/..",
+            "/ab",
+            "a",
+            "a/b",
+            "",
+            ".",
+            "/home/user",
+            "/home/user/.ssh",
+            "/home/username",
+            "/home/user/.ssh/id_rsa",
+            "/home/./user",
+        ];
+        for x in spellings {
+            for y in spellings {
+                let (px, py) = (Path::new(x), Path::new(y));
+                assert_eq!(under(px, py), px.starts_with(py), "under({x:?}, {y:?})");
+                assert_eq!(same(px, py), px == py, "same({x:?}, {y:?})");
+            }
+        }
+    }
+
     use super::*;
 
     #[test]
