@@ -726,12 +726,21 @@ fn claude_8_parser_blowup_crash_or_timeout_blocks_in_both_protocols() {
             "answered in time: {:?}",
             t.elapsed()
         );
-        // The hanging validator does not outlive the decision.
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        let left = Command::new("pgrep")
-            .args(["-f", "sleep 23.456"])
-            .output()
-            .expect("pgrep");
+        // The hanging validator does not outlive the decision: it is killed
+        // when the hook ends (PR_SET_PDEATHSIG). Under load the kill can
+        // take a while to be carried out, so look for up to 5 s; a leaked
+        // validator would live 23 s.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        let left = loop {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            let left = Command::new("pgrep")
+                .args(["-f", "sleep 23.456"])
+                .output()
+                .expect("pgrep");
+            if left.stdout.is_empty() || std::time::Instant::now() > deadline {
+                break left;
+            }
+        };
         assert!(
             left.stdout.is_empty(),
             "validator left running: {}",
