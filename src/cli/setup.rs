@@ -16,7 +16,7 @@
 //! "timeout":N,"type":"command"}],"matcher":...}` (codex-rs
 //! `hooks/src/engine/discovery.rs` `command_hook_hash` and
 //! `config/src/fingerprint.rs` `version_for_toml`; measured against Codex
-//! 0.169.0 by the agents team, /work/notes/agents-findings.md). Codex runs
+//! 0.169.0 and tested against it in `agents::real`). Codex runs
 //! an untrusted hook never, silently.
 
 use std::path::{Path, PathBuf};
@@ -464,7 +464,7 @@ mod tests {
     #[test]
     fn codex_hash_matches_codex() {
         // Measured with Codex 0.169.0 (`codex app-server` hooks/list
-        // currentHash), /work/notes/agents-findings.md.
+        // currentHash); `agents::real` checks it against the real CLI.
         assert_eq!(
             codex_trusted_hash(
                 "pre_tool_use",

@@ -1,7 +1,7 @@
 //! Issue 12, protocol level: every finding of the two lists (Claude Code
 //! 2.1.330, Codex 0.169.0) has a regression test here that feeds the real
 //! agents' JSON shapes and shell wrappers, as recorded by the `agents` team
-//! from the real CLIs (/work/notes/agents-findings.md), to the real binary.
+//! from the real CLIs (tests/fixtures/agents/), to the real binary.
 //! The end-to-end tests with the CLIs themselves are the `agents` team's.
 
 use crate::agents_support;
