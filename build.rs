@@ -1,7 +1,9 @@
 //! Embeds the built-in data of `profiles/` into the binary in a form that
-//! costs nothing at start-up: each registry entry, wrapper and rule is kept
-//! as its own small TOML text, found by name and parsed only when a command
-//! actually uses it. For rules, the literal keywords every match must contain
+//! costs nothing at start-up: each registry entry and wrapper is kept as
+//! its own small JSON text (serde_json parses it several times faster than
+//! toml parses the same entry), each rule as its own TOML text, found by
+//! name and parsed only when a command actually uses it; each built-in
+//! profile is kept with its `extends` chain already merged, as JSON. For rules, the literal keywords every match must contain
 //! are extracted here, so a rule's regex is compiled only when its keyword
 //! appears in the command.
 
@@ -35,6 +37,9 @@ mod registry;
 #[path = "src/parse/unwrap.rs"]
 #[allow(dead_code)]
 mod unwrap;
+// The loader's own merge of a profile over the one it extends.
+#[path = "src/profile/merge.rs"]
+mod merge;
 
 /// Stand-in for the generated tables while they are being generated
 /// (`registry.rs` reads `crate::builtin::REGISTRY` at run time only).
@@ -66,9 +71,11 @@ fn main() {
                 panic!("{}: `command` must be a table", file.display())
             };
             for (name, entry) in cmds {
-                let text = toml::to_string(&entry).expect("serialise entry");
+                // What the binary parses (registry.rs, `parse_builtin`) is
+                // this JSON text, checked here with the binary's own types.
+                let text = serde_json::to_string(&entry).expect("serialise entry");
                 let source = format!("{}", file.strip_prefix(&root).unwrap_or(&file).display());
-                match toml::from_str::<registry::CommandSpec>(&text) {
+                match serde_json::from_str::<registry::CommandSpec>(&text) {
                     Ok(spec) => {
                         let errs = registry::check_spec(&name, &spec);
                         if !errs.is_empty() {
@@ -88,7 +95,7 @@ fn main() {
     }
     writeln!(
         out,
-        "/// Built-in registry entries: (name, TOML text, source file), sorted by name."
+        "/// Built-in registry entries: (name, JSON text, source file), sorted by name."
     )
     .ok();
     writeln!(out, "pub static REGISTRY: &[(&str, &str, &str)] = &[").ok();
@@ -101,15 +108,15 @@ fn main() {
     let wrappers = read_table(&profiles.join("wrappers.toml"));
     writeln!(
         out,
-        "/// Built-in wrapper specs: (name, TOML text), sorted by name."
+        "/// Built-in wrapper specs: (name, JSON text), sorted by name."
     )
     .ok();
     writeln!(out, "pub static WRAPPERS: &[(&str, &str)] = &[").ok();
     if let Some(toml::Value::Table(ws)) = wrappers.get("wrapper") {
         let sorted: BTreeMap<_, _> = ws.iter().collect();
         for (name, entry) in sorted {
-            let text = toml::to_string(entry).expect("serialise wrapper");
-            if let Err(e) = toml::from_str::<unwrap::WrapperSpec>(&text) {
+            let text = serde_json::to_string(entry).expect("serialise wrapper");
+            if let Err(e) = serde_json::from_str::<unwrap::WrapperSpec>(&text) {
                 panic!("profiles/wrappers.toml: wrapper `{name}` does not deserialise: {e}");
             }
             writeln!(out, "    ({name:?}, {text:?}),").ok();
@@ -228,20 +235,53 @@ fn main() {
     }
     writeln!(out, "];").ok();
 
-    // Profiles: profiles/*.toml except wrappers.toml.
-    writeln!(out, "/// Built-in profiles: (name, TOML text).").ok();
-    writeln!(out, "pub static PROFILES: &[(&str, &str)] = &[").ok();
+    // Profiles: profiles/*.toml except wrappers.toml. Each as written (a
+    // profile file may extend it: the loader merges the file over it) and
+    // with its `extends` chain merged, as `profile::load` would merge it,
+    // as JSON (what loading a built-in profile by name parses).
+    let mut names = Vec::new();
     for file in toml_files(&profiles) {
         let stem = file
             .file_stem()
             .and_then(|s| s.to_str())
             .unwrap_or_default()
             .to_string();
-        if stem == "wrappers" {
-            continue;
+        if stem != "wrappers" {
+            names.push((stem, fs::read_to_string(&file).expect("read profile")));
         }
-        let text = fs::read_to_string(&file).expect("read profile");
+    }
+    writeln!(out, "/// Built-in profiles: (name, TOML text).").ok();
+    writeln!(out, "pub static PROFILES: &[(&str, &str)] = &[").ok();
+    for (stem, text) in &names {
         writeln!(out, "    ({stem:?}, {text:?}),").ok();
+    }
+    writeln!(out, "];").ok();
+    writeln!(
+        out,
+        "/// Built-in profiles merged: (name, JSON of the merged table, the `extends` chain)."
+    )
+    .ok();
+    writeln!(
+        out,
+        "pub static PROFILE_DOCS: &[(&str, &str, &[&str])] = &["
+    )
+    .ok();
+    for (stem, _) in &names {
+        let mut chain = Vec::new();
+        let mut table = merged_profile(&names, stem, &mut chain);
+        // `name` is not inherited: a profile that does not set it is named
+        // after itself (what `profile::load_checked` does).
+        let declared = names
+            .iter()
+            .find(|(n, _)| n == stem)
+            .and_then(|(_, t)| t.parse::<toml::Table>().ok())
+            .and_then(|t| t.get("name").and_then(|n| n.as_str()).map(str::to_string));
+        table.insert(
+            "name".into(),
+            toml::Value::String(declared.unwrap_or_else(|| stem.clone())),
+        );
+        let json = serde_json::to_string(&toml::Value::Table(table)).expect("serialise profile");
+        writeln!(out, "    ({stem:?}, {json:?}, &{chain:?}),").ok();
     }
     writeln!(out, "];").ok();
 
@@ -252,6 +292,7 @@ fn main() {
         "src/parse/model.rs",
         "src/parse/unwrap.rs",
         "src/config/keywords.rs",
+        "src/profile/merge.rs",
     ] {
         println!("cargo:rerun-if-changed={f}");
     }
@@ -261,6 +302,44 @@ fn main() {
 
     let dest = PathBuf::from(std::env::var("OUT_DIR").expect("out dir")).join("builtin_data.rs");
     fs::write(dest, out).expect("write generated data");
+}
+
+/// Built-in profile `name` with its `extends` chain merged under it, as
+/// `profile::load_table` merges it; `chain` gets `builtin:NAME` of each,
+/// this one first. A built-in profile may extend only another built-in one.
+fn merged_profile(all: &[(String, String)], name: &str, chain: &mut Vec<String>) -> toml::Table {
+    let source = format!("builtin:{name}");
+    let file = format!("profiles/{name}.toml");
+    if chain.len() > 8 || chain.contains(&source) {
+        panic!("{file}: `extends` forms a cycle or is nested more than 8 levels deep");
+    }
+    chain.push(source);
+    let text = &all
+        .iter()
+        .find(|(n, _)| n == name)
+        .unwrap_or_else(|| {
+            panic!(
+                "profiles/{}: extends `{name}`, which is not a built-in profile",
+                chain[0].trim_start_matches("builtin:")
+            )
+        })
+        .1;
+    let table: toml::Table = text.parse().unwrap_or_else(|e| panic!("{file}: {e}"));
+    match table.get("extends").map(|v| v.as_str()) {
+        None => table,
+        Some(None) => panic!("{file}: `extends` must be a string"),
+        Some(Some(parent)) => {
+            if parent.contains('/') || parent.ends_with(".toml") {
+                panic!("{file}: a built-in profile extends only a built-in one, not `{parent}`");
+            }
+            let parent = parent.to_string();
+            let mut base = merged_profile(all, &parent, chain);
+            merge::merge(&mut base, table);
+            base.remove("extends");
+            base.insert("extends".into(), toml::Value::String(parent));
+            base
+        }
+    }
 }
 
 fn toml_files(dir: &Path) -> Vec<PathBuf> {

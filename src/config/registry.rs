@@ -765,7 +765,7 @@ impl Registry {
 /// built-in entry, so this cannot fail; if it still did, the command is
 /// refused with the reason (never treated as unknown, never allowed).
 fn parse_builtin(idx: usize, name: &str) -> Arc<CommandSpec> {
-    let spec = toml::from_str::<CommandSpec>(builtin::REGISTRY[idx].1).unwrap_or_else(|e| {
+    let spec = serde_json::from_str::<CommandSpec>(builtin::REGISTRY[idx].1).unwrap_or_else(|e| {
         CommandSpec {
             summary: format!("broken built-in registry entry `{name}`"),
             risk: Risk::Dangerous,
@@ -794,7 +794,7 @@ fn parse_builtin(idx: usize, name: &str) -> Arc<CommandSpec> {
 pub fn check_builtin() -> Vec<String> {
     let mut errs = Vec::new();
     for (name, text, source) in builtin::REGISTRY {
-        match toml::from_str::<CommandSpec>(text) {
+        match serde_json::from_str::<CommandSpec>(text) {
             Ok(spec) => errs.extend(
                 check_spec(name, &spec)
                     .into_iter()

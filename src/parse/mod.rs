@@ -80,7 +80,7 @@ pub fn wrapper_spec(name: &str) -> Option<unwrap::WrapperSpec> {
     // it still did, the wrapper is treated as raising privileges (refused
     // unless the profile allows escalation), never as a plain program.
     Some(
-        toml::from_str(builtin::WRAPPERS[idx].1).unwrap_or_else(|_| unwrap::WrapperSpec {
+        serde_json::from_str(builtin::WRAPPERS[idx].1).unwrap_or_else(|_| unwrap::WrapperSpec {
             escalates: true,
             ..Default::default()
         }),

@@ -3,6 +3,7 @@
 //! config) and pinning by the system configuration.
 
 pub mod examples;
+mod merge;
 pub mod select;
 
 use std::path::Path;
@@ -17,6 +18,7 @@ use crate::config::registry::{self, Registry};
 use crate::config::rules::{RuleDef, RuleSet};
 pub use crate::config::schema;
 pub use crate::config::{Placeholders, Profile, SYSTEM_ROOTS};
+use merge::merge;
 use schema::ProfileDoc;
 pub use select::{Selection, SelectionInputs, select};
 
@@ -99,6 +101,9 @@ pub fn load(selector: &str) -> Result<Profile, ProfileError> {
 /// assertions about them. `profile check` always checks (it calls
 /// [`load`]). A directory that cannot be written only loses the memo.
 pub fn load_checked(selector: &str, checked: Option<&Path>) -> Result<Profile, ProfileError> {
+    if let Some(loaded) = load_builtin(selector) {
+        return loaded;
+    }
     let mut chain = Vec::new();
     let mut declared = None;
     let mut key = Sha256::new();
@@ -147,6 +152,54 @@ pub fn load_checked(selector: &str, checked: Option<&Path>) -> Result<Profile, P
         let _ = std::fs::write(&m, b"");
     }
     Ok(profile)
+}
+
+/// A built-in profile by name, from the document build.rs merged (its
+/// `extends` chain applied, `name` set, exactly as [`load_table`] would
+/// merge the built-in TOML texts: `data::builtin` tests both ways agree)
+/// and embedded as JSON: no TOML parse and no merge at start-up. `None`
+/// when `selector` is not a built-in profile's name.
+fn load_builtin(selector: &str) -> Option<Result<Profile, ProfileError>> {
+    if selector.contains('/') || selector.ends_with(".toml") {
+        return None;
+    }
+    let (name, json, chain) = builtin::PROFILE_DOCS
+        .iter()
+        .find(|(n, _, _)| *n == selector)?;
+    let source = format!("builtin:{name}");
+    let doc = match serde_json::from_str::<ProfileDoc>(json) {
+        Ok(doc) => doc,
+        Err(e) => {
+            return Some(Err(ProfileError::Invalid {
+                file: source,
+                message: e.to_string(),
+            }));
+        }
+    };
+    let chain = chain.iter().map(|c| c.to_string()).collect();
+    Some(finish(doc, source, chain, false))
+}
+
+/// The built-in profile `name` loaded from its TOML text (as a profile file
+/// extending it sees it), not from the merged document build.rs embedded:
+/// what the tests compare [`load`] with.
+#[doc(hidden)]
+pub fn load_builtin_from_toml(name: &str) -> Result<Profile, ProfileError> {
+    let mut chain = Vec::new();
+    let mut declared = None;
+    let mut key = Sha256::new();
+    let mut files = Vec::new();
+    let mut table = load_table(name, &mut chain, 0, &mut declared, &mut key, &mut files)?;
+    let own = chain.first().map(|f| own_name(f)).unwrap_or_default();
+    table.insert("name".into(), toml::Value::String(declared.unwrap_or(own)));
+    let source = chain.first().cloned().unwrap_or_default();
+    let doc: ProfileDoc = toml::Value::Table(table)
+        .try_into()
+        .map_err(|e: toml::de::Error| ProfileError::Invalid {
+            file: source.clone(),
+            message: e.message().to_string(),
+        })?;
+    finish(doc, source, chain, false)
 }
 
 /// What identifies the running binary for the examples memo: its size,
@@ -334,26 +387,6 @@ fn read_source(selector: &str) -> Result<(String, String), ProfileError> {
         }
     })?;
     Ok((selector.to_string(), text))
-}
-
-/// Child keys win; tables merge recursively; arrays are replaced.
-fn merge(base: &mut toml::Table, over: toml::Table) {
-    for (k, v) in over {
-        match (k.as_str(), base.get_mut(&k), v) {
-            // Registry entries are replaced whole, never mixed.
-            ("commands", Some(toml::Value::Table(b)), toml::Value::Table(o)) => b.extend(o),
-            // Custom rules accumulate; a child rule with the same id wins.
-            ("rule", Some(toml::Value::Array(b)), toml::Value::Array(o)) => {
-                let id = |v: &toml::Value| v.get("id").and_then(|i| i.as_str()).map(str::to_string);
-                b.retain(|x| !o.iter().any(|y| id(y) == id(x)));
-                b.extend(o);
-            }
-            (_, Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
-            (_, _, v) => {
-                base.insert(k, v);
-            }
-        }
-    }
 }
 
 fn at(file: &str, text: &str, e: &toml::de::Error) -> ProfileError {

@@ -29,7 +29,7 @@ fn registry_examples_hold_under_default() {
 #[test]
 fn wrappers_parse() {
     for (name, text) in builtin::WRAPPERS {
-        let spec: Result<safe_exec::parse::unwrap::WrapperSpec, _> = toml::from_str(text);
+        let spec: Result<safe_exec::parse::unwrap::WrapperSpec, _> = serde_json::from_str(text);
         assert!(spec.is_ok(), "wrapper {name}: {:?}", spec.err());
     }
 }
