@@ -85,7 +85,11 @@ pub fn run(a: CheckArgs) -> i32 {
     // A reader that closed the pipe (`check --json | head -c 100`) is not an
     // error of the decision: the exit code still says allow, deny or ask.
     let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes());
-    exit_code(decided.verdict.decision)
+    let code = exit_code(decided.verdict.decision);
+    // The process exits with the answer: freeing the profile, the model
+    // and the verdict piece by piece first would only cost time.
+    std::mem::forget((decided, profile, selection.system, sit, input));
+    code
 }
 
 /// Bounds deciding (see [`crate::bound`]): if it runs out of memory or

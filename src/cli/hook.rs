@@ -378,7 +378,7 @@ fn judge_command(
         .as_deref()
         .and_then(Agent::from_name)
         .unwrap_or(hook.agent);
-    Ok(match v.decision {
+    let outcome = match v.decision {
         Decision::Allow => Outcome::Allow {
             warnings: v.warnings,
             // When the agent's shell already is safe-exec, every command
@@ -417,7 +417,12 @@ fn judge_command(
             }
         }
         Decision::Deny => Outcome::Deny(note(with_hint(&v))),
-    })
+    };
+    // The process exits with the answer: freeing the profile, the model and
+    // the verdict piece by piece first would only cost time.
+    std::mem::forget(life);
+    std::mem::forget((judged, l));
+    Ok(outcome)
 }
 
 /// Whether the agent runs its commands with safe-exec as the shell:

@@ -3,6 +3,7 @@
 //! for. Loading (files, `extends`, selection, pinning, examples) is
 //! `crate::profile`, at the top; everything here is what the stages read.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -113,23 +114,29 @@ impl Placeholders {
         let git = self
             .git_root
             .as_ref()
-            .map(|p| p.to_string_lossy().into_owned())
+            .map(|p| p.to_string_lossy())
             .unwrap_or_default();
-        // The same substitutions in the same order as always; a placeholder
-        // that is not there is not copied for (most paths have one).
-        let mut out = s.to_string();
-        for (name, value) in [
+        let values = [
             ("{cwd}", self.cwd.to_string_lossy()),
             ("{home}", self.home.to_string_lossy()),
             ("{tmp}", self.tmp.to_string_lossy()),
-            ("{git_root}", git.as_str().into()),
+            ("{git_root}", git),
             ("{state}", self.state.to_string_lossy()),
-        ] {
-            if out.contains(name) {
-                out = out.replace(name, &value);
-            }
-        }
-        let p = crate::parse::shell_join(Path::new("/"), &out);
+        ];
+        let out = if !s.contains('{') {
+            // Nothing to substitute (`/`, `/usr/share`).
+            s.to_string()
+        } else {
+            substitute_once(s, &values).unwrap_or_else(|| substitute_in_turn(s, &values))
+        };
+        // Most entries are clean absolute paths already (placeholders are
+        // resolved, clean paths); the lexical clean-up would rebuild them
+        // component by component into the same path.
+        let p = if is_clean_absolute(&out) {
+            PathBuf::from(out)
+        } else {
+            crate::parse::shell_join(Path::new("/"), &out)
+        };
         // Resolve symlinks so that comparisons with resolved operands hold;
         // a path that does not exist resolves like operands do (its longest
         // existing prefix), without a failing realpath per component.
@@ -162,6 +169,62 @@ impl Placeholders {
             .map(|(_, p)| p)
             .collect()
     }
+}
+
+/// `s` with each placeholder of `values` replaced in turn, in their order
+/// (a value may itself hold a placeholder's spelling, which a later
+/// replacement then replaces): the definition of the expansion.
+fn substitute_in_turn(s: &str, values: &[(&str, Cow<'_, str>)]) -> String {
+    let mut out = s.to_string();
+    for (name, value) in values {
+        // A placeholder that is not there is not copied for.
+        if out.contains(name) {
+            out = out.replace(name, value);
+        }
+    }
+    out
+}
+
+/// [`substitute_in_turn`] in one pass from the left, when that gives the
+/// same string: every value it inserts is absolute (starts with `/`) and
+/// holds no `{`. A placeholder's spelling is `{`, letters, `}`; an inserted
+/// value can then neither start one nor continue one that `s` started, so
+/// no replacement can form a placeholder for a later one to replace, and
+/// the placeholders of `s` do not overlap (each ends at its first `}`).
+/// `None` when a value does not qualify (then the caller replaces in turn).
+fn substitute_once(s: &str, values: &[(&str, Cow<'_, str>)]) -> Option<String> {
+    let mut out = String::with_capacity(s.len() + 64);
+    let mut rest = s;
+    while let Some(i) = rest.find('{') {
+        out.push_str(&rest[..i]);
+        rest = &rest[i..];
+        match values.iter().find(|(name, _)| rest.starts_with(name)) {
+            Some((name, value)) => {
+                if !value.starts_with('/') || value.contains('{') {
+                    return None;
+                }
+                out.push_str(value);
+                rest = &rest[name.len()..];
+            }
+            None => {
+                out.push('{');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
+/// Whether `shell_join("/", s)` is `s` itself: absolute, no empty, `.` or
+/// `..` component, no trailing `/` (but `/` itself).
+fn is_clean_absolute(s: &str) -> bool {
+    s == "/"
+        || (s.starts_with('/')
+            && !s.ends_with('/')
+            && s[1..]
+                .split('/')
+                .all(|c| !c.is_empty() && c != "." && c != ".."))
 }
 
 /// Directories that are never a writable root, whatever the placeholders say.
@@ -287,6 +350,132 @@ impl Profile {
             timeout: limit_timeout
                 .filter(|t| *t > 0)
                 .map(std::time::Duration::from_secs),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const VALUES: &[&str] = &[
+        "/w/p", "/h", "/", "", "home", "{home}", "/x/{cwd}", "cwd}", "/a}b", "/{", "tmp", "/é/ü",
+    ];
+    const ENTRIES: &[&str] = &[
+        "{cwd}",
+        "{home}/.ssh",
+        "{home}/{cwd}",
+        "{{cwd}}",
+        "{{home}",
+        "{ho{cwd}me}",
+        "{state}/audit.jsonl",
+        "{git_root}/.git/config",
+        "{tmp}{tmp}",
+        "x{cwd",
+        "{}",
+        "{unknown}/{home}",
+        "}{home}{",
+        "/plain/path",
+        "{",
+        "{cwd}}home}",
+    ];
+
+    #[test]
+    fn one_pass_substitution_equals_replacing_in_turn() {
+        let mut compared = 0;
+        for a in VALUES {
+            for b in VALUES {
+                for c in ["/t", "/{tmp}", "state"] {
+                    let values = [
+                        ("{cwd}", Cow::Borrowed(*a)),
+                        ("{home}", Cow::Borrowed(*b)),
+                        ("{tmp}", Cow::Borrowed(c)),
+                        ("{git_root}", Cow::Borrowed("/g")),
+                        ("{state}", Cow::Borrowed(*b)),
+                    ];
+                    for s in ENTRIES {
+                        if let Some(once) = substitute_once(s, &values) {
+                            compared += 1;
+                            assert_eq!(
+                                once,
+                                substitute_in_turn(s, &values),
+                                "{s:?} with {values:?}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        assert!(compared > 1000, "{compared}");
+    }
+
+    #[test]
+    fn clean_absolute_paths_are_what_the_lexical_join_gives() {
+        for s in [
+            "/",
+            "//",
+            "/a",
+            "/a/",
+            "/a//b",
+            "/a/./b",
+            "/a/../b",
+            "/..",
+            "/.",
+            "/a/.",
+            "/a/..",
+            "a",
+            "",
+            "./a",
+            "/a/b/c",
+            "/a/.b/..c/...",
+            "/a b/c",
+            "/é",
+        ] {
+            if is_clean_absolute(s) {
+                assert_eq!(
+                    crate::parse::shell_join(Path::new("/"), s),
+                    PathBuf::from(s),
+                    "{s}"
+                );
+            }
+        }
+        assert!(is_clean_absolute("/a/.b/..c/..."));
+        assert!(!is_clean_absolute("/a/"));
+        assert!(!is_clean_absolute("/a/./b"));
+    }
+
+    #[test]
+    fn expansion_with_odd_places_is_unchanged() {
+        let d = tempfile::tempdir().expect("tmp");
+        let base = crate::sys::path::canonicalize(d.path()).expect("real");
+        for cwd in ["{home}", "home}", "{tmp}x", "plain"] {
+            let dir = base.join(cwd);
+            std::fs::create_dir_all(&dir).expect("dir");
+            let ph = Placeholders {
+                cwd: dir.clone(),
+                home: base.join("h"),
+                tmp: base.join("t"),
+                git_root: None,
+                state: base.join("s"),
+            };
+            for s in ENTRIES {
+                if s.contains("{git_root}") {
+                    assert_eq!(ph.expand(s), None);
+                    continue;
+                }
+                let values = [
+                    ("{cwd}", ph.cwd.to_string_lossy()),
+                    ("{home}", ph.home.to_string_lossy()),
+                    ("{tmp}", ph.tmp.to_string_lossy()),
+                    ("{git_root}", Cow::Borrowed("")),
+                    ("{state}", ph.state.to_string_lossy()),
+                ];
+                let want = crate::sys::path::real_prefix_memo(
+                    &crate::parse::shell_join(Path::new("/"), &substitute_in_turn(s, &values)),
+                    &mut HashMap::new(),
+                );
+                assert_eq!(ph.expand(s), Some(want), "{s} in {}", dir.display());
+            }
         }
     }
 }

@@ -156,6 +156,13 @@ fn real_prefix_with(
             let mut out = real;
             for r in rest.iter().rev() {
                 out.push(r);
+                // A missing prefix resolves like this for the next paths
+                // under it (`{home}/.config/gh`, `{home}/.config/gcloud`):
+                // one failing lstat less each.
+                if let Some(m) = memo.as_deref_mut() {
+                    existing.push(r);
+                    m.insert(existing.clone(), out.clone());
+                }
             }
             return out;
         }
@@ -169,5 +176,46 @@ fn real_prefix_with(
             }
             _ => return p.to_path_buf(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memo_answers_as_resolving_each_path_alone() {
+        let d = tempfile::tempdir().expect("tmp");
+        let root = canonicalize(d.path()).expect("real tmp");
+        std::fs::create_dir_all(root.join("real/sub")).expect("dirs");
+        std::os::unix::fs::symlink(root.join("real"), root.join("link")).expect("symlink");
+        let paths = [
+            "link/missing/a",
+            "link/missing/b",
+            "link/missing",
+            "link/sub",
+            "link/sub/new/x",
+            "real/missing/a",
+            "missing/deeper/still",
+            "missing/deeper/other",
+            "missing",
+            "link",
+        ];
+        let mut memo = std::collections::HashMap::new();
+        for round in 0..2 {
+            for p in paths {
+                let p = root.join(p);
+                assert_eq!(
+                    real_prefix_memo(&p, &mut memo),
+                    real_prefix(&p),
+                    "{} (round {round})",
+                    p.display()
+                );
+            }
+        }
+        assert_eq!(
+            real_prefix_memo(&root.join("link/missing/a"), &mut memo),
+            root.join("real/missing/a")
+        );
     }
 }
