@@ -300,7 +300,11 @@ pub fn main() -> i32 {
                 "argument {i} is not valid UTF-8; safe-exec only decides on commands it can read"
             ));
         }
-        let cli = match Cli::try_parse_from(&args) {
+        let parsed = match parse_narrow(&args) {
+            Some(command) => Ok(Cli { command }),
+            None => Cli::try_parse_from(&args),
+        };
+        let cli = match parsed {
             Ok(c) => c,
             Err(e) if first == Some("hook") => return hook::usage_failure(rest, &e),
             Err(e) => {
@@ -323,6 +327,39 @@ pub fn main() -> i32 {
         };
     }
     run_cmd::run(rest)
+}
+
+/// The arguments of `check` and `hook`, the subcommands an agent starts for
+/// every command, parsed with a command line that holds that subcommand
+/// alone: the same derived definition of its arguments as in [`Cli`], so a
+/// parse that succeeds gives the same value; building all of [`Cli`] (every
+/// subcommand and its help) cost ~100k instructions per start. `None` for
+/// any other subcommand and whenever this parse fails, including `--help`:
+/// the caller then parses with [`Cli`], which gives the usual messages.
+pub fn parse_narrow(args: &[OsString]) -> Option<Command> {
+    use clap::FromArgMatches;
+    let first = args.get(1)?.to_str()?;
+    let sub = match first {
+        "check" => CheckArgs::augment_args(clap::Command::new("check")),
+        "hook" => hook::HookArgs::augment_args(clap::Command::new("hook")),
+        _ => return None,
+    };
+    let mut cli = clap::Command::new("safe-exec").subcommand(sub);
+    let matches = cli.try_get_matches_from_mut(args).ok();
+    // Freeing the parser's tables would only cost time: the process ends
+    // soon after deciding.
+    std::mem::forget(cli);
+    let matches = matches?;
+    let (name, sub) = matches.subcommand()?;
+    let command = match name {
+        "check" => CheckArgs::from_arg_matches(sub).ok().map(Command::Check),
+        "hook" => hook::HookArgs::from_arg_matches(sub)
+            .ok()
+            .map(Command::Hook),
+        _ => None,
+    };
+    std::mem::forget(matches);
+    command
 }
 
 /// safe-exec under the file name `bash`: exactly the configured-shell mode

@@ -68,7 +68,7 @@ pub(crate) struct ExpandCache {
     /// The parser's trusted source directories for these places.
     trusted: Option<Arc<Vec<PathBuf>>>,
     /// Real paths of the existing directories met while resolving.
-    real: HashMap<PathBuf, PathBuf>,
+    real: crate::sys::path::RealMemo,
 }
 
 impl ExpandCache {
@@ -102,12 +102,12 @@ impl Placeholders {
     /// Substitutes placeholders in one path; `None` when it names an absent
     /// `{git_root}`.
     pub fn expand(&self, s: &str) -> Option<PathBuf> {
-        self.expand_memo(s, &mut HashMap::new())
+        self.expand_memo(s, &mut crate::sys::path::RealMemo::default())
     }
 
     /// [`Placeholders::expand`], keeping the real paths of the existing
     /// directories met in `memo` for the next paths.
-    fn expand_memo(&self, s: &str, memo: &mut HashMap<PathBuf, PathBuf>) -> Option<PathBuf> {
+    fn expand_memo(&self, s: &str, memo: &mut crate::sys::path::RealMemo) -> Option<PathBuf> {
         if s.contains("{git_root}") && self.git_root.is_none() {
             return None;
         }
@@ -472,7 +472,7 @@ mod tests {
                 ];
                 let want = crate::sys::path::real_prefix_memo(
                     &crate::parse::shell_join(Path::new("/"), &substitute_in_turn(s, &values)),
-                    &mut HashMap::new(),
+                    &mut crate::sys::path::RealMemo::default(),
                 );
                 assert_eq!(ph.expand(s), Some(want), "{s} in {}", dir.display());
             }

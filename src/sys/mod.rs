@@ -6,4 +6,5 @@ pub mod os;
 pub mod path;
 pub mod redact;
 pub mod rlimit;
+pub mod start;
 pub mod time;

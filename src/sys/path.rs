@@ -3,6 +3,9 @@
 //! the kernel would) that the policy, the profile's placeholders and the
 //! sandbox's Landlock plan share.
 
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::path::{Path, PathBuf};
 
 /// Joins `rel` onto `base` and removes `.` and `..` lexically (symlinks are
@@ -107,6 +110,48 @@ fn real_prefix(p: &Path) -> PathBuf {
     real_prefix_with(p, None)
 }
 
+/// The real paths [`real_prefix_memo`] met, by path: keyed by the path's
+/// bytes with FNV-1a. `Path`'s own `Hash` goes component by component
+/// (`/a//b` and `/a/b` are equal paths), several times slower, and the
+/// paths kept here are all clean (no empty, `.` or `..` component), for
+/// which equal bytes and equal paths are the same thing.
+#[derive(Debug, Default, Clone)]
+pub struct RealMemo(HashMap<OsString, PathBuf, BuildHasherDefault<Fnv>>);
+
+impl RealMemo {
+    fn get(&self, p: &Path) -> Option<&PathBuf> {
+        self.0.get(p.as_os_str())
+    }
+
+    fn insert(&mut self, p: PathBuf, real: PathBuf) {
+        self.0.insert(p.into_os_string(), real);
+    }
+}
+
+/// FNV-1a: a few instructions per byte for the short keys of [`RealMemo`]
+/// (not exposed to input an attacker chooses in bulk: the profile's paths).
+#[derive(Default)]
+pub struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for b in bytes {
+            h ^= u64::from(*b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
 /// [`resolve`] of a clean absolute path (no `..`) for a caller that
 /// resolves many paths at once (a profile's paths for one situation): the
 /// real path of each existing prefix is asked of the filesystem once and
@@ -114,17 +159,11 @@ fn real_prefix(p: &Path) -> PathBuf {
 /// directories: HOME, the project, TMPDIR), and an entry that is not a
 /// symlink in a directory whose real path is known needs no more than its
 /// `lstat`.
-pub fn real_prefix_memo(
-    p: &Path,
-    memo: &mut std::collections::HashMap<PathBuf, PathBuf>,
-) -> PathBuf {
+pub fn real_prefix_memo(p: &Path, memo: &mut RealMemo) -> PathBuf {
     real_prefix_with(p, Some(memo))
 }
 
-fn real_prefix_with(
-    p: &Path,
-    mut memo: Option<&mut std::collections::HashMap<PathBuf, PathBuf>>,
-) -> PathBuf {
+fn real_prefix_with(p: &Path, mut memo: Option<&mut RealMemo>) -> PathBuf {
     let mut existing = p.to_path_buf();
     let mut rest: Vec<std::ffi::OsString> = Vec::new();
     loop {
@@ -201,7 +240,7 @@ mod tests {
             "missing",
             "link",
         ];
-        let mut memo = std::collections::HashMap::new();
+        let mut memo = RealMemo::default();
         for round in 0..2 {
             for p in paths {
                 let p = root.join(p);

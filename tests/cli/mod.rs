@@ -3,4 +3,5 @@
 mod confirm;
 mod exit_codes;
 mod options;
+mod start;
 mod state_dir;
