@@ -30,7 +30,7 @@ impl Roots {
     /// Checks a tree that will be read recursively: it may not contain a
     /// protected path.
     pub fn check_read_tree(&self, path: &Path) -> Result<(), PathProblem> {
-        if let Some(d) = self.deny_read.iter().find(|d| d.starts_with(path)) {
+        if let Some(d) = self.deny_read.iter().find(|d| under(d, path)) {
             return Err(PathProblem::Secret(d.clone()));
         }
         self.check_read(path)
@@ -44,14 +44,14 @@ impl Roots {
         if self.is_secret_name(path) {
             return Err(PathProblem::Secret(path.to_path_buf()));
         }
-        if let Some(d) = self.deny_read.iter().find(|d| path.starts_with(d)) {
+        if let Some(d) = self.deny_read.iter().find(|d| under(path, d)) {
             return Err(PathProblem::Secret(d.clone()));
         }
         if self
             .read
             .iter()
             .chain(self.write.iter())
-            .any(|r| path.starts_with(r))
+            .any(|r| under(path, r))
         {
             Ok(())
         } else {
