@@ -76,6 +76,7 @@ pub fn decide(input: &CommandInput, profile: &Profile, sit: &Situation) -> Decid
         written: Vec::new(),
         links: Vec::new(),
         written_text: Vec::new(),
+        resolved: Default::default(),
     };
     let raw = match input {
         CommandInput::String { text, .. } => Some(text.as_str()),

@@ -587,7 +587,11 @@ impl<'a> Walker<'a> {
     /// Resolves a word and walks the command substitutions inside it, which
     /// run before the command that contains them.
     fn resolve_word(&mut self, raw: &str) -> Word {
-        let r = word::resolve(raw, &self.known_vars(), &self.options);
+        // A plain word needs neither the known variables nor the parser.
+        let r = match word::resolve_plain(raw) {
+            Some(r) => r,
+            None => word::resolve_parsed(raw, &self.known_vars(), &self.options),
+        };
         if r.had_expansion && r.word.value.contains('$') || r.word.unresolved {
             self.model.constructs.variable_expansion |= raw.contains('$');
         }

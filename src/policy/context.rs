@@ -40,6 +40,15 @@ pub struct PolicyContext<'a> {
     /// heredoc, `echo`/`printf` arguments), by file (filled by
     /// [`evaluate`](super::evaluate)): a script written and run in one string is checked.
     pub written_text: Vec<(PathBuf, String)>,
+    /// What [`paths::resolve`] answered in this decision, by (directory,
+    /// path): the several checks of one operand (the path check, the
+    /// write log, a glob's pattern) and the same operand in several
+    /// segments ask once. Nothing runs while a command is decided, so the
+    /// filesystem cannot change between two asks of one decision; the memo
+    /// lives in this context, made afresh for every decision (see
+    /// [`PolicyContext::for_command`]), so the next decision asks the
+    /// filesystem again.
+    pub resolved: std::cell::RefCell<Vec<(PathBuf, String, PathBuf)>>,
 }
 
 /// A symbolic link the command makes, and the `ln` that makes it.
@@ -76,13 +85,14 @@ impl<'a> PolicyContext<'a> {
             written,
             links: symlinks(model, &ctx.profile.registry),
             written_text: confined::written_text(model),
+            resolved: Default::default(),
         }
     }
 
     /// Resolves a path of `seg` like [`paths::resolve`], following links
     /// the same command makes before using them.
     pub fn resolve(&self, seg: &Segment, p: &str) -> PathBuf {
-        let mut out = paths::resolve(&seg.cwd, p);
+        let mut out = self.resolve_in(&seg.cwd, p);
         for _ in 0..8 {
             let Some(l) = self
                 .links
@@ -95,9 +105,27 @@ impl<'a> PolicyContext<'a> {
                 .strip_prefix(&l.path)
                 .map(Path::to_path_buf)
                 .unwrap_or_default();
-            out = paths::resolve(&l.target, &rest.to_string_lossy());
+            out = self.resolve_in(&l.target, &rest.to_string_lossy());
         }
         out
+    }
+
+    /// [`paths::resolve`] through this decision's memo.
+    fn resolve_in(&self, cwd: &Path, p: &str) -> PathBuf {
+        let hit = self
+            .resolved
+            .borrow()
+            .iter()
+            .find(|(c, q, _)| q == p && c.as_os_str() == cwd.as_os_str())
+            .map(|(_, _, r)| r.clone());
+        if let Some(r) = hit {
+            return r;
+        }
+        let r = paths::resolve(cwd, p);
+        self.resolved
+            .borrow_mut()
+            .push((cwd.to_path_buf(), p.to_string(), r.clone()));
+        r
     }
 }
 

@@ -30,7 +30,7 @@ impl Roots {
     /// Checks a tree that will be read recursively: it may not contain a
     /// protected path.
     pub fn check_read_tree(&self, path: &Path) -> Result<(), PathProblem> {
-        if let Some(d) = self.deny_read.iter().find(|d| d.starts_with(path)) {
+        if let Some(d) = self.deny_read.iter().find(|d| under(d, path)) {
             return Err(PathProblem::Secret(d.clone()));
         }
         self.check_read(path)
@@ -44,14 +44,14 @@ impl Roots {
         if self.is_secret_name(path) {
             return Err(PathProblem::Secret(path.to_path_buf()));
         }
-        if let Some(d) = self.deny_read.iter().find(|d| path.starts_with(d)) {
+        if let Some(d) = self.deny_read.iter().find(|d| under(path, d)) {
             return Err(PathProblem::Secret(d.clone()));
         }
         if self
             .read
             .iter()
             .chain(self.write.iter())
-            .any(|r| path.starts_with(r))
+            .any(|r| under(path, r))
         {
             Ok(())
         } else {
@@ -116,6 +116,11 @@ impl Roots {
     /// (`rm -rf .git` removes `.git/config`).
     pub fn protected_hit(&self, path: &Path, destructive: bool) -> Option<PathBuf> {
         for root in &self.write {
+            // `under` is `strip_prefix` succeeding, without the component
+            // walk for the roots the path is not in.
+            if !under(path, root) {
+                continue;
+            }
             let Ok(rel) = path.strip_prefix(root) else {
                 continue;
             };
@@ -169,38 +174,39 @@ impl Roots {
 }
 
 /// `path.starts_with(root)` (component-wise, so `/a/bc` is not under `/a/b`)
-/// by comparing bytes when both are plain absolute paths, which the roots and
-/// resolved operands are; the component iterator otherwise. Same answer
-/// either way (unit test below); the iterator was most of a write check.
+/// for absolute paths by splitting their bytes at `/` and skipping the
+/// empty and `.` pieces, which is how `Path::components` reads an absolute
+/// path (`//`, `/./` and a trailing `/` name nothing); the component
+/// iterator for anything else. Same answer either way (unit test below); it
+/// stops at the first piece that differs, so a root in another tree costs a
+/// few bytes (a write check compares the path with every root).
 pub(crate) fn under(path: &Path, root: &Path) -> bool {
     use std::os::unix::ffi::OsStrExt;
     let (p, r) = (path.as_os_str().as_bytes(), root.as_os_str().as_bytes());
-    if !(plain(p) && plain(r)) {
+    if p.first() != Some(&b'/') || r.first() != Some(&b'/') {
         return path.starts_with(root);
     }
-    r == b"/" || p.starts_with(r) && (p.len() == r.len() || p[r.len()] == b'/')
+    let mut pc = pieces(p);
+    pieces(r).all(|c| pc.next() == Some(c))
 }
 
-/// `path == other` (component-wise), by bytes for plain absolute paths.
+/// `path == other` (component-wise), by bytes for absolute paths.
 pub(crate) fn same(path: &Path, other: &Path) -> bool {
     use std::os::unix::ffi::OsStrExt;
     let (p, o) = (path.as_os_str().as_bytes(), other.as_os_str().as_bytes());
-    if plain(p) && plain(o) {
-        p == o
-    } else {
-        path == other
+    if p == o {
+        return true;
     }
+    if p.first() != Some(&b'/') || o.first() != Some(&b'/') {
+        return path == other;
+    }
+    pieces(p).eq(pieces(o))
 }
 
-/// Absolute, and spelled the one way `Path::components` reads it: no empty
-/// or `.` component, no trailing slash (except `/` itself).
-fn plain(b: &[u8]) -> bool {
-    // One pass (this runs for every root at every write check).
-    b.first() == Some(&b'/')
-        && (b.len() == 1 || b.last() != Some(&b'/'))
-        && b.iter().zip(&b[1..]).enumerate().all(|(i, (&x, &y))| {
-            !(x == b'/' && (y == b'/' || y == b'.' && matches!(b.get(i + 2), None | Some(b'/'))))
-        })
+/// The components after the root of an absolute path, as bytes.
+fn pieces(b: &[u8]) -> impl Iterator<Item = &[u8]> {
+    b.split(|&c| c == b'/')
+        .filter(|c| !c.is_empty() && *c != b".")
 }
 
 /// Whether a hit on a venv entry (`**/site-packages/*.pth`) is in a
@@ -471,6 +477,18 @@ mod tests {
             "/home/username",
             "/home/user/.ssh/id_rsa",
             "/home/./user",
+            "/.",
+            "/./",
+            "///a",
+            "/a/./",
+            "/./a",
+            "/a/b/./c//",
+            "/home/user/",
+            "/home//user",
+            "/home/user/.",
+            "/home/user/..",
+            "./a",
+            "../a",
         ];
         for x in spellings {
             for y in spellings {
@@ -478,6 +496,30 @@ mod tests {
                 assert_eq!(under(px, py), px.starts_with(py), "under({x:?}, {y:?})");
                 assert_eq!(same(px, py), px == py, "same({x:?}, {y:?})");
             }
+        }
+        // Generated spellings: every mix of separators, `.`, `..` and names.
+        const PIECES: &[&str] = &["/", "/", "//", ".", "..", "a", "b", "ab", "/.", "./"];
+        let mut seed: u64 = 0x1234_5678_9ABC_DEF1;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut spelling = || -> String {
+            let n = (next() % 7) as usize;
+            let mut s = String::from(if next() % 8 == 0 { "" } else { "/" });
+            for _ in 0..n {
+                s.push_str(PIECES[(next() % PIECES.len() as u64) as usize]);
+            }
+            s
+        };
+        for _ in 0..200_000 {
+            let (x, y) = (spelling(), spelling());
+            let (px, py) = (Path::new(&x), Path::new(&y));
+            assert_eq!(under(px, py), px.starts_with(py), "under({x:?}, {y:?})");
+            assert_eq!(under(py, px), py.starts_with(px), "under({y:?}, {x:?})");
+            assert_eq!(same(px, py), px == py, "same({x:?}, {y:?})");
         }
     }
 
