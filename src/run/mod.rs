@@ -332,7 +332,17 @@ fn supervise(
     // child's execve, i.e. before the command runs.
     // SAFETY: prctl with constant arguments only reads a flag.
     let dumpable = unsafe { libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) };
-    let (tx, rx) = std::sync::mpsc::channel();
+    // A channel of one slot, allocated here: its `send` allocates nothing,
+    // so for a command that execs nothing more the supervisor thread never
+    // allocates and glibc creates no malloc arena for it (a 128 MiB
+    // reservation, trimmed, and its page faults).
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    // The thread's own start (std registers its thread-local destructors)
+    // allocates too: let it share the main malloc arena instead of glibc
+    // creating one per thread. safe-exec's few threads (this one, the
+    // hooks' I/O pumps) contend for nothing that matters.
+    // SAFETY: mallopt only sets a malloc tunable.
+    unsafe { libc::mallopt(libc::M_ARENA_MAX, 1) };
     let result = std::thread::scope(|scope| {
         let stop_read = stop.read;
         let handle = scope.spawn(move || {
