@@ -325,15 +325,37 @@ fn supervise(
     sup::reap::become_subreaper().map_err(RunError::Supervise)?;
     let stop = StopPipe::new().map_err(RunError::Supervise)?;
     let read_end = pipe.read_end();
-    let (tx, rx) = std::sync::mpsc::channel();
+    // The child shares safe-exec's memory until its execve (see
+    // `spawn::spawn`), so its `PR_SET_DUMPABLE` (which `pidfd_getfd`
+    // needs) is safe-exec's too: the supervisor thread puts this value
+    // back as soon as it holds the listener, before it answers the
+    // child's execve, i.e. before the command runs.
+    // SAFETY: prctl with constant arguments only reads a flag.
+    let dumpable = unsafe { libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) };
+    // A channel of one slot, allocated here: its `send` allocates nothing,
+    // so for a command that execs nothing more the supervisor thread never
+    // allocates and glibc creates no malloc arena for it (a 128 MiB
+    // reservation, trimmed, and its page faults).
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    // The thread's own start (std registers its thread-local destructors)
+    // allocates too: let it share the main malloc arena instead of glibc
+    // creating one per thread. safe-exec's few threads (this one, the
+    // hooks' I/O pumps) contend for nothing that matters.
+    // SAFETY: mallopt only sets a malloc tunable.
+    unsafe { libc::mallopt(libc::M_ARENA_MAX, 1) };
     let result = std::thread::scope(|scope| {
         let stop_read = stop.read;
         let handle = scope.spawn(move || {
             let status = spawn::read_status(read_end);
-            let listener = match &status {
+            let taken = match &status {
                 Ok(Some(spawn::Started {
                     listener: Some(l), ..
-                })) => match sup::take_listener(*l) {
+                })) => Some((sup::take_listener(*l), *l)),
+                _ => None,
+            };
+            restore_dumpable(dumpable);
+            let listener = match taken {
+                Some((taken, l)) => match taken {
                     Ok(fd) => Some((fd, l.pid)),
                     Err(e) => {
                         // The child waits in execve for an answer that
@@ -380,6 +402,15 @@ fn supervise(
         rep.notes = snapshot.notes.clone();
     }
     r
+}
+
+/// Puts safe-exec's dumpable flag back to `value` (from `PR_GET_DUMPABLE`)
+/// after a child that shared its memory set it (see `spawn::spawn`).
+fn restore_dumpable(value: libc::c_int) {
+    if value >= 0 {
+        // SAFETY: prctl with plain integer arguments.
+        unsafe { libc::prctl(libc::PR_SET_DUMPABLE, value as libc::c_ulong, 0, 0, 0) };
+    }
 }
 
 /// A pipe whose readability tells the supervisor thread to stop.
@@ -440,21 +471,28 @@ fn supervise_inner(
     let (me, my_pgrp) = unsafe { (libc::getpid(), libc::getpgrp()) };
     let shown = spawn::shown(resolved);
     let rx = supervisor;
-    let mut cmd = spawn::command(
+    let mut prepared = prepared;
+    // SAFETY: prctl with constant arguments only reads a flag.
+    let dumpable = unsafe { libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) };
+    let spawned = spawn::spawn(
         resolved,
         &plan.argv,
         env,
         &plan.cwd,
-        prepared,
+        &mut prepared,
         &pipe,
-        Some(spawn::ChildProcess {
+        spawn::ChildProcess {
             parent: me,
             tty,
             mask: old_mask,
-        }),
+        },
         rx.is_some(),
     );
-    let spawned = cmd.spawn();
+    drop(prepared);
+    // The child has exec'd or exited: whatever it set on the memory it
+    // shared is safe-exec's alone now (the supervisor thread, when there
+    // is one, has already put it back before the command could run).
+    restore_dumpable(dumpable);
     pipe.close_write();
     let status = match rx {
         // The supervisor thread read the status (it had to answer the
@@ -462,8 +500,11 @@ fn supervise_inner(
         Some(rx) => match rx.recv() {
             Ok(Ok(s)) => s,
             Ok(Err(e)) => {
-                if let Ok(mut c) = spawned {
-                    let _ = c.wait();
+                if let Ok(pid) = spawned {
+                    let mut st = 0;
+                    // SAFETY: reaping our own child (killed by the
+                    // supervisor thread).
+                    unsafe { libc::waitpid(pid, &mut st, 0) };
                 }
                 return Err(RunError::Supervise(e));
             }
@@ -471,13 +512,12 @@ fn supervise_inner(
         },
         None => pipe.collect(),
     };
-    let child = match spawned {
-        Ok(c) => c,
+    let pid = match spawned {
+        Ok(pid) => pid,
         Err(e) => {
             return Err(start_error(&shown, e, status.map(|o| o.map(|s| s.applied))));
         }
     };
-    let pid = child.id() as libc::pid_t;
     if let Some(t) = tty {
         signals::give_terminal(t, pid); // also done in the child; whoever is first wins the race
     }
@@ -560,7 +600,6 @@ fn supervise_inner(
     if let Some(t) = tty {
         signals::give_terminal(t, my_pgrp);
     }
-    drop(child);
     let (code, signal) = if timed_out {
         (124, Some(libc::SIGKILL))
     } else if libc::WIFSIGNALED(status) {

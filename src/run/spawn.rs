@@ -158,7 +158,27 @@ pub fn command(
     }
     let status_fd = pipe.write;
     let setup = move || -> io::Result<()> {
-        if let Some(c) = &child {
+        child_setup(&mut prepared, status_fd, child.as_ref(), notify, true)
+    };
+    // SAFETY: the closure only performs syscalls (see Prepared::apply).
+    unsafe { cmd.pre_exec(setup) };
+    cmd
+}
+
+/// What the child does between the fork (or clone) and `execve`: the
+/// supervision settings (parent-death signal, terminal), the sandbox, and
+/// the status message. System calls only, no allocation. `restore_mask`:
+/// give the caller's signal mask back after the terminal handover (the
+/// `fork` path; [`spawn`]'s child does it just before `execve`).
+fn child_setup(
+    prepared: &mut Prepared,
+    status_fd: libc::c_int,
+    child: Option<&ChildProcess>,
+    notify: bool,
+    restore_mask: bool,
+) -> io::Result<()> {
+    {
+        if let Some(c) = child {
             // SAFETY: prctl/getppid/_exit are async-signal-safe syscalls.
             unsafe {
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
@@ -171,7 +191,9 @@ pub fn command(
                 // SAFETY: getpid has no side effects.
                 super::signals::give_terminal(tty, unsafe { libc::getpid() });
             }
-            super::signals::set_mask(&c.mask);
+            if restore_mask {
+                super::signals::set_mask(&c.mask);
+            }
         }
         if notify {
             // The supervisor (our parent) takes a duplicate of the listener
@@ -210,10 +232,250 @@ pub fn command(
                 Err(io::Error::from_raw_os_error(errno))
             }
         }
+    }
+}
+
+/// Everything the child of [`spawn`] uses, built before the clone: the
+/// child shares the parent's memory and only makes system calls.
+struct ChildArgs<'a> {
+    program: &'a std::ffi::CStr,
+    argv: &'a [*const libc::c_char],
+    /// `/bin/sh PROGRAM ARG...`: what runs when `execve` says ENOEXEC (a
+    /// script without `#!`), as glibc's `execvp`, which
+    /// `std::process::Command` uses, does.
+    sh_argv: &'a [*const libc::c_char],
+    envp: &'a [*const libc::c_char],
+    cwd: &'a std::ffi::CStr,
+    setup: &'a mut dyn FnMut() -> io::Result<()>,
+    /// The mask the program starts with.
+    mask: libc::sigset_t,
+    /// Written by the child when it fails (errno of the failing step or of
+    /// `execve`) before it exits; read by the parent after the clone
+    /// returns (CLONE_VFORK: the child has then exec'd or exited).
+    err: libc::c_int,
+}
+
+/// Size of the child's stack (mapped lazily: only the pages the setup
+/// touches are ever faulted in).
+const CHILD_STACK: usize = 256 * 1024;
+
+/// Signals whose handlers safe-exec's run mode may have installed (the
+/// Rust runtime's stack-overflow handlers); set back to the default in the
+/// child before anything is unblocked, so that no handler of the parent
+/// can run in the child, which shares its memory. `execve` resets them
+/// anyway; ignored signals stay ignored (SIGPIPE is set back to the default
+/// as `std::process::Command` does).
+const RESET_IN_CHILD: [libc::c_int; 3] = [libc::SIGSEGV, libc::SIGBUS, libc::SIGPIPE];
+
+extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the `ChildArgs` the parent passed to clone; the
+    // parent is suspended (CLONE_VFORK) until this child execs or exits,
+    // so nothing else touches it meanwhile.
+    let a = unsafe { &mut *arg.cast::<ChildArgs>() };
+    let fail = |a: &mut ChildArgs, errno: libc::c_int| -> ! {
+        a.err = if errno == 0 { libc::EINVAL } else { errno };
+        // SAFETY: _exit ends this process without running anything of the
+        // parent's (no atexit handlers, no stdio flush in shared memory).
+        unsafe { libc::_exit(127) }
     };
-    // SAFETY: the closure only performs syscalls (see Prepared::apply).
-    unsafe { cmd.pre_exec(setup) };
-    cmd
+    // SAFETY: system calls on values prepared by the parent; every signal
+    // is still blocked (the parent blocked them all before the clone).
+    unsafe {
+        for sig in RESET_IN_CHILD {
+            libc::signal(sig, libc::SIG_DFL);
+        }
+        if libc::chdir(a.cwd.as_ptr()) != 0 {
+            fail(a, crate::sandbox::errno());
+        }
+        if libc::setpgid(0, 0) != 0 {
+            fail(a, crate::sandbox::errno());
+        }
+    }
+    if let Err(e) = (a.setup)() {
+        fail(a, e.raw_os_error().unwrap_or(libc::EINVAL));
+    }
+    // SAFETY: execve with NULL-terminated arrays of NUL-terminated strings
+    // that the parent keeps alive until this child has exec'd or exited.
+    unsafe {
+        libc::pthread_sigmask(libc::SIG_SETMASK, &a.mask, std::ptr::null_mut());
+        libc::execve(a.program.as_ptr(), a.argv.as_ptr(), a.envp.as_ptr());
+        if crate::sandbox::errno() == libc::ENOEXEC {
+            libc::execve(a.sh_argv[0], a.sh_argv.as_ptr(), a.envp.as_ptr());
+            // As execvp: the error reported is the program's own.
+            fail(a, libc::ENOEXEC);
+        }
+    }
+    fail(a, crate::sandbox::errno())
+}
+
+/// Starts the command supervised: the child sets itself up exactly as
+/// [`command`]'s `pre_exec` does (own process group, parent-death signal,
+/// terminal, the sandbox, the status message) and execs `program`.
+///
+/// The child is started with `clone(CLONE_VM | CLONE_VFORK)` on a stack of
+/// its own, as `posix_spawn` does: no copy of safe-exec's page tables, no
+/// copy-on-write faults afterwards in either process, and an `execve` that
+/// has no copied address space to tear down. The calling thread is
+/// suspended until the child has exec'd or exited; safe-exec's other
+/// threads run on, so the supervisor thread (started before) receives the
+/// listener and answers the child's `execve`, as with `fork`.
+///
+/// Every signal is blocked in the parent around the clone and in the child
+/// until just before `execve` (then the caller's original mask, as before),
+/// so no signal handler runs in the child.
+///
+/// Returns the child's pid; when the child failed before or at `execve` it
+/// has been reaped and the error is its errno (the status pipe tells which
+/// step failed).
+#[allow(clippy::too_many_arguments)]
+pub fn spawn(
+    program: &Path,
+    argv: &[OsString],
+    env: &[(OsString, OsString)],
+    cwd: &Path,
+    prepared: &mut Prepared,
+    pipe: &StatusPipe,
+    child: ChildProcess,
+    notify: bool,
+) -> io::Result<libc::pid_t> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let cstr = |b: &[u8]| CString::new(b).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL));
+    let program_c = cstr(program.as_os_str().as_bytes())?;
+    let cwd_c = cstr(cwd.as_os_str().as_bytes())?;
+    let argv_c: Vec<CString> = argv
+        .iter()
+        .map(|a| cstr(a.as_bytes()))
+        .collect::<io::Result<_>>()?;
+    let envp_c: Vec<CString> = env
+        .iter()
+        .map(|(k, v)| {
+            let mut kv = Vec::with_capacity(k.len() + v.len() + 1);
+            kv.extend_from_slice(k.as_bytes());
+            kv.push(b'=');
+            kv.extend_from_slice(v.as_bytes());
+            cstr(&kv)
+        })
+        .collect::<io::Result<_>>()?;
+    let argv_p: Vec<*const libc::c_char> = argv_c
+        .iter()
+        .map(|c| c.as_ptr())
+        .chain(std::iter::once(std::ptr::null()))
+        .collect();
+    let sh = c"/bin/sh";
+    let sh_argv_p: Vec<*const libc::c_char> = [sh.as_ptr(), program_c.as_ptr()]
+        .into_iter()
+        .chain(argv_c.iter().skip(1).map(|c| c.as_ptr()))
+        .chain(std::iter::once(std::ptr::null()))
+        .collect();
+    let envp_p: Vec<*const libc::c_char> = envp_c
+        .iter()
+        .map(|c| c.as_ptr())
+        .chain(std::iter::once(std::ptr::null()))
+        .collect();
+    let status_fd = pipe.write;
+    let mut setup =
+        || -> io::Result<()> { child_setup(prepared, status_fd, Some(&child), notify, false) };
+    let mut args = ChildArgs {
+        program: &program_c,
+        argv: &argv_p,
+        sh_argv: &sh_argv_p,
+        envp: &envp_p,
+        cwd: &cwd_c,
+        setup: &mut setup,
+        mask: *child.mask.as_ref(),
+        err: 0,
+    };
+    let stack = ChildStack::new()?;
+    // SAFETY: a full signal set, filled by sigfillset.
+    let mut all: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `old` receives the calling thread's mask.
+    let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: sigfillset/pthread_sigmask on sets we own.
+    unsafe {
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+    }
+    // SAFETY: `child_main` runs on its own stack (`stack.top()`), only
+    // reads `args` (alive in this frame: the parent is suspended until the
+    // child has exec'd or exited) and writes `args.err`; CLONE_VM without
+    // CLONE_FILES/CLONE_FS/CLONE_SIGHAND: the child has its own descriptor
+    // table, working directory and signal dispositions.
+    let pid = unsafe {
+        libc::clone(
+            child_main,
+            stack.top(),
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            (&raw mut args).cast(),
+        )
+    };
+    let clone_err = io::Error::last_os_error();
+    // SAFETY: puts back the mask saved above.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
+    drop(stack);
+    if pid < 0 {
+        return Err(clone_err);
+    }
+    // SAFETY: the child wrote `err` (or not) before it exec'd or exited;
+    // the clone returned after that.
+    let err = unsafe { std::ptr::read_volatile(&raw const args.err) };
+    if err != 0 {
+        let mut st = 0;
+        // SAFETY: reaping our own child, which has exited.
+        while unsafe { libc::waitpid(pid, &mut st, 0) } < 0
+            && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted
+        {}
+        return Err(io::Error::from_raw_os_error(err));
+    }
+    Ok(pid)
+}
+
+/// The child's stack for [`spawn`]: an anonymous mapping with a guard page
+/// below it.
+struct ChildStack {
+    base: *mut libc::c_void,
+    len: usize,
+}
+
+impl ChildStack {
+    fn new() -> io::Result<Self> {
+        let guard = 4096;
+        let len = CHILD_STACK + guard;
+        // SAFETY: a fresh private anonymous mapping, no address hint.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let stack = Self { base, len };
+        // SAFETY: the lowest page of our own mapping becomes inaccessible.
+        if unsafe { libc::mprotect(base, guard, libc::PROT_NONE) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(stack)
+    }
+
+    fn top(&self) -> *mut libc::c_void {
+        // SAFETY: one past the end of our mapping, 16-byte aligned (page
+        // aligned), where a downward-growing stack starts.
+        unsafe { self.base.cast::<u8>().add(self.len).cast() }
+    }
+}
+
+impl Drop for ChildStack {
+    fn drop(&mut self) {
+        // SAFETY: unmapping our own mapping once; the child no longer runs
+        // on it (it has exec'd or exited when the clone returned).
+        unsafe { libc::munmap(self.base, self.len) };
+    }
 }
 
 /// Program path for messages.

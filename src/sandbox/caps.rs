@@ -245,6 +245,18 @@ pub(crate) struct CapDrop {
     root: bool,
     keep: u64,
     last: u32,
+    /// The bounding set when the capabilities are prepared (`CapBnd` of
+    /// `/proc/self/status`); all ones when it could not be read. The
+    /// bounding set never grows, so the child needs to drop only what is
+    /// in it (a container's root holds 14 of 41, a host's root all).
+    bounding: u64,
+}
+
+/// The calling thread's bounding set from `/proc/self/status` (`CapBnd:`).
+fn bounding_set() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let hex = status.lines().find_map(|l| l.strip_prefix("CapBnd:"))?;
+    u64::from_str_radix(hex.trim(), 16).ok()
 }
 
 impl CapDrop {
@@ -265,6 +277,11 @@ impl CapDrop {
             root,
             keep,
             last: if act { last_cap() } else { 0 },
+            bounding: if act {
+                bounding_set().unwrap_or(u64::MAX)
+            } else {
+                0
+            },
         })
     }
 
@@ -278,7 +295,7 @@ impl CapDrop {
             return Err(super::errno());
         }
         for cap in 0..=self.last {
-            if self.keep & (1 << cap) != 0 {
+            if self.keep & (1 << cap) != 0 || self.bounding & (1 << cap) == 0 {
                 continue;
             }
             let cap = libc::c_ulong::from(cap);

@@ -467,7 +467,16 @@ impl Prepared {
             Err(e) if self.required => return Err((ApplyStage::Capabilities, e)),
             Err(_) => applied |= 16,
         }
-        if let Some(ruleset) = self.ruleset.take() {
+        // A duplicate of the ruleset's descriptor is restricted with (and
+        // closed in this process): the child may share the parent's memory
+        // (`run::spawn` starts it with CLONE_VM | CLONE_VFORK), so the
+        // parent's `Prepared` is left as it was and closes its own.
+        let ruleset = match self.ruleset.as_ref().map(|r| r.try_clone()) {
+            Some(Ok(r)) => Some(r),
+            Some(Err(_)) if self.required => return Err((ApplyStage::Landlock, errno())),
+            _ => None,
+        };
+        if let Some(ruleset) = ruleset {
             match ruleset.restrict_self() {
                 Ok(status) => match status.ruleset {
                     ::landlock::RulesetStatus::FullyEnforced => applied |= 2,

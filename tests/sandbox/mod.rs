@@ -8,5 +8,6 @@ mod kernel_escapes;
 mod net;
 mod proc;
 mod pty_broker;
+mod spawn;
 mod supervisor;
 mod unlistable;
