@@ -52,6 +52,7 @@ fn select_with(system_config: &Path, cli: Option<&str>) -> Result<String, String
         system_config: system_config.to_path_buf(),
         cwd: cwd.path().to_path_buf(),
         cache_dir: None,
+        state_dir: None,
     })
     .map(|s| s.profile.name)
     .map_err(|e| e.to_string())

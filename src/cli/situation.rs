@@ -74,14 +74,10 @@ pub fn apply_system_state(sit: &mut Situation, system: &crate::profile::select::
 
 /// `$SAFE_EXEC_STATE_DIR`, else `$XDG_STATE_HOME/safe-exec`, else
 /// `~/.local/state/safe-exec`.
+/// (One definition, in the profile loader, which caches loaded profile
+/// files there.)
 pub fn state_dir(home: &Path) -> PathBuf {
-    if let Some(d) = std::env::var_os("SAFE_EXEC_STATE_DIR") {
-        return PathBuf::from(d);
-    }
-    match std::env::var_os("XDG_STATE_HOME") {
-        Some(x) if Path::new(&x).is_absolute() => PathBuf::from(x).join("safe-exec"),
-        _ => home.join(".local/state/safe-exec"),
-    }
+    crate::profile::select::state_dir(home)
 }
 
 fn git_root(cwd: &Path) -> Option<PathBuf> {

@@ -92,6 +92,47 @@ pub struct Rule {
     source: RuleSource,
     keywords: Vec<String>,
     compiled: OnceLock<Result<(RuleDef, Regex), String>>,
+    /// A built-in rule's DFA, made by build.rs (see [`Automaton`]).
+    automaton: Option<Automaton>,
+    /// Its definition once parsed, when the automaton said it matched.
+    def: OnceLock<Result<RuleDef, String>>,
+}
+
+include!(concat!(env!("OUT_DIR"), "/rule_automata.rs"));
+
+/// A built-in rule's regex as a sparse DFA built by build.rs from the same
+/// pattern and syntax settings as `Regex::new`, without captures and with
+/// every non-ASCII byte a quit byte: for ASCII text it answers whether the
+/// regex matches, exactly (only that is asked of a rule); at a non-ASCII
+/// byte it stops with an error and the rule's regex is compiled and asked
+/// instead. Deserialising checks the bytes (a few microseconds); compiling
+/// the regex costs ~790,000 instructions.
+#[derive(Debug)]
+struct Automaton {
+    /// The rule's label and severity (what a match reports).
+    label: &'static str,
+    severity: Severity,
+    bytes: &'static [u8],
+    dfa: OnceLock<Option<regex_automata::dfa::sparse::DFA<&'static [u8]>>>,
+}
+
+impl Automaton {
+    /// `Some(answer)` when the DFA could answer for `view`, `None` when the
+    /// regex must (a non-ASCII byte, or an automaton that does not load).
+    fn is_match(&self, view: &str) -> Option<bool> {
+        use regex_automata::dfa::Automaton as _;
+        let dfa = self
+            .dfa
+            .get_or_init(|| {
+                regex_automata::dfa::sparse::DFA::from_bytes(self.bytes)
+                    .ok()
+                    .map(|(d, _)| d)
+            })
+            .as_ref()?;
+        dfa.try_search_fwd(&regex_automata::Input::new(view).earliest(true))
+            .ok()
+            .map(|m| m.is_some())
+    }
 }
 
 #[derive(Debug)]
@@ -129,6 +170,75 @@ impl Rule {
             })
             .as_ref()
             .map_err(String::as_str)
+    }
+
+    /// The definition alone: for a built-in rule, parsed from its text
+    /// without compiling the regex.
+    fn def(&self) -> Result<&RuleDef, &str> {
+        if let RuleSource::Custom(d) = &self.source {
+            return Ok(d);
+        }
+        if let Some(Ok((d, _))) = self.compiled.get() {
+            return Ok(d);
+        }
+        self.def
+            .get_or_init(|| match &self.source {
+                RuleSource::Builtin { id, text } => toml::from_str::<RuleDef>(text)
+                    .map_err(|e| format!("built-in rule `{id}` does not parse: {e}")),
+                RuleSource::Custom(d) => Ok((**d).clone()),
+            })
+            .as_ref()
+            .map_err(String::as_str)
+    }
+
+    /// What a match of the rule reports: id, label, severity, and whether
+    /// it is a Windows rule (never evaluated here). A built-in rule with an
+    /// automaton has them from build.rs (built-in Windows rules are left
+    /// out there); any other from its definition.
+    fn report(&self) -> Result<(&str, &str, Severity, bool), &str> {
+        if let Some(a) = &self.automaton {
+            return Ok((self.id(), a.label, a.severity, false));
+        }
+        let d = self.def()?;
+        Ok((&d.id, &d.label, d.severity, d.platform == Platform::Windows))
+    }
+
+    /// The first of `views` the rule's regex matches. Asks the build-time
+    /// automaton when there is one and it can answer, else the compiled
+    /// regex (the error of a rule that cannot be compiled).
+    fn first_match<'v>(&self, views: &'v [String]) -> Result<Option<&'v String>, &str> {
+        for v in views {
+            let hit = match self.automaton.as_ref().and_then(|a| a.is_match(v)) {
+                Some(hit) => hit,
+                None => self.compiled()?.1.is_match(v),
+            };
+            if hit {
+                return Ok(Some(v));
+            }
+        }
+        Ok(None)
+    }
+
+    /// [`Rule::first_match`] asking the compiled regex only: the reference
+    /// the automata are tested against.
+    #[doc(hidden)]
+    pub fn regex_is_match(&self, view: &str) -> Result<bool, &str> {
+        Ok(self.compiled()?.1.is_match(view))
+    }
+
+    /// Whether the rule matches `view`, as classification asks it (the
+    /// automaton where it can answer).
+    #[doc(hidden)]
+    pub fn is_match(&self, view: &str) -> Result<bool, &str> {
+        Ok(self
+            .first_match(std::slice::from_ref(&view.to_string()))?
+            .is_some())
+    }
+
+    /// Whether this rule has a build-time automaton.
+    #[doc(hidden)]
+    pub fn has_automaton(&self) -> bool {
+        self.automaton.is_some()
     }
 
     fn may_match(&self, views: &[String]) -> bool {
@@ -298,20 +408,37 @@ pub struct Classification {
 impl RuleSet {
     /// Built-in rules plus `custom` (already validated by the loader).
     pub fn new(custom: &[RuleDef]) -> Self {
-        let mut rules: Vec<Rule> = builtin::RULES
-            .iter()
-            .filter(|(id, ..)| !custom.iter().any(|c| c.id == *id))
-            .map(|(id, kws, text, _)| Rule {
+        // RULE_AUTOMATA is in the order of RULES, less the rules without one.
+        let mut automata = RULE_AUTOMATA.iter().peekable();
+        let mut rules: Vec<Rule> = Vec::with_capacity(builtin::RULES.len() + custom.len());
+        for (id, kws, text, _) in builtin::RULES {
+            let automaton =
+                automata
+                    .next_if(|(a, ..)| a == id)
+                    .map(|(_, label, severity, bytes)| Automaton {
+                        label,
+                        severity: *severity,
+                        bytes,
+                        dfa: OnceLock::new(),
+                    });
+            if custom.iter().any(|c| c.id == *id) {
+                continue;
+            }
+            rules.push(Rule {
                 source: RuleSource::Builtin { id, text },
                 keywords: kws.iter().map(|k| k.to_string()).collect(),
                 compiled: OnceLock::new(),
-            })
-            .collect();
+                automaton,
+                def: OnceLock::new(),
+            });
+        }
         for c in custom {
             rules.push(Rule {
                 keywords: keywords_of(&c.pattern),
                 source: RuleSource::Custom(Box::new(c.clone())),
                 compiled: OnceLock::new(),
+                automaton: None,
+                def: OnceLock::new(),
             });
         }
         Self {
@@ -349,8 +476,15 @@ impl RuleSet {
             if !candidate {
                 continue;
             }
-            let (def, re) = match rule.compiled() {
-                Ok(c) => c,
+            // Whether it matches first (the automaton, without compiling
+            // the regex), then what it is: the same answer as compiling,
+            // skipping Windows rules, then matching.
+            let found = rule
+                .first_match(views)
+                .and_then(|v| Ok((rule.report()?, v)));
+            let ((id, label, severity, windows), view) = match found {
+                Ok((report, Some(view))) => (report, view),
+                Ok((_, None)) => continue,
                 Err(e) => {
                     // A rule that cannot be evaluated blocks (fail closed).
                     out.severity = Severity::Critical;
@@ -364,19 +498,13 @@ impl RuleSet {
                     continue;
                 }
             };
-            if def.platform == Platform::Windows {
+            if windows {
                 continue;
             }
-            if let Some(view) = views.iter().find(|v| re.is_match(v)) {
-                out.severity = out.severity.max(def.severity);
-                out.matched_rules.push(def.id.clone());
-                out.matches.push((
-                    def.id.clone(),
-                    def.label.clone(),
-                    def.severity,
-                    view.clone(),
-                ));
-            }
+            out.severity = out.severity.max(severity);
+            out.matched_rules.push(id.to_string());
+            out.matches
+                .push((id.to_string(), label.to_string(), severity, view.clone()));
         }
         out
     }
@@ -650,6 +778,167 @@ mod tests {
         assert!(c.matched_rules.contains(&"fine".to_string()), "{c:?}");
         let msg = &c.matches.iter().find(|m| m.0 == "broken").expect("match").1;
         assert!(msg.contains("does not compile"), "{msg}");
+    }
+
+    /// Every string literal of the test sources, the corpus's commands when
+    /// it is there, and every built-in rule's examples, each in several
+    /// spellings (tabs, runs of spaces, case, prefixes, non-ASCII spaces and
+    /// letters that make the automaton hand over to the regex, prefixes of
+    /// the text).
+    fn haystacks() -> Vec<String> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut examples: Vec<String> = Vec::new();
+        for (_, _, text, _) in builtin::RULES {
+            let def: RuleDef = toml::from_str(text).expect("rule");
+            examples.extend(def.examples.matches);
+            examples.extend(def.examples.not_match);
+        }
+        let mut base: Vec<String> = Vec::new();
+        let literal = Regex::new(r#""((?:[^"\\\n]|\\.)*)""#).expect("literal regex");
+        let mut dirs = vec![root.join("tests")];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).expect("tests dir").flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else if p
+                    .extension()
+                    .is_some_and(|x| x == "rs" || x == "toml" || x == "json")
+                {
+                    let t = std::fs::read_to_string(&p).unwrap_or_default();
+                    for c in literal.captures_iter(&t) {
+                        base.push(c[1].replace("\\\"", "\"").replace("\\\\", "\\"));
+                    }
+                }
+            }
+        }
+        // The tldr corpus, where tests/corpus reads it (from the main
+        // checkout, or beside the worktrees).
+        for corpus in [
+            root.join("../shared/corpus/tldr-common-linux.tsv"),
+            root.join("../../shared/corpus/tldr-common-linux.tsv"),
+        ] {
+            if let Ok(t) = std::fs::read_to_string(&corpus) {
+                base.extend(
+                    t.lines()
+                        .filter_map(|l| l.split('\t').nth(3))
+                        .map(str::to_string),
+                );
+                break;
+            }
+        }
+        base.sort();
+        base.dedup();
+        let mut out = Vec::new();
+        // The other texts as written, with tabs and with a non-ASCII space.
+        for h in &base {
+            out.push(h.clone());
+            out.push(h.replace(' ', "\t"));
+            out.push(h.replace(' ', "\u{a0}"));
+        }
+        examples.sort();
+        examples.dedup();
+        for h in &examples {
+            out.push(h.clone());
+            out.push(h.replace(' ', "\t"));
+            out.push(h.replace(' ', "  "));
+            out.push(h.replace(' ', "\u{a0}"));
+            out.push(h.replace(' ', "\u{3000}"));
+            out.push(h.to_uppercase());
+            out.push(format!("code {h}"));
+            out.push(format!("sudo {h}"));
+            out.push(format!(" {h}\n"));
+            out.push(format!("{h} é"));
+            out.push(format!("é{h}"));
+            out.push(h.replace('/', "/\u{17f}"));
+            out.push(h.replace('-', "\u{2010}"));
+            let chars: Vec<char> = h.chars().collect();
+            for n in (1..chars.len()).step_by(3) {
+                out.push(chars[..n].iter().collect());
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    #[test]
+    fn build_time_automata_answer_as_the_regexes_do() {
+        // Differential: for every built-in rule, the matcher classification
+        // uses (the build-time DFA, the regex where it cannot answer) gives
+        // the regex's answer on every haystack.
+        let set = RuleSet::new(&[]);
+        let hay = haystacks();
+        assert!(hay.len() > 5_000, "{}", hay.len());
+        eprintln!("{} haystacks", hay.len());
+        let (mut by_dfa, mut handed_over, mut matched) = (0usize, 0usize, 0usize);
+        let mut with_automaton = 0;
+        for rule in set.rules() {
+            if !rule.has_automaton() {
+                continue;
+            }
+            with_automaton += 1;
+            let a = rule.automaton.as_ref().expect("automaton");
+            let (def, _) = rule.compiled().expect("compiles");
+            assert_eq!(a.label, def.label, "{}", def.id);
+            assert_eq!(a.severity, def.severity, "{}", def.id);
+            assert_ne!(def.platform, Platform::Windows, "{}", def.id);
+            for h in &hay {
+                let want = rule.regex_is_match(h).expect("regex");
+                assert_eq!(rule.is_match(h), Ok(want), "rule `{}` on {h:?}", rule.id());
+                match a.is_match(h) {
+                    Some(got) => {
+                        assert_eq!(got, want, "rule `{}` DFA on {h:?}", rule.id());
+                        by_dfa += 1;
+                    }
+                    None => {
+                        assert!(!h.is_ascii(), "the DFA gave up on ASCII {h:?}");
+                        handed_over += 1;
+                    }
+                }
+                matched += usize::from(want);
+            }
+        }
+        // Every built-in rule but the Windows one has its automaton, each
+        // loads, and both paths and both answers were exercised.
+        assert_eq!(
+            with_automaton,
+            set.rules().len(),
+            "a rule lost its automaton"
+        );
+        assert!(
+            by_dfa > 100_000 && handed_over > 10_000 && matched > 1_000,
+            "{by_dfa} {handed_over} {matched}"
+        );
+    }
+
+    #[test]
+    fn classification_with_automata_equals_classification_with_regexes() {
+        // The whole rule set over the views of real commands: the same
+        // severity, rules and views as asking every candidate's regex.
+        let set = RuleSet::new(&[]);
+        let ctx = crate::parse::ParseContext::new("/work/project".into(), "/home/user".into());
+        for h in haystacks().iter().step_by(5) {
+            let model = crate::parse::parse_string(h, &ctx);
+            let views = views(&model, &[], Some(h));
+            let got = set.classify_views(&views);
+            let mut want = Classification::default();
+            for rule in set.rules() {
+                if !rule.may_match(&views) {
+                    continue;
+                }
+                let (def, re) = rule.compiled().expect("compiles");
+                if let Some(v) = views.iter().find(|v| re.is_match(v)) {
+                    want.severity = want.severity.max(def.severity);
+                    want.matched_rules.push(def.id.clone());
+                    want.matches
+                        .push((def.id.clone(), def.label.clone(), def.severity, v.clone()));
+                }
+            }
+            assert_eq!(got.severity, want.severity, "{h:?}");
+            assert_eq!(got.matched_rules, want.matched_rules, "{h:?}");
+            assert_eq!(got.matches, want.matches, "{h:?}");
+        }
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! line and column, selection (`--profile`, environment, user and system
 //! config) and pinning by the system configuration.
 
+pub mod cache;
 pub mod examples;
 mod merge;
 pub mod select;
@@ -101,14 +102,49 @@ pub fn load(selector: &str) -> Result<Profile, ProfileError> {
 /// assertions about them. `profile check` always checks (it calls
 /// [`load`]). A directory that cannot be written only loses the memo.
 pub fn load_checked(selector: &str, checked: Option<&Path>) -> Result<Profile, ProfileError> {
+    load_cached(selector, checked, None)
+}
+
+/// [`load_checked`], with the loaded-profile cache of a profile file in
+/// `cache` (the CLI uses `{state}/profiles`; see [`cache`] for why there and
+/// what makes an entry trusted): a file whose chain is unchanged since it
+/// last loaded with this binary is taken from its entry instead of parsing
+/// its TOML; any other load writes the entry. Built-in profiles are not
+/// cached (they are part of the binary).
+pub fn load_cached(
+    selector: &str,
+    checked: Option<&Path>,
+    cache: Option<&Path>,
+) -> Result<Profile, ProfileError> {
     if let Some(loaded) = load_builtin(selector) {
         return loaded;
+    }
+    let is_file = selector.contains('/') || selector.ends_with(".toml");
+    let entry = cache.filter(|_| is_file).and_then(|dir| {
+        let exe = binary_identity()?;
+        let path = cache::entry_path(dir, selector, &exe)?;
+        Some((path, exe))
+    });
+    if let Some((path, exe)) = &entry
+        && let Some(c) = cache::lookup(path, selector, exe)
+    {
+        crate::config::rules::seed_keywords(c.keywords);
+        return finish(c.doc, c.source, c.chain, false);
     }
     let mut chain = Vec::new();
     let mut declared = None;
     let mut key = Sha256::new();
     let mut files = Vec::new();
-    let mut table = load_table(selector, &mut chain, 0, &mut declared, &mut key, &mut files)?;
+    let mut ids = Vec::new();
+    let mut table = load_table(
+        selector,
+        &mut chain,
+        0,
+        &mut declared,
+        &mut key,
+        &mut files,
+        &mut ids,
+    )?;
     // `name` is not inherited: a file that does not set it is named after itself.
     if let Some(first) = chain.first() {
         let own = own_name(first);
@@ -142,7 +178,24 @@ pub fn load_checked(selector: &str, checked: Option<&Path>) -> Result<Profile, P
             file: source.clone(),
             message: e.message().to_string(),
         })?;
+    // The document as loaded, for the cache entry (`finish` keeps its own).
+    let cached_doc = entry.as_ref().map(|_| doc.clone());
     let profile = finish(doc, source, chain, !known_good)?;
+    if let (Some((path, exe)), Some(doc)) = (&entry, cached_doc) {
+        let patterns: Vec<&str> = doc.rule.iter().map(|r| r.pattern.as_str()).collect();
+        let keywords = crate::config::rules::keywords_for(&patterns);
+        // An entry that cannot be written costs the parse next time, nothing else.
+        let _ = cache::store(
+            path,
+            selector,
+            exe,
+            ids,
+            &profile.source,
+            &profile.chain,
+            keywords,
+            &doc,
+        );
+    }
     if !known_good
         && let Some(m) = memo
         && let Some(dir) = m.parent()
@@ -189,7 +242,16 @@ pub fn load_builtin_from_toml(name: &str) -> Result<Profile, ProfileError> {
     let mut declared = None;
     let mut key = Sha256::new();
     let mut files = Vec::new();
-    let mut table = load_table(name, &mut chain, 0, &mut declared, &mut key, &mut files)?;
+    let mut ids = Vec::new();
+    let mut table = load_table(
+        name,
+        &mut chain,
+        0,
+        &mut declared,
+        &mut key,
+        &mut files,
+        &mut ids,
+    )?;
     let own = chain.first().map(|f| own_name(f)).unwrap_or_default();
     table.insert("name".into(), toml::Value::String(declared.unwrap_or(own)));
     let source = chain.first().cloned().unwrap_or_default();
@@ -298,6 +360,7 @@ fn load_table(
     declared: &mut Option<String>,
     key: &mut Sha256,
     files: &mut Vec<(String, String)>,
+    ids: &mut Vec<cache::FileId>,
 ) -> Result<toml::Table, ProfileError> {
     if depth > 8 {
         return Err(ProfileError::Invalid {
@@ -305,7 +368,8 @@ fn load_table(
             message: "`extends` is nested more than 8 levels deep (a cycle?)".into(),
         });
     }
-    let (source, text) = read_source(selector)?;
+    let (source, text, id) = read_source(selector)?;
+    ids.extend(id);
     if chain.contains(&source) {
         return Err(ProfileError::Invalid {
             file: source,
@@ -345,7 +409,7 @@ fn load_table(
         Some(parent) => {
             let parent = parent.as_str();
             let parent_sel = resolve_relative(parent, &source);
-            let mut base = load_table(&parent_sel, chain, depth + 1, declared, key, files)?;
+            let mut base = load_table(&parent_sel, chain, depth + 1, declared, key, files, ids)?;
             merge(&mut base, table);
             base.remove("extends");
             base.insert("extends".into(), toml::Value::String(parent.to_string()));
@@ -366,17 +430,17 @@ fn resolve_relative(parent: &str, source: &str) -> String {
     parent.to_string()
 }
 
-fn read_source(selector: &str) -> Result<(String, String), ProfileError> {
+fn read_source(selector: &str) -> Result<(String, String, Option<cache::FileId>), ProfileError> {
     if !selector.contains('/') && !selector.ends_with(".toml") {
         if let Some((_, text)) = builtin::PROFILES.iter().find(|(n, _)| *n == selector) {
-            return Ok((format!("builtin:{selector}"), text.to_string()));
+            return Ok((format!("builtin:{selector}"), text.to_string(), None));
         }
         return Err(ProfileError::NotFound(
             selector.into(),
             builtin_names().join(", "),
         ));
     }
-    let text = std::fs::read_to_string(selector).map_err(|err| {
+    let (text, id) = cache::read_file(selector).map_err(|err| {
         if err.kind() == std::io::ErrorKind::NotFound {
             ProfileError::NotFound(selector.into(), builtin_names().join(", "))
         } else {
@@ -386,7 +450,7 @@ fn read_source(selector: &str) -> Result<(String, String), ProfileError> {
             }
         }
     })?;
-    Ok((selector.to_string(), text))
+    Ok((selector.to_string(), text, Some(id)))
 }
 
 fn at(file: &str, text: &str, e: &toml::de::Error) -> ProfileError {
@@ -745,6 +809,160 @@ mod tests {
         )
         .expect("write profile");
         p.to_string_lossy().into_owned()
+    }
+
+    /// A profile file that exercises most of the document: custom rules,
+    /// registry overrides, paths, env, guard, extends of a file.
+    fn rich_profile(dir: &Path, severity: &str) -> String {
+        let base = dir.join("base.toml");
+        std::fs::write(
+            &base,
+            "extends = \"strict\"\n[paths]\ndeny_read = [\"{home}/.ssh\", \"{state}\", \"/srv/x\"]\n[env]\nremove = [\"FOO_*\"]\n",
+        )
+        .expect("write base");
+        let p = dir.join("p.toml");
+        let mut text = String::from(
+            "extends = \"./base.toml\"\nname = \"rich\"\n[policy]\nunknown_commands = \"deny\"\n[shell]\nmax_segments = 50\n",
+        );
+        for i in 0..20 {
+            text.push_str(&format!(
+                "\n[[rule]]\nid = \"r{i}\"\nlabel = \"l{i}\"\ndescription = \"d\"\npattern = '(?i)^(tool{i}|other{i})\\s+--x'\ncategory = \"c\"\nseverity = \"{severity}\"\nplatform = \"all\"\nexamples = {{ match = [\"tool{i} --x\"], not_match = [\"ls\"] }}\n"
+            ));
+        }
+        std::fs::write(&p, text).expect("write profile");
+        p.to_string_lossy().into_owned()
+    }
+
+    fn same(a: &Profile, b: &Profile) {
+        assert_eq!(a.name, b.name);
+        assert_eq!(a.source, b.source);
+        assert_eq!(a.chain, b.chain);
+        assert_eq!(
+            serde_json::to_value(&a.doc).expect("json"),
+            serde_json::to_value(&b.doc).expect("json")
+        );
+        let ids = |p: &Profile| {
+            p.rules
+                .rules()
+                .iter()
+                .map(|r| r.id().to_string())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(ids(a), ids(b));
+    }
+
+    fn entries(dir: &Path) -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(dir)
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn cached_profile_is_the_profile_its_files_give() {
+        let d = tempfile::tempdir().expect("tmp");
+        let cache = d.path().join("state/profiles");
+        let file = rich_profile(d.path(), "critical");
+        let fresh = load(&file).expect("load");
+        let first = load_cached(&file, None, Some(&cache)).expect("first load");
+        assert_eq!(entries(&cache).len(), 1, "one entry written");
+        let hit = load_cached(&file, None, Some(&cache)).expect("from the cache");
+        same(&fresh, &first);
+        same(&fresh, &hit);
+        // The same decisions, and a custom rule still matches.
+        let c = hit.rules.classify_views(&["TOOL3 --x".to_string()]);
+        assert_eq!(c.matched_rules, vec!["r3".to_string()]);
+        assert_eq!(c.severity, crate::config::rules::Severity::Critical);
+        // Built-in profiles are part of the binary: never cached.
+        load_cached("strict", None, Some(&cache)).expect("builtin");
+        assert_eq!(entries(&cache).len(), 1);
+    }
+
+    #[test]
+    fn a_cache_entry_is_never_trusted_for_changed_files() {
+        let d = tempfile::tempdir().expect("tmp");
+        let cache = d.path().join("profiles");
+        let file = rich_profile(d.path(), "critical");
+        load_cached(&file, None, Some(&cache)).expect("load");
+        // The same size, the same modification time, another rule id: the
+        // change time and the content hash tell.
+        let meta = std::fs::metadata(&file).expect("meta");
+        let text = std::fs::read_to_string(&file).expect("read");
+        std::fs::write(&file, text.replace("id = \"r1\"", "id = \"q1\"")).expect("w");
+        let f = std::fs::File::options()
+            .write(true)
+            .open(&file)
+            .expect("open");
+        f.set_modified(meta.modified().expect("mtime"))
+            .expect("set mtime");
+        drop(f);
+        assert_eq!(std::fs::metadata(&file).expect("meta").len(), meta.len());
+        let p = load_cached(&file, None, Some(&cache)).expect("reload");
+        let c = p.rules.classify_views(&["tool1 --x".to_string()]);
+        assert_eq!(c.matched_rules, vec!["q1".to_string()], "stale entry used");
+        same(&load(&file).expect("fresh"), &p);
+        // A changed parent in the chain counts too.
+        let base = d.path().join("base.toml");
+        let t = std::fs::read_to_string(&base).expect("base");
+        std::fs::write(&base, t.replace("/srv/x", "/srv/y")).expect("w");
+        let p = load_cached(&file, None, Some(&cache)).expect("reload");
+        assert!(
+            p.doc.paths.deny_read.contains(&"/srv/y".to_string()),
+            "{:?}",
+            p.doc.paths.deny_read
+        );
+        // A removed parent: the load fails as it would without a cache.
+        std::fs::remove_file(&base).expect("rm");
+        assert!(load_cached(&file, None, Some(&cache)).is_err());
+    }
+
+    #[test]
+    fn a_corrupt_truncated_or_foreign_entry_is_ignored_and_rebuilt() {
+        let d = tempfile::tempdir().expect("tmp");
+        let cache = d.path().join("profiles");
+        let file = rich_profile(d.path(), "critical");
+        let fresh = load(&file).expect("load");
+        load_cached(&file, None, Some(&cache)).expect("load");
+        let entry = entries(&cache).pop().expect("entry");
+        let good = std::fs::read_to_string(&entry).expect("read");
+        let (head, doc) = good.split_once('\n').expect("two parts");
+        // A forged document under a valid header would be trusted: that is
+        // why the entry lives where only safe-exec writes (see cache.rs).
+        // Everything that does not check out is ignored and rewritten.
+        let loosen = |s: &str| s.replace("\"critical\"", "\"warning\"");
+        let binary = head.replacen("\"binary\":\"", "\"binary\":\"other-", 1);
+        let files = head.replacen("\"hash\":", "\"hash\":1", 1);
+        let format = head.replacen("\"format\":1", "\"format\":9", 1);
+        let selector = head.replacen("\"selector\":\"", "\"selector\":\"x", 1);
+        for bad in [
+            String::new(),
+            good[..good.len() / 2].to_string(),
+            good[..head.len()].to_string(),
+            format!("{head}\n{{"),
+            "garbage\n{}".to_string(),
+            format!("{binary}\n{}", loosen(doc)),
+            format!("{files}\n{}", loosen(doc)),
+            format!("{format}\n{}", loosen(doc)),
+            format!("{selector}\n{}", loosen(doc)),
+            format!(
+                "{}\n{}",
+                head.replacen("\"files\":[", "\"files\":[]]", 1),
+                loosen(doc)
+            ),
+        ] {
+            std::fs::write(&entry, &bad).expect("write bad entry");
+            let p = load_cached(&file, None, Some(&cache)).expect("loads from the files");
+            same(&fresh, &p);
+            assert_eq!(
+                p.rules.classify_views(&["tool1 --x".to_string()]).severity,
+                crate::config::rules::Severity::Critical
+            );
+            let now = std::fs::read_to_string(&entry).expect("rebuilt");
+            assert_eq!(
+                now.split_once('\n').map(|x| x.1),
+                Some(doc),
+                "entry rebuilt"
+            );
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::{Profile, ProfileError, load_checked};
+use super::{Profile, ProfileError, load_cached};
 
 /// `config.toml` (user or system).
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -40,6 +40,23 @@ pub struct SelectionInputs {
     /// is remembered (by content) so they are not re-checked at every start;
     /// `None`: check them at every load.
     pub cache_dir: Option<PathBuf>,
+    /// safe-exec's state directory (`{state}`), where a loaded profile file
+    /// is cached (`profiles/`, see [`super::cache`]); the system
+    /// configuration's `state_dir` wins. `None`: no cache.
+    pub state_dir: Option<PathBuf>,
+}
+
+/// safe-exec's state directory (`{state}`): `$SAFE_EXEC_STATE_DIR`, else
+/// `$XDG_STATE_HOME/safe-exec`, else `~/.local/state/safe-exec` (the system
+/// configuration's `state_dir` wins over all of them, see `select`).
+pub fn state_dir(home: &Path) -> PathBuf {
+    if let Some(d) = std::env::var_os("SAFE_EXEC_STATE_DIR") {
+        return PathBuf::from(d);
+    }
+    match std::env::var_os("XDG_STATE_HOME") {
+        Some(x) if Path::new(&x).is_absolute() => PathBuf::from(x).join("safe-exec"),
+        _ => home.join(".local/state/safe-exec"),
+    }
 }
 
 impl SelectionInputs {
@@ -76,6 +93,11 @@ impl SelectionInputs {
                         .map(|h| h.join(".cache"))
                 })
                 .map(|d| d.join("safe-exec")),
+            state_dir: std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .filter(|h| h.is_absolute())
+                .map(|h| state_dir(&h))
+                .filter(|d| d.is_absolute()),
         }
     }
 }
@@ -141,10 +163,19 @@ pub fn select(inputs: &SelectionInputs) -> Result<Selection, ProfileError> {
         .cache_dir
         .as_ref()
         .map(|d| d.join("profiles-checked"));
-    let profile = load_checked(&choice, checked.as_deref())?;
+    // Where the run's `{state}` is (cli/situation.rs: the system file's
+    // `state_dir` wins), so the cache has the state directory's protection.
+    let cache = system
+        .state_dir
+        .as_deref()
+        .filter(|d| d.starts_with('/'))
+        .map(PathBuf::from)
+        .or_else(|| inputs.state_dir.clone())
+        .map(|d| d.join("profiles"));
+    let profile = load_cached(&choice, checked.as_deref(), cache.as_deref())?;
     if system.pin {
         let pinned_name = system.profile.clone().unwrap_or_else(|| "default".into());
-        let pinned = load_checked(&pinned_name, checked.as_deref())?;
+        let pinned = load_cached(&pinned_name, checked.as_deref(), cache.as_deref())?;
         if profile.source != pinned.source {
             let what = profile.loosens(&pinned);
             if !what.is_empty() {

@@ -7,6 +7,7 @@ mod fs;
 mod kernel_escapes;
 mod net;
 mod proc;
+mod profile_cache;
 mod pty_broker;
 mod spawn;
 mod supervisor;

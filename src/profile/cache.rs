@@ -1,0 +1,201 @@
+//! The loaded-profile cache of a profile FILE: the merged document of the
+//! file and its `extends` chain, with the keywords of its custom rules, kept
+//! in `{state}/profiles/` so a start does not parse the TOML again (200
+//! custom rules cost ~10 million instructions to parse, ~2 ms).
+//!
+//! Whoever can write an entry can change the policy, so the cache lives in
+//! the state directory, protected as the approval key beside it is: in every
+//! built-in profile's `deny_read` (`{state}`), so a sandboxed command can
+//! neither read nor write it (Landlock grants it nothing) and the static
+//! policy refuses a command or file tool that writes there (a write into a
+//! `deny_read` path is refused), confined or not. The system configuration's
+//! `state_dir`, when set, moves it (and the agent cannot).
+//!
+//! An entry is trusted only for the very files it was made from: each file
+//! of the chain is named with its device, inode, size, modification and
+//! change times and a hash of its content, all checked at every use (a file
+//! written again gets a new change time, which no one can set back); the
+//! binary's identity is in the entry's name and in the entry. Anything that
+//! does not check out (another binary, a changed, moved or missing file, a
+//! truncated or corrupt entry, another format) is ignored and the profile
+//! is loaded from its files, which writes a new entry.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::io::Read as _;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::schema::ProfileDoc;
+
+/// Bumped when the entry's layout or meaning changes.
+const FORMAT: u32 = 1;
+
+/// What identifies one file of the chain as it was read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileId {
+    /// The path as the loader read it.
+    pub path: String,
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: i64,
+    mtime_ns: i64,
+    ctime: i64,
+    ctime_ns: i64,
+    /// SipHash of the content (the metadata above already changes with
+    /// any write; this guards against a file system with coarse times).
+    hash: u64,
+}
+
+impl FileId {
+    fn new(path: &str, m: &std::fs::Metadata, text: &str) -> Self {
+        Self {
+            path: path.to_string(),
+            dev: m.dev(),
+            ino: m.ino(),
+            size: m.len(),
+            mtime: m.mtime(),
+            mtime_ns: m.mtime_nsec(),
+            ctime: m.ctime(),
+            ctime_ns: m.ctime_nsec(),
+            hash: content_hash(text),
+        }
+    }
+}
+
+fn content_hash(text: &str) -> u64 {
+    // Keys fixed at zero: the hash only has to tell an edit apart, and the
+    // binary identity keys every entry (a new Rust version's SipHash is a
+    // new binary).
+    let mut h = std::hash::DefaultHasher::new();
+    text.hash(&mut h);
+    h.finish()
+}
+
+/// Reads a profile file with its identity, taken from the open file (so the
+/// identity is that of the bytes read).
+pub fn read_file(path: &str) -> std::io::Result<(String, FileId)> {
+    let mut f = std::fs::File::open(path)?;
+    let m = f.metadata()?;
+    let mut text = String::with_capacity(usize::try_from(m.len()).unwrap_or(0));
+    f.read_to_string(&mut text)?;
+    let id = FileId::new(path, &m, &text);
+    Ok((text, id))
+}
+
+/// The first line of an entry: checked before the document is parsed.
+#[derive(Debug, Serialize, Deserialize)]
+struct Header {
+    format: u32,
+    binary: String,
+    selector: String,
+    files: Vec<FileId>,
+    source: String,
+    chain: Vec<String>,
+    keywords: HashMap<String, Vec<String>>,
+}
+
+/// A profile as the cache gives it back.
+#[derive(Debug)]
+pub struct Cached {
+    /// The merged document, `name` set.
+    pub doc: ProfileDoc,
+    /// `Profile::source`.
+    pub source: String,
+    /// `Profile::chain`.
+    pub chain: Vec<String>,
+    /// The custom rules' keywords, by pattern.
+    pub keywords: HashMap<String, Vec<String>>,
+}
+
+/// The entry of `selector` (a file path) for this binary in `dir`.
+pub fn entry_path(dir: &Path, selector: &str, binary: &str) -> Option<PathBuf> {
+    let mut h = std::hash::DefaultHasher::new();
+    FORMAT.hash(&mut h);
+    binary.hash(&mut h);
+    // A relative path (and a relative `extends` in it) is read from the
+    // working directory.
+    if !selector.starts_with('/') {
+        std::env::current_dir().ok()?.hash(&mut h);
+    }
+    selector.hash(&mut h);
+    Some(dir.join(format!("{:016x}.json", h.finish())))
+}
+
+/// The cached profile of `selector`, if the entry exists and every file it
+/// was made from is unchanged; `None` (load from the files) otherwise.
+pub fn lookup(entry: &Path, selector: &str, binary: &str) -> Option<Cached> {
+    let text = std::fs::read_to_string(entry).ok()?;
+    let (head, doc) = text.split_once('\n')?;
+    let h: Header = serde_json::from_str(head).ok()?;
+    if h.format != FORMAT || h.binary != binary || h.selector != selector || h.files.is_empty() {
+        return None;
+    }
+    for f in &h.files {
+        let (_, now) = read_file(&f.path).ok()?;
+        if &now != f {
+            return None;
+        }
+    }
+    let doc: ProfileDoc = serde_json::from_str(doc).ok()?;
+    Some(Cached {
+        doc,
+        source: h.source,
+        chain: h.chain,
+        keywords: h.keywords,
+    })
+}
+
+/// Writes the entry (atomically: a whole entry or none). Errors only cost
+/// the cache.
+#[allow(clippy::too_many_arguments)]
+pub fn store(
+    entry: &Path,
+    selector: &str,
+    binary: &str,
+    files: Vec<FileId>,
+    source: &str,
+    chain: &[String],
+    keywords: HashMap<String, Vec<String>>,
+    doc: &ProfileDoc,
+) -> std::io::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let dir = entry
+        .parent()
+        .ok_or_else(|| std::io::Error::other("no directory"))?;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    let head = Header {
+        format: FORMAT,
+        binary: binary.to_string(),
+        selector: selector.to_string(),
+        files,
+        source: source.to_string(),
+        chain: chain.to_vec(),
+        keywords,
+    };
+    let mut out = serde_json::to_vec(&head).map_err(std::io::Error::other)?;
+    out.push(b'\n');
+    serde_json::to_writer(&mut out, doc).map_err(std::io::Error::other)?;
+    let tmp = entry.with_extension(format!("tmp.{}", std::process::id()));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)
+        .and_then(|mut f| f.write_all(&out));
+    match written.and_then(|()| std::fs::rename(&tmp, entry)) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
