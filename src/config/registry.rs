@@ -774,16 +774,14 @@ impl Registry {
         if let Some(s) = self.overrides.get(name) {
             return Some(s.clone());
         }
-        let idx = builtin::REGISTRY
-            .binary_search_by(|(n, _, _)| (*n).cmp(name))
-            .ok()?;
+        let idx = builtin::registry_position(name)?;
         // Each built-in entry is parsed once per process, when a command
         // first names it (parsing `git`'s entry at every lookup was a third
         // of an in-process decision).
         static PARSED: std::sync::OnceLock<Box<[std::sync::OnceLock<Arc<CommandSpec>>]>> =
             std::sync::OnceLock::new();
         let cache = PARSED.get_or_init(|| {
-            (0..builtin::REGISTRY.len())
+            (0..builtin::registry_len())
                 .map(|_| std::sync::OnceLock::new())
                 .collect()
         });
@@ -792,10 +790,7 @@ impl Registry {
 
     /// Names of all entries (built-in and overrides).
     pub fn names(&self) -> Vec<String> {
-        let mut v: Vec<String> = builtin::REGISTRY
-            .iter()
-            .map(|(n, _, _)| n.to_string())
-            .collect();
+        let mut v: Vec<String> = builtin::registry().map(|(n, _, _)| n.to_string()).collect();
         v.extend(self.overrides.keys().cloned());
         v.sort();
         v.dedup();
@@ -812,7 +807,8 @@ impl Registry {
 /// built-in entry, so this cannot fail; if it still did, the command is
 /// refused with the reason (never treated as unknown, never allowed).
 fn parse_builtin(idx: usize, name: &str) -> Arc<CommandSpec> {
-    let spec = serde_json::from_str::<CommandSpec>(builtin::REGISTRY[idx].1).unwrap_or_else(|e| {
+    let text = builtin::registry_entry(idx).map_or("", |(_, text, _)| text);
+    let spec = serde_json::from_str::<CommandSpec>(text).unwrap_or_else(|e| {
         CommandSpec {
             summary: format!("broken built-in registry entry `{name}`"),
             risk: Risk::Dangerous,
@@ -840,7 +836,7 @@ fn parse_builtin(idx: usize, name: &str) -> Arc<CommandSpec> {
 /// `profile check` and the tests.
 pub fn check_builtin() -> Vec<String> {
     let mut errs = Vec::new();
-    for (name, text, source) in builtin::REGISTRY {
+    for (name, text, source) in builtin::registry() {
         match serde_json::from_str::<CommandSpec>(text) {
             Ok(spec) => errs.extend(
                 check_spec(name, &spec)
