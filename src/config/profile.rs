@@ -216,16 +216,8 @@ fn substitute_once(s: &str, values: &[(&str, Cow<'_, str>)]) -> Option<String> {
     Some(out)
 }
 
-/// Whether `shell_join("/", s)` is `s` itself: absolute, no empty, `.` or
-/// `..` component, no trailing `/` (but `/` itself).
-fn is_clean_absolute(s: &str) -> bool {
-    s == "/"
-        || (s.starts_with('/')
-            && !s.ends_with('/')
-            && s[1..]
-                .split('/')
-                .all(|c| !c.is_empty() && c != "." && c != ".."))
-}
+// Whether `shell_join("/", s)` is `s` itself.
+use crate::sys::path::is_clean_absolute;
 
 /// Directories that are never a writable root, whatever the placeholders say.
 pub const SYSTEM_ROOTS: &[&str] = &[

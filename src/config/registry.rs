@@ -254,7 +254,9 @@ pub struct Examples {
 }
 
 /// An option as written in the registry: the compact string or a table.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// Deserialised by hand (below) with the same outcome as `untagged`, whose
+/// buffering of every value cost a third of parsing an entry.
+#[derive(Debug, Clone, Serialize)]
 #[serde(untagged)]
 pub enum OptionText {
     /// `"-o --output =write_path !write"`
@@ -269,6 +271,51 @@ pub enum OptionText {
         #[serde(default)]
         suggest: Option<String>,
     },
+}
+
+/// [`OptionText::Detailed`] on its own: what the table form deserialises
+/// as (unknown keys ignored, `suggest` optional, as the untagged variant).
+#[derive(Deserialize)]
+struct DetailedText {
+    spec: String,
+    reason: String,
+    #[serde(default)]
+    suggest: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for OptionText {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Text;
+        impl<'de> serde::de::Visitor<'de> for Text {
+            type Value = OptionText;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an option spec (\"-o --output =write_path\") or a table with `spec` and `reason`")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<OptionText, E> {
+                Ok(OptionText::Spec(s.to_string()))
+            }
+
+            fn visit_string<E: serde::de::Error>(self, s: String) -> Result<OptionText, E> {
+                Ok(OptionText::Spec(s))
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<OptionText, A::Error> {
+                let d =
+                    DetailedText::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(OptionText::Detailed {
+                    spec: d.spec,
+                    reason: d.reason,
+                    suggest: d.suggest,
+                })
+            }
+        }
+        d.deserialize_any(Text)
+    }
 }
 
 /// An option of a registry entry: as written, and parsed when the entry is
@@ -727,16 +774,14 @@ impl Registry {
         if let Some(s) = self.overrides.get(name) {
             return Some(s.clone());
         }
-        let idx = builtin::REGISTRY
-            .binary_search_by(|(n, _, _)| (*n).cmp(name))
-            .ok()?;
+        let idx = builtin::registry_position(name)?;
         // Each built-in entry is parsed once per process, when a command
         // first names it (parsing `git`'s entry at every lookup was a third
         // of an in-process decision).
         static PARSED: std::sync::OnceLock<Box<[std::sync::OnceLock<Arc<CommandSpec>>]>> =
             std::sync::OnceLock::new();
         let cache = PARSED.get_or_init(|| {
-            (0..builtin::REGISTRY.len())
+            (0..builtin::registry_len())
                 .map(|_| std::sync::OnceLock::new())
                 .collect()
         });
@@ -745,10 +790,7 @@ impl Registry {
 
     /// Names of all entries (built-in and overrides).
     pub fn names(&self) -> Vec<String> {
-        let mut v: Vec<String> = builtin::REGISTRY
-            .iter()
-            .map(|(n, _, _)| n.to_string())
-            .collect();
+        let mut v: Vec<String> = builtin::registry().map(|(n, _, _)| n.to_string()).collect();
         v.extend(self.overrides.keys().cloned());
         v.sort();
         v.dedup();
@@ -765,7 +807,8 @@ impl Registry {
 /// built-in entry, so this cannot fail; if it still did, the command is
 /// refused with the reason (never treated as unknown, never allowed).
 fn parse_builtin(idx: usize, name: &str) -> Arc<CommandSpec> {
-    let spec = serde_json::from_str::<CommandSpec>(builtin::REGISTRY[idx].1).unwrap_or_else(|e| {
+    let text = builtin::registry_entry(idx).map_or("", |(_, text, _)| text);
+    let spec = serde_json::from_str::<CommandSpec>(text).unwrap_or_else(|e| {
         CommandSpec {
             summary: format!("broken built-in registry entry `{name}`"),
             risk: Risk::Dangerous,
@@ -793,7 +836,7 @@ fn parse_builtin(idx: usize, name: &str) -> Arc<CommandSpec> {
 /// `profile check` and the tests.
 pub fn check_builtin() -> Vec<String> {
     let mut errs = Vec::new();
-    for (name, text, source) in builtin::REGISTRY {
+    for (name, text, source) in builtin::registry() {
         match serde_json::from_str::<CommandSpec>(text) {
             Ok(spec) => errs.extend(
                 check_spec(name, &spec)
@@ -827,6 +870,77 @@ mod tests {
 
     fn load(extra: &str) -> Result<CommandSpec, String> {
         toml::from_str::<CommandSpec>(&format!("summary = 't'\n{extra}")).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn option_text_reads_as_the_untagged_enum_did() {
+        /// The derived untagged form, as it was.
+        #[derive(Debug, Deserialize, PartialEq)]
+        #[serde(untagged)]
+        enum Untagged {
+            Spec(String),
+            Detailed {
+                spec: String,
+                reason: String,
+                #[serde(default)]
+                suggest: Option<String>,
+            },
+        }
+        let same = |o: &OptionText, u: &Untagged| match (o, u) {
+            (OptionText::Spec(a), Untagged::Spec(b)) => a == b,
+            (
+                OptionText::Detailed {
+                    spec,
+                    reason,
+                    suggest,
+                },
+                Untagged::Detailed {
+                    spec: s2,
+                    reason: r2,
+                    suggest: g2,
+                },
+            ) => spec == s2 && reason == r2 && suggest == g2,
+            _ => false,
+        };
+        let toml_cases = [
+            "o = \"-x --ex =path !write\"",
+            "o = ''",
+            "o = { spec = \"-x\", reason = \"r\" }",
+            "o = { spec = \"-x\", reason = \"r\", suggest = \"ls\" }",
+            "o = { spec = \"-x\", reason = \"r\", other = 1 }",
+            "o = [\"-x\", \"r\"]",
+            "o = [\"-x\", \"r\", \"ls\"]",
+            "o = { spec = \"-x\" }",
+            "o = { reason = \"r\" }",
+            "o = 5",
+            "o = true",
+            "o = [\"-x\"]",
+            "o = { spec = 5, reason = \"r\" }",
+        ];
+        #[derive(Deserialize)]
+        struct W<T> {
+            o: T,
+        }
+        for case in toml_cases {
+            let a = toml::from_str::<W<OptionText>>(case).map(|w| w.o);
+            let b = toml::from_str::<W<Untagged>>(case).map(|w| w.o);
+            match (&a, &b) {
+                (Ok(x), Ok(y)) => assert!(same(x, y), "{case}: {x:?} vs {y:?}"),
+                (Err(_), Err(_)) => {}
+                _ => panic!("{case}: {a:?} vs {b:?}"),
+            }
+            // The same value as JSON (how built-in entries are embedded).
+            if let Ok(v) = toml::from_str::<toml::Table>(case) {
+                let json = serde_json::to_string(&v["o"]).expect("json");
+                let a = serde_json::from_str::<OptionText>(&json);
+                let b = serde_json::from_str::<Untagged>(&json);
+                match (&a, &b) {
+                    (Ok(x), Ok(y)) => assert!(same(x, y), "{json}: {x:?} vs {y:?}"),
+                    (Err(_), Err(_)) => {}
+                    _ => panic!("{json}: {a:?} vs {b:?}"),
+                }
+            }
+        }
     }
 
     #[test]

@@ -140,8 +140,12 @@ fn inside(p: &Path, dir: &Path) -> bool {
 /// Chooses and loads the profile.
 pub fn select(inputs: &SelectionInputs) -> Result<Selection, ProfileError> {
     let system = read_config(&inputs.system_config)?.unwrap_or_default();
+    // A user configuration that is not there reads as none whether or not
+    // it would be inside the working tree: one `stat` instead of resolving
+    // both paths (glibc's realpath: a `readlink` per component).
+    let absent = |p: &Path| matches!(std::fs::metadata(p), Err(e) if e.kind() == std::io::ErrorKind::NotFound);
     let user = match &inputs.user_config {
-        Some(p) if !inside(p, &inputs.cwd) => read_config(p)?.unwrap_or_default(),
+        Some(p) if !absent(p) && !inside(p, &inputs.cwd) => read_config(p)?.unwrap_or_default(),
         _ => ConfigFile::default(),
     };
     let user_profile = user
@@ -193,4 +197,63 @@ pub fn select(inputs: &SelectionInputs) -> Result<Selection, ProfileError> {
         user,
         origin: origin.to_string(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inputs(user: &Path, cwd: &Path, none: &Path) -> SelectionInputs {
+        SelectionInputs {
+            user_config: Some(user.to_path_buf()),
+            system_config: none.to_path_buf(),
+            cwd: cwd.to_path_buf(),
+            ..SelectionInputs::default()
+        }
+    }
+
+    #[test]
+    fn user_configuration_is_read_unless_absent_or_inside_the_working_tree() {
+        let d = tempfile::tempdir().expect("tmp");
+        let home = d.path().join("home");
+        let project = d.path().join("project");
+        let cfg_dir = home.join(".config/safe-exec");
+        std::fs::create_dir_all(&cfg_dir).expect("dirs");
+        std::fs::create_dir_all(&project).expect("dirs");
+        let cfg = cfg_dir.join("config.toml");
+        let none = d.path().join("none.toml");
+        // Absent: the built-in default.
+        let s = select(&inputs(&cfg, &project, &none)).expect("select");
+        assert_eq!(
+            (s.profile.name.as_str(), s.origin.as_str()),
+            ("default", "built-in default")
+        );
+        // Present, outside the working tree: used.
+        std::fs::write(&cfg, "profile = \"strict\"\n").expect("write");
+        let s = select(&inputs(&cfg, &project, &none)).expect("select");
+        assert_eq!(
+            (s.profile.name.as_str(), s.origin.as_str()),
+            ("strict", "user config")
+        );
+        // Inside the working tree (the agent could have written it): ignored,
+        // through a symlink too.
+        let s = select(&inputs(&cfg, &home, &none)).expect("select");
+        assert_eq!(s.origin, "built-in default");
+        let link = d.path().join("link");
+        std::os::unix::fs::symlink(&home, &link).expect("symlink");
+        let s = select(&inputs(
+            &link.join(".config/safe-exec/config.toml"),
+            &home,
+            &none,
+        ))
+        .expect("select");
+        assert_eq!(s.origin, "built-in default");
+        // Broken: an error, not silently the default.
+        std::fs::write(&cfg, "profile = [\n").expect("write");
+        assert!(select(&inputs(&cfg, &project, &none)).is_err());
+        // Not readable as a file (a directory): an error, not "absent".
+        std::fs::remove_file(&cfg).expect("rm");
+        std::fs::create_dir(&cfg).expect("dir");
+        assert!(select(&inputs(&cfg, &project, &none)).is_err());
+    }
 }

@@ -160,7 +160,75 @@ impl Hasher for Fnv {
 /// symlink in a directory whose real path is known needs no more than its
 /// `lstat`.
 pub fn real_prefix_memo(p: &Path, memo: &mut RealMemo) -> PathBuf {
-    real_prefix_with(p, Some(memo))
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = p.as_os_str().as_bytes();
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return real_prefix_with(p, Some(memo));
+    };
+    if !is_clean_absolute(text) {
+        return real_prefix_with(p, Some(memo));
+    }
+    // `real_prefix_with` on the path's bytes: a clean absolute path's
+    // parent is what precedes its last `/` and its name what follows, so no
+    // component parsing and no copies of the prefixes tried.
+    let path = |end: usize| Path::new(std::ffi::OsStr::from_bytes(&bytes[..end.max(1)]));
+    let mut end = bytes.len();
+    loop {
+        let existing = path(end);
+        let real = match memo.get(existing) {
+            Some(real) => Some(real.clone()),
+            None => match existing.symlink_metadata() {
+                Ok(meta) => {
+                    // Not a symlink, in a directory whose real path is
+                    // known: its real path is that directory's and its name.
+                    let slash = bytes[..end].iter().rposition(|b| *b == b'/');
+                    let via_parent = match slash {
+                        Some(i) if end > 1 && !meta.file_type().is_symlink() => memo
+                            .get(path(i))
+                            .map(|r| r.join(std::ffi::OsStr::from_bytes(&bytes[i + 1..end]))),
+                        _ => None,
+                    };
+                    let real = via_parent.or_else(|| canonicalize(existing).ok());
+                    if let Some(r) = &real {
+                        memo.insert(existing.to_path_buf(), r.clone());
+                    }
+                    real
+                }
+                Err(_) => None,
+            },
+        };
+        if let Some(mut out) = real {
+            // The missing rest, each missing prefix memoised as it resolves
+            // (`{home}/.config/gh`, then `{home}/.config/gcloud`).
+            let mut at = if end <= 1 { 0 } else { end };
+            while at < bytes.len() {
+                let next = bytes[at + 1..]
+                    .iter()
+                    .position(|b| *b == b'/')
+                    .map_or(bytes.len(), |i| at + 1 + i);
+                out.push(std::ffi::OsStr::from_bytes(&bytes[at + 1..next]));
+                memo.insert(path(next).to_path_buf(), out.clone());
+                at = next;
+            }
+            return out;
+        }
+        match bytes[..end].iter().rposition(|b| *b == b'/') {
+            Some(i) if end > 1 => end = i,
+            _ => return p.to_path_buf(),
+        }
+    }
+}
+
+/// Whether `s` is a clean absolute path: `/`, or `/` and components none
+/// of which is empty, `.` or `..` (no trailing `/`). Its lexical join onto
+/// `/` is itself.
+pub fn is_clean_absolute(s: &str) -> bool {
+    s == "/"
+        || (s.starts_with('/')
+            && !s.ends_with('/')
+            && s[1..]
+                .split('/')
+                .all(|c| !c.is_empty() && c != "." && c != ".."))
 }
 
 fn real_prefix_with(p: &Path, mut memo: Option<&mut RealMemo>) -> PathBuf {
@@ -228,6 +296,10 @@ mod tests {
         let root = canonicalize(d.path()).expect("real tmp");
         std::fs::create_dir_all(root.join("real/sub")).expect("dirs");
         std::os::unix::fs::symlink(root.join("real"), root.join("link")).expect("symlink");
+        std::os::unix::fs::symlink(root.join("link"), root.join("linklink")).expect("symlink");
+        std::os::unix::fs::symlink("real/sub", root.join("rel")).expect("symlink");
+        std::os::unix::fs::symlink(root.join("nowhere"), root.join("dangling")).expect("symlink");
+        std::fs::write(root.join("real/file"), b"").expect("file");
         let paths = [
             "link/missing/a",
             "link/missing/b",
@@ -239,15 +311,40 @@ mod tests {
             "missing/deeper/other",
             "missing",
             "link",
+            "linklink/sub/x",
+            "linklink",
+            "rel/y/z",
+            "rel",
+            "dangling/a",
+            "dangling",
+            "real/file",
+            "real/file/below",
+            "link/file",
         ];
         let mut memo = RealMemo::default();
+        let mut old_memo = RealMemo::default();
+        let absolute = [
+            "/",
+            "/proc",
+            "/nonexistent-safe-exec-test/a/b",
+            "/nonexistent-safe-exec-test",
+        ];
         for round in 0..2 {
-            for p in paths {
-                let p = root.join(p);
+            for p in paths
+                .iter()
+                .map(|p| root.join(p))
+                .chain(absolute.iter().map(PathBuf::from))
+            {
                 assert_eq!(
                     real_prefix_memo(&p, &mut memo),
                     real_prefix(&p),
                     "{} (round {round})",
+                    p.display()
+                );
+                assert_eq!(
+                    real_prefix_with(&p, Some(&mut old_memo)),
+                    real_prefix(&p),
+                    "{} (round {round}, component memo)",
                     p.display()
                 );
             }

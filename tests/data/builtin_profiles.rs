@@ -68,11 +68,20 @@ fn embedded_registry_and_wrappers_are_the_toml_data() {
             }
         }
     }
-    assert_eq!(from_files.len(), builtin::REGISTRY.len());
-    for (name, text, _) in builtin::REGISTRY {
+    assert_eq!(from_files.len(), builtin::registry_len());
+    for (name, text, source) in builtin::registry() {
         let v: serde_json::Value = serde_json::from_str(text).expect("embedded entry is JSON");
-        assert_eq!(Some(&v), from_files.get(*name), "registry entry {name}");
+        assert_eq!(Some(&v), from_files.get(name), "registry entry {name}");
+        assert!(source.starts_with("profiles/registry/"), "{name}: {source}");
+        assert_eq!(
+            builtin::registry_position(name)
+                .and_then(builtin::registry_entry)
+                .map(|e| e.0),
+            Some(name)
+        );
     }
+    assert_eq!(builtin::registry_position("no-such-program-here"), None);
+    assert_eq!(builtin::registry_entry(builtin::registry_len()), None);
     let t: toml::Table = std::fs::read_to_string(root.join("wrappers.toml"))
         .expect("read")
         .parse()

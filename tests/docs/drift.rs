@@ -168,7 +168,7 @@ fn every_registry_suggestion_is_allowed() {
     let sit = example_situation();
     let mut checked = 0;
     let mut bad = Vec::new();
-    for (name, text, source) in safe_exec::builtin::REGISTRY {
+    for (name, text, source) in safe_exec::builtin::registry() {
         let spec: CommandSpec = serde_json::from_str(text).expect("registry entry");
         for o in &spec.options {
             let Some(suggest) = o.spec().suggest.clone() else {
