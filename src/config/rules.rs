@@ -263,15 +263,17 @@ fn keywords_map() -> MutexGuard<'static, Option<HashMap<String, Vec<String>>>> {
     }
 }
 
-/// The keywords of a custom rule's pattern (computed once per process).
+/// The keywords of a custom rule's pattern: its leading literal when it
+/// plainly has one (a scan of the pattern, cheaper than a map), else parsed
+/// once per process (or seeded from the loader's cache).
 fn keywords_of(pattern: &str) -> Vec<String> {
+    if let Some(lit) = leading_literal(pattern) {
+        return vec![lit];
+    }
     if let Some(k) = keywords_map().as_ref().and_then(|m| m.get(pattern)) {
         return k.clone();
     }
-    let k = match leading_literal(pattern) {
-        Some(lit) => vec![lit],
-        None => super::keywords::keywords(pattern).unwrap_or_default(),
-    };
+    let k = super::keywords::keywords(pattern).unwrap_or_default();
     keywords_map()
         .get_or_insert_with(HashMap::new)
         .insert(pattern.to_string(), k.clone());
@@ -321,15 +323,20 @@ fn leading_literal(pattern: &str) -> Option<String> {
 /// Keywords computed earlier for these patterns (by the same binary: the
 /// profile loader's memo is keyed by the binary's identity).
 pub fn seed_keywords(known: HashMap<String, Vec<String>>) {
+    if known.is_empty() {
+        return;
+    }
     keywords_map()
         .get_or_insert_with(HashMap::new)
         .extend(known);
 }
 
-/// The keywords of `patterns`, for the loader's memo.
+/// The keywords of those of `patterns` that cost a regex parse, for the
+/// loader's cache (a leading literal is found again by a scan).
 pub fn keywords_for(patterns: &[&str]) -> HashMap<String, Vec<String>> {
     patterns
         .iter()
+        .filter(|p| leading_literal(p).is_none())
         .map(|p| (p.to_string(), keywords_of(p)))
         .collect()
 }
