@@ -114,10 +114,38 @@ pub fn test_evaluates(e: &ast::ExtendedTestExpr, vars: &KnownVars, unknown: &mut
     }
 }
 
+/// Whether [`builtin_evaluates`] looks at these words at all: the program
+/// is `let` or one of the builtins that take variable names. For any other
+/// program it answers `None` without reading the known variables, so a
+/// caller need not build them.
+pub fn builtin_may_evaluate(words: &[super::Word]) -> bool {
+    matches!(
+        words.first().map(|w| w.value.as_str()),
+        Some(
+            "let"
+                | "unset"
+                | "printf"
+                | "read"
+                | "declare"
+                | "typeset"
+                | "local"
+                | "readonly"
+                | "export"
+                | "mapfile"
+                | "readarray"
+                | "wait"
+                | "getopts"
+        )
+    )
+}
+
 /// Builtins that evaluate their arguments as arithmetic (`let`, `declare
 /// -i`) or evaluate array subscripts in the names they are given (`unset
 /// 'a[$x]'`, `printf -v 'a[i]'`, `read 'a[i]'`, `declare 'a[i]=1'`).
 pub fn builtin_evaluates(words: &[super::Word], vars: &KnownVars) -> Option<String> {
+    if !builtin_may_evaluate(words) {
+        return None;
+    }
     let program = words.first()?.value.as_str();
     let args = &words[1..];
     if program == "let" {

@@ -908,7 +908,8 @@ impl<'a> Walker<'a> {
         if p.unknown.is_none() {
             p.unknown = evaluates_subscripts(&p.words);
         }
-        if p.unknown.is_none() {
+        // (The known variables are built only for the builtins that read them.)
+        if p.unknown.is_none() && super::hazards::builtin_may_evaluate(&p.words) {
             p.unknown = super::hazards::builtin_evaluates(&p.words, &self.known_vars());
         }
         self.push_segment(

@@ -11,22 +11,23 @@ use crate::parse::Word;
 
 /// An option found in the arguments.
 #[derive(Debug, Clone)]
-pub struct UsedOption {
+pub struct UsedOption<'a> {
     /// The spelling used (`--forc` for `--force`).
     pub written: String,
     /// The option's canonical (first) name.
     pub name: String,
-    /// Its registry spec.
-    pub spec: OptionSpec,
+    /// Its registry spec (borrowed from the entry: cloning it for every
+    /// option used, and dropping it, was a few percent of a decision).
+    pub spec: &'a OptionSpec,
     /// Its value, if it takes one.
     pub value: Option<Word>,
 }
 
 /// The arguments of one command, classified.
 #[derive(Debug, Clone, Default)]
-pub struct ParsedArgs {
+pub struct ParsedArgs<'a> {
     /// Options in order.
-    pub options: Vec<UsedOption>,
+    pub options: Vec<UsedOption<'a>>,
     /// Operands with the type assigned by the entry's operand list.
     pub operands: Vec<(Word, ValueType)>,
     /// Options the entry does not list.
@@ -35,7 +36,7 @@ pub struct ParsedArgs {
     pub errors: Vec<String>,
 }
 
-impl ParsedArgs {
+impl ParsedArgs<'_> {
     /// Whether an option with this effect was used.
     pub fn has_effect(&self, e: Effect) -> bool {
         self.options.iter().any(|o| o.spec.effects.contains(&e))
@@ -43,11 +44,11 @@ impl ParsedArgs {
 }
 
 /// Parses `args` (the words after the program or subcommand) against `spec`.
-pub fn parse_args(spec: &CommandSpec, args: &[Word]) -> ParsedArgs {
+pub fn parse_args<'a>(spec: &'a CommandSpec, args: &[Word]) -> ParsedArgs<'a> {
     let mut out = ParsedArgs::default();
     // Borrowed: cloning every spec of the entry at every call was a third
     // of a warm decision.
-    let opts: Vec<&OptionSpec> = spec.options.iter().map(|o| o.spec()).collect();
+    let opts: Vec<&'a OptionSpec> = spec.options.iter().map(|o| o.spec()).collect();
     let mut operands: Vec<Word> = Vec::new();
     let mut i = 0;
     let mut only_operands = spec.option_style == OptionStyle::None;
@@ -92,7 +93,6 @@ pub fn parse_args(spec: &CommandSpec, args: &[Word]) -> ParsedArgs {
             );
             match found {
                 Lookup::Found(o) => {
-                    let o = o.clone();
                     let value = match (o.value, attached) {
                         (ValueKind::None, Some(_)) => {
                             // `--force=true` and the like: the flag is still set.
@@ -112,7 +112,7 @@ pub fn parse_args(spec: &CommandSpec, args: &[Word]) -> ParsedArgs {
                             }
                         },
                     };
-                    only_operands |= record(&mut out, args, &mut i, name, &o, value);
+                    only_operands |= record(&mut out, args, &mut i, name, o, value);
                 }
                 Lookup::Ambiguous(names) => {
                     out.errors.push(format!(
@@ -193,7 +193,11 @@ pub fn parse_args(spec: &CommandSpec, args: &[Word]) -> ParsedArgs {
         }
     }
     // Operand types: the first matching alternative list wins.
-    let list = spec
+    const ANY_READ: &[OperandSlot] = &[OperandSlot {
+        ty: ValueType::ReadPath,
+        quantifier: Quantifier::Any,
+    }];
+    let list: &[OperandSlot] = spec
         .operands_with
         .iter()
         .find(|(names, _)| {
@@ -203,24 +207,21 @@ pub fn parse_args(spec: &CommandSpec, args: &[Word]) -> ParsedArgs {
                     .any(|o| o.spec.names.iter().any(|m| m == n))
             })
         })
-        .map(|(_, l)| l.clone())
+        .map(|(_, l)| l.as_slice())
         .unwrap_or_else(|| {
             if spec.operands.is_empty() {
-                vec![OperandSlot {
-                    ty: ValueType::ReadPath,
-                    quantifier: Quantifier::Any,
-                }]
+                ANY_READ
             } else {
-                spec.operands.clone()
+                &spec.operands
             }
         });
-    match assign_types(&list, operands.len()) {
+    match assign_types(list, operands.len()) {
         Some(types) => out.operands = operands.into_iter().zip(types).collect(),
         None => {
             out.errors.push(format!(
                 "{} operand(s) given; expected {}",
                 operands.len(),
-                describe(&list)
+                describe(list)
             ));
             out.operands = operands
                 .into_iter()
@@ -233,12 +234,12 @@ pub fn parse_args(spec: &CommandSpec, args: &[Word]) -> ParsedArgs {
 
 /// Records a used option; skips an exec template (`-exec ... ;`) that it
 /// starts. Returns whether options end after it (`!last`).
-fn record(
-    out: &mut ParsedArgs,
+fn record<'a>(
+    out: &mut ParsedArgs<'a>,
     args: &[Word],
     i: &mut usize,
     written: &str,
-    o: &OptionSpec,
+    o: &'a OptionSpec,
     value: Option<Word>,
 ) -> bool {
     if o.effects.contains(&Effect::Template) {
@@ -250,7 +251,7 @@ fn record(
     out.options.push(UsedOption {
         written: written.to_string(),
         name: o.names[0].clone(),
-        spec: o.clone(),
+        spec: o,
         value,
     });
     o.effects.contains(&Effect::Last)

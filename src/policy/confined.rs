@@ -833,7 +833,7 @@ const DOCKER_READ_ONLY: &[&str] = &[
 pub fn docker(name: &str, v: &mut Verdict) {
     let engine = ["docker", "docker-compose", "podman"]
         .iter()
-        .any(|e| name == *e || name.starts_with(&format!("{e} ")));
+        .any(|e| name == *e || name.strip_prefix(e).is_some_and(|r| r.starts_with(' ')));
     if !engine {
         return;
     }

@@ -21,7 +21,7 @@ pub(super) fn options(
     let destructive = p.has_effect(Effect::Recursive)
         || (p.has_effect(Effect::Delete) && !p.has_effect(Effect::Filter));
     for o in &p.options {
-        let why = o.spec.reason.clone();
+        let why = o.spec.reason.as_ref();
         for e in &o.spec.effects {
             match e {
                 Effect::Write | Effect::WritesOperands | Effect::Delete => {

@@ -186,8 +186,46 @@ pub(crate) fn under(path: &Path, root: &Path) -> bool {
     if p.first() != Some(&b'/') || r.first() != Some(&b'/') {
         return path.starts_with(root);
     }
-    let mut pc = pieces(p);
-    pieces(r).all(|c| pc.next() == Some(c))
+    let (mut i, mut j) = (0, 0);
+    loop {
+        i = next_piece(p, i);
+        j = next_piece(r, j);
+        if j == r.len() {
+            return true;
+        }
+        if i == p.len() {
+            return false;
+        }
+        let ei = piece_end(p, i);
+        let ej = piece_end(r, j);
+        if p[i..ei] != r[j..ej] {
+            return false;
+        }
+        (i, j) = (ei, ej);
+    }
+}
+
+/// From `k`, past the separators and `.` pieces: where the next piece
+/// starts, or the end.
+fn next_piece(b: &[u8], mut k: usize) -> usize {
+    loop {
+        while b.get(k) == Some(&b'/') {
+            k += 1;
+        }
+        if b.get(k) == Some(&b'.') && matches!(b.get(k + 1), None | Some(b'/')) {
+            k += 1;
+            continue;
+        }
+        return k;
+    }
+}
+
+/// The end of the piece that starts at `k`.
+fn piece_end(b: &[u8], k: usize) -> usize {
+    b[k..]
+        .iter()
+        .position(|&c| c == b'/')
+        .map_or(b.len(), |n| k + n)
 }
 
 /// `path == other` (component-wise), by bytes for absolute paths.

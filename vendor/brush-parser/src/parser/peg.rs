@@ -670,9 +670,18 @@ peg::parser! {
                 Ok((parsed, ast::Word::with_location(&all_as_word, &loc)))
             } /
             [Token::Word(w, l)] {?
-                let mut parsed = word::parse_assignment_word(w.as_str()).map_err(|_| "not assignment word")?;
-                parsed.loc = l.clone();
-                Ok((parsed, ast::Word::with_location(w, l)))
+                // safe-exec patch: `parse_assignment_word` accepts only
+                // `NAME=...`, `NAME+=...` or `NAME[INDEX]=...` (its grammar's
+                // `name_equals` needs a literal `=`): a word without `=` is
+                // refused here without running the word grammar on it (every
+                // command word and argument is tried as an assignment).
+                if !w.contains('=') {
+                    Err("not assignment word")
+                } else {
+                    let mut parsed = word::parse_assignment_word(w.as_str()).map_err(|_| "not assignment word")?;
+                    parsed.loc = l.clone();
+                    Ok((parsed, ast::Word::with_location(w, l)))
+                }
             }
 
         rule array_elements() -> Vec<&'input String> =
