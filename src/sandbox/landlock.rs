@@ -644,23 +644,29 @@ pub(crate) fn build(plan: &LandlockPlan) -> Result<RulesetCreated, SandboxError>
     let known = AccessFs::from_all(ABI::from(
         i32::try_from(super::kernel::landlock_abi()).unwrap_or(i32::MAX),
     ));
-    // The carving's rules come directory by directory: open each directory
-    // once and its entries relative to it, so a rule costs the same short
-    // lookup however deep the directory is (a HOME 20 levels down).
-    let mut dir: Option<(&Path, OwnedFd)> = None;
+    // The carving's rules come directory by directory: each directory is
+    // opened once and its entries relative to it, so a rule costs the same
+    // short lookup however deep the directory is (a HOME 20 levels down).
+    // A carved ancestor (a directory granted `ReadDir` alone, whose entries
+    // get rules of their own) keeps the descriptor its own rule was added
+    // with: it is the directory its entries are opened from, so no
+    // directory on the way is looked up twice, nor from `/` again.
+    let mut dirs: Vec<(&Path, Option<OwnedFd>)> = Vec::new();
+    let list_only: BitFlags<AccessFs> = AccessFs::ReadDir.into();
     for rule in &plan.rules {
         let fd = match (rule.path.parent(), rule.path.file_name()) {
             (Some(parent), Some(name)) => {
-                if dir
-                    .as_ref()
-                    .is_none_or(|(p, _)| p.as_os_str() != parent.as_os_str())
+                let at = match dirs
+                    .iter()
+                    .position(|(p, _)| p.as_os_str() == parent.as_os_str())
                 {
-                    dir = open_path(None, parent.as_os_str()).map(|fd| (parent, fd));
-                }
-                match &dir {
-                    Some((_, d)) => open_path(Some(d), name),
-                    None => None,
-                }
+                    Some(i) => i,
+                    None => {
+                        dirs.push((parent, open_path(None, parent.as_os_str())));
+                        dirs.len() - 1
+                    }
+                };
+                dirs[at].1.as_ref().and_then(|d| open_path(Some(d), name))
             }
             _ => open_path(None, rule.path.as_os_str()),
         };
@@ -669,7 +675,17 @@ pub(crate) fn build(plan: &LandlockPlan) -> Result<RulesetCreated, SandboxError>
         };
         match &raw {
             Some(ruleset) => add_path_rule(ruleset, &fd, rule.rights & known)?,
-            None => created = created.add_rule(PathBeneath::new(fd, rule.rights))?,
+            None => {
+                created = created.add_rule(PathBeneath::new(&fd, rule.rights))?;
+            }
+        }
+        if rule.is_dir
+            && rule.rights == list_only
+            && !dirs
+                .iter()
+                .any(|(p, _)| p.as_os_str() == rule.path.as_os_str())
+        {
+            dirs.push((&rule.path, Some(fd)));
         }
     }
     for port in &plan.connect_ports {
