@@ -119,18 +119,28 @@ fn expand(s: &str, p: &Placeholders) -> PathBuf {
 /// kernel places each write at the end atomically, so lines from
 /// concurrent processes never interleave. A short write (full disk) is an
 /// error.
+/// The directory is created (mode 700) only when the open says it is
+/// missing: it exists at every run but the first.
 fn append(path: &Path, line: &[u8]) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)?;
-    }
-    let mut f = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .open(path)?;
+    let open = || {
+        OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(path)
+    };
+    let mut f = match open() {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if let Some(dir) = path.parent() {
+                std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(dir)?;
+            }
+            open()?
+        }
+        other => other?,
+    };
     let n = f.write(line)?;
     if n != line.len() {
         return Err(std::io::Error::new(

@@ -273,6 +273,121 @@ pub struct Unlisted {
     pub granted: Vec<PathBuf>,
 }
 
+/// What a listed directory entry is (`Other`: a file, device, socket...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Dir,
+    Symlink,
+    Other,
+}
+
+/// An open directory stream (`fdopendir`), closed on drop; its descriptor
+/// is where the carving opens the next directory on the way, relative to
+/// it (one short lookup instead of the whole path from `/`: a HOME 20
+/// levels deep).
+struct Listing(std::ptr::NonNull<libc::DIR>);
+
+impl Listing {
+    /// Opens `path` (relative to `at`, by its last component, when `at` is
+    /// given) and reads its entries but `.` and `..`, with their types
+    /// (`lstat` when the file system does not say, as `std::fs` does).
+    fn read(
+        at: Option<libc::c_int>,
+        path: &Path,
+    ) -> std::io::Result<(Listing, Vec<(std::ffi::OsString, Kind)>)> {
+        use std::ffi::{CStr, CString, OsStr};
+        let invalid = || std::io::Error::from_raw_os_error(libc::EINVAL);
+        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC | libc::O_NONBLOCK;
+        let fd = match (at, path.file_name()) {
+            (Some(at), Some(name)) => {
+                let c = CString::new(name.as_bytes()).map_err(|_| invalid())?;
+                // SAFETY: `c` is NUL-terminated and outlives the call; `at`
+                // is an open directory descriptor of the caller's.
+                unsafe { libc::openat(at, c.as_ptr(), flags) }
+            }
+            _ => {
+                let c = CString::new(path.as_os_str().as_bytes()).map_err(|_| invalid())?;
+                // SAFETY: as above.
+                unsafe { libc::open(c.as_ptr(), flags) }
+            }
+        };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: `fd` is ours; on success the stream owns it.
+        let dir = unsafe { libc::fdopendir(fd) };
+        let Some(dir) = std::ptr::NonNull::new(dir) else {
+            let e = std::io::Error::last_os_error();
+            // SAFETY: fdopendir failed, so the descriptor is still ours.
+            unsafe { libc::close(fd) };
+            return Err(e);
+        };
+        let listing = Listing(dir);
+        let mut entries = Vec::new();
+        loop {
+            // SAFETY: errno is thread-local; cleared to tell the end of
+            // the stream from an error, as readdir(3) says.
+            unsafe { *libc::__errno_location() = 0 };
+            // SAFETY: a stream we own; the entry stays valid until the
+            // next readdir on it, and is copied out below.
+            let ent = unsafe { libc::readdir64(listing.0.as_ptr()) };
+            if ent.is_null() {
+                // SAFETY: reading our thread's errno.
+                let errno = unsafe { *libc::__errno_location() };
+                if errno == 0 {
+                    break; // the end of the stream
+                }
+                return Err(std::io::Error::from_raw_os_error(errno));
+            }
+            // SAFETY: d_name is a NUL-terminated name inside the entry.
+            let (name, d_type) = unsafe {
+                (
+                    CStr::from_ptr((*ent).d_name.as_ptr()).to_bytes().to_vec(),
+                    (*ent).d_type,
+                )
+            };
+            if name == b"." || name == b".." {
+                continue;
+            }
+            let kind = match d_type {
+                libc::DT_DIR => Kind::Dir,
+                libc::DT_LNK => Kind::Symlink,
+                libc::DT_UNKNOWN => {
+                    let c = CString::new(name.clone()).map_err(|_| invalid())?;
+                    // SAFETY: an all-zero stat is a valid buffer.
+                    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+                    // SAFETY: lstat of an entry of our open directory.
+                    let rc = unsafe {
+                        libc::fstatat(listing.fd(), c.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW)
+                    };
+                    match (rc, st.st_mode & libc::S_IFMT) {
+                        (0, libc::S_IFDIR) => Kind::Dir,
+                        (0, libc::S_IFLNK) => Kind::Symlink,
+                        (0, _) => Kind::Other,
+                        _ => continue, // vanished meanwhile
+                    }
+                }
+                _ => Kind::Other,
+            };
+            entries.push((OsStr::from_bytes(&name).to_os_string(), kind));
+        }
+        Ok((listing, entries))
+    }
+
+    /// The stream's directory descriptor.
+    fn fd(&self) -> libc::c_int {
+        // SAFETY: a stream we own.
+        unsafe { libc::dirfd(self.0.as_ptr()) }
+    }
+}
+
+impl Drop for Listing {
+    fn drop(&mut self) {
+        // SAFETY: closing our own stream once.
+        unsafe { libc::closedir(self.0.as_ptr()) };
+    }
+}
+
 /// What carving needs besides the root: the denied paths, where the
 /// command must be able to reach through a directory it cannot list, and
 /// where to record such directories.
@@ -284,9 +399,12 @@ struct Carver<'a> {
 
 impl Carver<'_> {
     /// Grants `access` on `root`, carving out every path of `denied` below it.
+    /// `at`: an open descriptor of `root`'s parent directory, when known
+    /// (the listing then opens `root` relative to it).
     fn carve(
         &mut self,
         root: &Path,
+        at: Option<libc::c_int>,
         access: BitFlags<AccessFs>,
         out: &mut Vec<PlannedRule>,
     ) -> Result<(), SandboxError> {
@@ -303,8 +421,8 @@ impl Carver<'_> {
             push_rule(out, root, access);
             return Ok(());
         }
-        let entries = match fs::read_dir(root).and_then(|d| d.collect::<Result<Vec<_>, _>>()) {
-            Ok(e) => e,
+        let (dir, entries) = match Listing::read(at, root) {
+            Ok(l) => l,
             Err(e) => {
                 // The ancestor itself: listable only.
                 push_rule(out, root, AccessFs::ReadDir.into());
@@ -334,23 +452,22 @@ impl Carver<'_> {
                 }
             }
         }
-        for entry in entries {
-            let name = entry.file_name();
+        for (name, kind) in entries {
             if exact.contains(&name.as_os_str()) {
                 continue;
             }
-            let Ok(ft) = entry.file_type() else { continue };
-            if ft.is_symlink() {
+            if kind == Kind::Symlink {
                 // A symlink needs no rule to be followed; granting it would
                 // grant its target, which may be a denied path or lie outside
                 // the root. The target is governed by its own rules.
                 continue;
             }
-            let path = entry.path();
-            if ft.is_dir() && deeper.contains(&name.as_os_str()) {
-                self.carve(&path, access, out)?;
+            let path = root.join(&name);
+            let is_dir = kind == Kind::Dir;
+            if is_dir && deeper.contains(&name.as_os_str()) {
+                self.carve(&path, Some(dir.fd()), access, out)?;
             } else {
-                push_known(out, &path, access, ft.is_dir());
+                push_known(out, &path, access, is_dir);
             }
         }
         Ok(())
@@ -393,7 +510,7 @@ impl Carver<'_> {
                 continue;
             }
             let before = out.len();
-            self.carve(&child, access, out)?;
+            self.carve(&child, None, access, out)?;
             if out.len() > before {
                 granted.push(child);
             }
@@ -475,7 +592,7 @@ pub fn plan(spec: &SandboxSpec) -> Result<LandlockPlan, SandboxError> {
             } else {
                 &mut elsewhere
             };
-            c.carve(&root, read, &mut rules)?;
+            c.carve(&root, None, read, &mut rules)?;
         }
     }
     for root in &spec.write {
@@ -494,7 +611,7 @@ pub fn plan(spec: &SandboxSpec) -> Result<LandlockPlan, SandboxError> {
         } else {
             &mut elsewhere
         };
-        c.carve(&canon, write_access(), &mut rules)?;
+        c.carve(&canon, None, write_access(), &mut rules)?;
     }
     let mut unlisted = in_dev.unlisted;
     unlisted.extend(elsewhere.unlisted);
@@ -644,23 +761,29 @@ pub(crate) fn build(plan: &LandlockPlan) -> Result<RulesetCreated, SandboxError>
     let known = AccessFs::from_all(ABI::from(
         i32::try_from(super::kernel::landlock_abi()).unwrap_or(i32::MAX),
     ));
-    // The carving's rules come directory by directory: open each directory
-    // once and its entries relative to it, so a rule costs the same short
-    // lookup however deep the directory is (a HOME 20 levels down).
-    let mut dir: Option<(&Path, OwnedFd)> = None;
+    // The carving's rules come directory by directory: each directory is
+    // opened once and its entries relative to it, so a rule costs the same
+    // short lookup however deep the directory is (a HOME 20 levels down).
+    // A carved ancestor (a directory granted `ReadDir` alone, whose entries
+    // get rules of their own) keeps the descriptor its own rule was added
+    // with: it is the directory its entries are opened from, so no
+    // directory on the way is looked up twice, nor from `/` again.
+    let mut dirs: Vec<(&Path, Option<OwnedFd>)> = Vec::new();
+    let list_only: BitFlags<AccessFs> = AccessFs::ReadDir.into();
     for rule in &plan.rules {
         let fd = match (rule.path.parent(), rule.path.file_name()) {
             (Some(parent), Some(name)) => {
-                if dir
-                    .as_ref()
-                    .is_none_or(|(p, _)| p.as_os_str() != parent.as_os_str())
+                let at = match dirs
+                    .iter()
+                    .position(|(p, _)| p.as_os_str() == parent.as_os_str())
                 {
-                    dir = open_path(None, parent.as_os_str()).map(|fd| (parent, fd));
-                }
-                match &dir {
-                    Some((_, d)) => open_path(Some(d), name),
-                    None => None,
-                }
+                    Some(i) => i,
+                    None => {
+                        dirs.push((parent, open_path(None, parent.as_os_str())));
+                        dirs.len() - 1
+                    }
+                };
+                dirs[at].1.as_ref().and_then(|d| open_path(Some(d), name))
             }
             _ => open_path(None, rule.path.as_os_str()),
         };
@@ -669,7 +792,17 @@ pub(crate) fn build(plan: &LandlockPlan) -> Result<RulesetCreated, SandboxError>
         };
         match &raw {
             Some(ruleset) => add_path_rule(ruleset, &fd, rule.rights & known)?,
-            None => created = created.add_rule(PathBeneath::new(fd, rule.rights))?,
+            None => {
+                created = created.add_rule(PathBeneath::new(&fd, rule.rights))?;
+            }
+        }
+        if rule.is_dir
+            && rule.rights == list_only
+            && !dirs
+                .iter()
+                .any(|(p, _)| p.as_os_str() == rule.path.as_os_str())
+        {
+            dirs.push((&rule.path, Some(fd)));
         }
     }
     for port in &plan.connect_ports {
