@@ -247,12 +247,23 @@ fn nothing_configured_touches_no_state() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(names, ["audit.jsonl"]);
-    // With the audit log off, nothing at all.
+    // With the audit log off, nothing but the loaded-profile cache of the
+    // profile file (`{state}/profiles`, one entry): no guard state.
     let env = Env::new();
     env.profile("[audit]\nenabled = false");
     let o = env.run(&["--", "echo", "hi"]);
     assert_eq!(code(&o), 0);
-    assert_eq!(std::fs::read_dir(env.state()).unwrap().count(), 0);
+    let names: Vec<String> = std::fs::read_dir(env.state())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["profiles"]);
+    let entries: Vec<String> = std::fs::read_dir(env.state().join("profiles"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert!(entries[0].ends_with(".json"), "{entries:?}");
 }
 
 trait Check {
