@@ -135,16 +135,7 @@ pub fn load_cached(
     let mut declared = None;
     let mut key = Sha256::new();
     let mut files = Vec::new();
-    let mut ids = Vec::new();
-    let mut table = load_table(
-        selector,
-        &mut chain,
-        0,
-        &mut declared,
-        &mut key,
-        &mut files,
-        &mut ids,
-    )?;
+    let mut table = load_table(selector, &mut chain, 0, &mut declared, &mut key, &mut files)?;
     // `name` is not inherited: a file that does not set it is named after itself.
     if let Some(first) = chain.first() {
         let own = own_name(first);
@@ -166,7 +157,7 @@ pub fn load_cached(
     // profile is checked by the test suite (every one loads); the merged
     // document is checked below either way.
     if !known_good {
-        for (file, text) in &files {
+        for (file, text, _) in &files {
             if let Err(e) = toml::from_str::<ProfileDoc>(text) {
                 return Err(at(file, text, &e));
             }
@@ -189,7 +180,7 @@ pub fn load_cached(
             path,
             selector,
             exe,
-            ids,
+            files.into_iter().map(|(_, _, id)| id).collect(),
             &profile.source,
             &profile.chain,
             keywords,
@@ -359,8 +350,7 @@ fn load_table(
     depth: usize,
     declared: &mut Option<String>,
     key: &mut Sha256,
-    files: &mut Vec<(String, String)>,
-    ids: &mut Vec<cache::FileId>,
+    files: &mut Vec<(String, String, cache::FileId)>,
 ) -> Result<toml::Table, ProfileError> {
     if depth > 8 {
         return Err(ProfileError::Invalid {
@@ -369,7 +359,6 @@ fn load_table(
         });
     }
     let (source, text, id) = read_source(selector)?;
-    ids.extend(id);
     if chain.contains(&source) {
         return Err(ProfileError::Invalid {
             file: source,
@@ -389,8 +378,9 @@ fn load_table(
         key.update((part.len() as u64).to_le_bytes());
         key.update(part);
     }
-    if !source.starts_with("builtin:") {
-        files.push((source.clone(), text.clone()));
+    // Each file with its identity, for the cache (a built-in has none).
+    if let Some(id) = id {
+        files.push((source.clone(), text.clone(), id));
     }
     let table: toml::Table = text
         .parse()
@@ -409,7 +399,7 @@ fn load_table(
         Some(parent) => {
             let parent = parent.as_str();
             let parent_sel = resolve_relative(parent, &source);
-            let mut base = load_table(&parent_sel, chain, depth + 1, declared, key, files, ids)?;
+            let mut base = load_table(&parent_sel, chain, depth + 1, declared, key, files)?;
             merge(&mut base, table);
             base.remove("extends");
             base.insert("extends".into(), toml::Value::String(parent.to_string()));
