@@ -205,27 +205,12 @@ impl Canon {
             // It cannot be opened or named: ask for the path itself.
             Err(_) => return canonical(p),
         };
-        let Ok(c) = std::ffi::CString::new(name.as_bytes()) else {
-            return canonical(p);
-        };
-        // SAFETY: an all-zero `stat` is a valid buffer for fstatat to fill.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: `c` is NUL-terminated and outlives the call; `dir_fd` is
-        // a descriptor we own; `st` is a valid buffer.
-        let rc = unsafe {
-            libc::fstatat(
-                dir_fd.as_raw_fd(),
-                c.as_ptr(),
-                &mut st,
-                libc::AT_SYMLINK_NOFOLLOW,
-            )
-        };
-        if rc != 0 {
-            return match std::io::Error::last_os_error().raw_os_error() {
-                Some(libc::ENOENT) => None,
-                _ => canonical(p),
+        let st =
+            match nix::sys::stat::fstatat(dir_fd, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW) {
+                Ok(st) => st,
+                Err(nix::errno::Errno::ENOENT) => return None,
+                Err(_) => return canonical(p),
             };
-        }
         if st.st_mode & libc::S_IFMT == libc::S_IFLNK {
             return canonical(p);
         }
@@ -237,19 +222,13 @@ impl Canon {
 /// `/proc/self/fd`); the open's errno when it fails (`ENOENT`, `ENOTDIR`:
 /// no such directory), `EIO` when the name cannot be read.
 fn open_dir(dir: &Path) -> Result<(PathBuf, OwnedFd), i32> {
-    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).map_err(|_| libc::EINVAL)?;
-    // SAFETY: `c` is a NUL-terminated string that outlives the call.
-    let fd = unsafe {
-        libc::open(
-            c.as_ptr(),
-            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
-        )
-    };
-    if fd < 0 {
-        return Err(super::errno());
-    }
-    // SAFETY: `fd` was just returned by open and is owned by no one else.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    use nix::fcntl::OFlag;
+    let fd = nix::fcntl::open(
+        dir,
+        OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+        nix::sys::stat::Mode::empty(),
+    )
+    .map_err(|e| e as i32)?;
     match fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())) {
         Ok(real) if real.is_absolute() && !real.as_os_str().as_bytes().ends_with(b" (deleted)") => {
             Ok((real, fd))
@@ -295,45 +274,41 @@ impl Listing {
         at: Option<libc::c_int>,
         path: &Path,
     ) -> std::io::Result<(Listing, Vec<(std::ffi::OsString, Kind)>)> {
-        use std::ffi::{CStr, CString, OsStr};
-        let invalid = || std::io::Error::from_raw_os_error(libc::EINVAL);
-        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC | libc::O_NONBLOCK;
+        use nix::fcntl::OFlag;
+        use std::ffi::{CStr, OsStr};
+        use std::os::fd::IntoRawFd;
+        let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK;
+        let mode = nix::sys::stat::Mode::empty();
         let fd = match (at, path.file_name()) {
             (Some(at), Some(name)) => {
-                let c = CString::new(name.as_bytes()).map_err(|_| invalid())?;
-                // SAFETY: `c` is NUL-terminated and outlives the call; `at`
-                // is an open directory descriptor of the caller's.
-                unsafe { libc::openat(at, c.as_ptr(), flags) }
+                // SAFETY: `at` is an open directory descriptor of the
+                // caller's, alive for this call.
+                let at = unsafe { std::os::fd::BorrowedFd::borrow_raw(at) };
+                nix::fcntl::openat(at, name, flags, mode)
             }
-            _ => {
-                let c = CString::new(path.as_os_str().as_bytes()).map_err(|_| invalid())?;
-                // SAFETY: as above.
-                unsafe { libc::open(c.as_ptr(), flags) }
-            }
-        };
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error());
+            _ => nix::fcntl::open(path, flags, mode),
         }
-        // SAFETY: `fd` is ours; on success the stream owns it.
-        let dir = unsafe { libc::fdopendir(fd) };
+        .map_err(std::io::Error::from)?;
+        let raw = fd.into_raw_fd();
+        // SAFETY: `raw` is ours; on success the stream owns it.
+        let dir = unsafe { libc::fdopendir(raw) };
         let Some(dir) = std::ptr::NonNull::new(dir) else {
             let e = std::io::Error::last_os_error();
             // SAFETY: fdopendir failed, so the descriptor is still ours.
-            unsafe { libc::close(fd) };
+            drop(unsafe { OwnedFd::from_raw_fd(raw) });
             return Err(e);
         };
         let listing = Listing(dir);
         let mut entries = Vec::new();
         loop {
-            // SAFETY: errno is thread-local; cleared to tell the end of
-            // the stream from an error, as readdir(3) says.
-            unsafe { *libc::__errno_location() = 0 };
+            // errno is cleared to tell the end of the stream from an
+            // error, as readdir(3) says.
+            nix::errno::Errno::clear();
             // SAFETY: a stream we own; the entry stays valid until the
             // next readdir on it, and is copied out below.
             let ent = unsafe { libc::readdir64(listing.0.as_ptr()) };
             if ent.is_null() {
-                // SAFETY: reading our thread's errno.
-                let errno = unsafe { *libc::__errno_location() };
+                let errno = nix::errno::Errno::last_raw();
                 if errno == 0 {
                     break; // the end of the stream
                 }
@@ -353,18 +328,17 @@ impl Listing {
                 libc::DT_DIR => Kind::Dir,
                 libc::DT_LNK => Kind::Symlink,
                 libc::DT_UNKNOWN => {
-                    let c = CString::new(name.clone()).map_err(|_| invalid())?;
-                    // SAFETY: an all-zero stat is a valid buffer.
-                    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-                    // SAFETY: lstat of an entry of our open directory.
-                    let rc = unsafe {
-                        libc::fstatat(listing.fd(), c.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW)
-                    };
-                    match (rc, st.st_mode & libc::S_IFMT) {
-                        (0, libc::S_IFDIR) => Kind::Dir,
-                        (0, libc::S_IFLNK) => Kind::Symlink,
-                        (0, _) => Kind::Other,
-                        _ => continue, // vanished meanwhile
+                    // SAFETY: the stream's descriptor, open while `listing` is.
+                    let at = unsafe { std::os::fd::BorrowedFd::borrow_raw(listing.fd()) };
+                    match nix::sys::stat::fstatat(
+                        at,
+                        OsStr::from_bytes(&name),
+                        nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+                    ) {
+                        Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFDIR => Kind::Dir,
+                        Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFLNK => Kind::Symlink,
+                        Ok(_) => Kind::Other,
+                        Err(_) => continue, // vanished meanwhile
                     }
                 }
                 _ => Kind::Other,
