@@ -184,20 +184,27 @@ impl Canon {
         let (Some(parent), Some(name)) = (p.parent(), p.file_name()) else {
             return canonical(p);
         };
-        // Only a plain last component (`/a/b`, not `/a/b/`, `/a/b/.`:
-        // those also require `b` to be a directory).
-        let bytes = p.as_os_str().as_bytes();
-        if !p.is_absolute()
-            || !bytes.ends_with(name.as_bytes())
-            || bytes.len() == name.len()
-            || bytes[bytes.len() - name.len() - 1] != b'/'
-        {
+        if !plain_last(p, name) {
             return canonical(p);
         }
-        let dirs = &mut self.dirs;
-        let dir = dirs
-            .entry(parent.to_path_buf())
-            .or_insert_with(|| open_dir(parent));
+        if !self.dirs.contains_key(parent) {
+            // A directory whose own parent is already open is opened
+            // relative to it (`~/.config` from `~`): one component to look
+            // up instead of the whole path; a missing parent means a
+            // missing directory.
+            let opened = match (parent.parent(), parent.file_name()) {
+                (Some(up), Some(pname)) if plain_last(parent, pname) => match self.dirs.get(up) {
+                    Some(Ok((_, up_fd))) => open_dir_at(Some(up_fd), Path::new(pname)),
+                    Some(Err(e)) if matches!(*e, libc::ENOENT | libc::ENOTDIR) => Err(*e),
+                    _ => open_dir(parent),
+                },
+                _ => open_dir(parent),
+            };
+            self.dirs.insert(parent.to_path_buf(), opened);
+        }
+        let Some(dir) = self.dirs.get(parent) else {
+            return canonical(p);
+        };
         let (dir_real, dir_fd) = match dir.as_ref() {
             Ok(d) => d,
             // No such directory: nothing in it.
@@ -222,12 +229,30 @@ impl Canon {
 /// `/proc/self/fd`); the open's errno when it fails (`ENOENT`, `ENOTDIR`:
 /// no such directory), `EIO` when the name cannot be read.
 fn open_dir(dir: &Path) -> Result<(PathBuf, OwnedFd), i32> {
+    open_dir_at(None, dir)
+}
+
+/// Whether `p`'s last component is written plainly as `name` (`/a/b`, not
+/// `/a/b/` or `/a/b/.`, which also require `b` to be a directory), in an
+/// absolute path.
+fn plain_last(p: &Path, name: &std::ffi::OsStr) -> bool {
+    let bytes = p.as_os_str().as_bytes();
+    p.is_absolute()
+        && bytes.ends_with(name.as_bytes())
+        && bytes.len() > name.len()
+        && bytes[bytes.len() - name.len() - 1] == b'/'
+}
+
+/// [`open_dir`] of `dir`, relative to `at` when given (`dir` is then one
+/// name in it).
+fn open_dir_at(at: Option<&OwnedFd>, dir: &Path) -> Result<(PathBuf, OwnedFd), i32> {
     use nix::fcntl::OFlag;
-    let fd = nix::fcntl::open(
-        dir,
-        OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
-        nix::sys::stat::Mode::empty(),
-    )
+    let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+    let mode = nix::sys::stat::Mode::empty();
+    let fd = match at {
+        Some(at) => nix::fcntl::openat(at, dir, flags, mode),
+        None => nix::fcntl::open(dir, flags, mode),
+    }
     .map_err(|e| e as i32)?;
     match fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())) {
         Ok(real) if real.is_absolute() && !real.as_os_str().as_bytes().ends_with(b" (deleted)") => {
@@ -923,6 +948,11 @@ mod tests {
                 "file/x",
                 "rel",
                 "rel/keys",
+                ".config/gh/hosts.yml",
+                ".docker/x/y",
+                "file/x/y",
+                "rel/keys/z",
+                ".aws/z",
                 ".ssh/",
                 ".ssh/.",
                 "file/",
