@@ -330,8 +330,7 @@ fn supervise(
     // needs) is safe-exec's too: the supervisor thread puts this value
     // back as soon as it holds the listener, before it answers the
     // child's execve, i.e. before the command runs.
-    // SAFETY: prctl with constant arguments only reads a flag.
-    let dumpable = unsafe { libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) };
+    let dumpable = nix::sys::prctl::get_dumpable().ok();
     // A channel of one slot, allocated here: its `send` allocates nothing,
     // so for a command that execs nothing more the supervisor thread never
     // allocates and glibc creates no malloc arena for it (a 128 MiB
@@ -406,10 +405,9 @@ fn supervise(
 
 /// Puts safe-exec's dumpable flag back to `value` (from `PR_GET_DUMPABLE`)
 /// after a child that shared its memory set it (see `spawn::spawn`).
-fn restore_dumpable(value: libc::c_int) {
-    if value >= 0 {
-        // SAFETY: prctl with plain integer arguments.
-        unsafe { libc::prctl(libc::PR_SET_DUMPABLE, value as libc::c_ulong, 0, 0, 0) };
+fn restore_dumpable(value: Option<bool>) {
+    if let Some(v) = value {
+        let _ = nix::sys::prctl::set_dumpable(v);
     }
 }
 
@@ -472,8 +470,7 @@ fn supervise_inner(
     let shown = spawn::shown(resolved);
     let rx = supervisor;
     let mut prepared = prepared;
-    // SAFETY: prctl with constant arguments only reads a flag.
-    let dumpable = unsafe { libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) };
+    let dumpable = nix::sys::prctl::get_dumpable().ok();
     let spawned = spawn::spawn(
         resolved,
         &plan.argv,
@@ -501,10 +498,8 @@ fn supervise_inner(
             Ok(Ok(s)) => s,
             Ok(Err(e)) => {
                 if let Ok(pid) = spawned {
-                    let mut st = 0;
-                    // SAFETY: reaping our own child (killed by the
-                    // supervisor thread).
-                    unsafe { libc::waitpid(pid, &mut st, 0) };
+                    // Reaping our own child (killed by the supervisor thread).
+                    let _ = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(pid), None);
                 }
                 return Err(RunError::Supervise(e));
             }

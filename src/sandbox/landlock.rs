@@ -184,20 +184,27 @@ impl Canon {
         let (Some(parent), Some(name)) = (p.parent(), p.file_name()) else {
             return canonical(p);
         };
-        // Only a plain last component (`/a/b`, not `/a/b/`, `/a/b/.`:
-        // those also require `b` to be a directory).
-        let bytes = p.as_os_str().as_bytes();
-        if !p.is_absolute()
-            || !bytes.ends_with(name.as_bytes())
-            || bytes.len() == name.len()
-            || bytes[bytes.len() - name.len() - 1] != b'/'
-        {
+        if !plain_last(p, name) {
             return canonical(p);
         }
-        let dirs = &mut self.dirs;
-        let dir = dirs
-            .entry(parent.to_path_buf())
-            .or_insert_with(|| open_dir(parent));
+        if !self.dirs.contains_key(parent) {
+            // A directory whose own parent is already open is opened
+            // relative to it (`~/.config` from `~`): one component to look
+            // up instead of the whole path; a missing parent means a
+            // missing directory.
+            let opened = match (parent.parent(), parent.file_name()) {
+                (Some(up), Some(pname)) if plain_last(parent, pname) => match self.dirs.get(up) {
+                    Some(Ok((_, up_fd))) => open_dir_at(Some(up_fd), Path::new(pname)),
+                    Some(Err(e)) if matches!(*e, libc::ENOENT | libc::ENOTDIR) => Err(*e),
+                    _ => open_dir(parent),
+                },
+                _ => open_dir(parent),
+            };
+            self.dirs.insert(parent.to_path_buf(), opened);
+        }
+        let Some(dir) = self.dirs.get(parent) else {
+            return canonical(p);
+        };
         let (dir_real, dir_fd) = match dir.as_ref() {
             Ok(d) => d,
             // No such directory: nothing in it.
@@ -205,27 +212,12 @@ impl Canon {
             // It cannot be opened or named: ask for the path itself.
             Err(_) => return canonical(p),
         };
-        let Ok(c) = std::ffi::CString::new(name.as_bytes()) else {
-            return canonical(p);
-        };
-        // SAFETY: an all-zero `stat` is a valid buffer for fstatat to fill.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: `c` is NUL-terminated and outlives the call; `dir_fd` is
-        // a descriptor we own; `st` is a valid buffer.
-        let rc = unsafe {
-            libc::fstatat(
-                dir_fd.as_raw_fd(),
-                c.as_ptr(),
-                &mut st,
-                libc::AT_SYMLINK_NOFOLLOW,
-            )
-        };
-        if rc != 0 {
-            return match std::io::Error::last_os_error().raw_os_error() {
-                Some(libc::ENOENT) => None,
-                _ => canonical(p),
+        let st =
+            match nix::sys::stat::fstatat(dir_fd, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW) {
+                Ok(st) => st,
+                Err(nix::errno::Errno::ENOENT) => return None,
+                Err(_) => return canonical(p),
             };
-        }
         if st.st_mode & libc::S_IFMT == libc::S_IFLNK {
             return canonical(p);
         }
@@ -237,19 +229,31 @@ impl Canon {
 /// `/proc/self/fd`); the open's errno when it fails (`ENOENT`, `ENOTDIR`:
 /// no such directory), `EIO` when the name cannot be read.
 fn open_dir(dir: &Path) -> Result<(PathBuf, OwnedFd), i32> {
-    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).map_err(|_| libc::EINVAL)?;
-    // SAFETY: `c` is a NUL-terminated string that outlives the call.
-    let fd = unsafe {
-        libc::open(
-            c.as_ptr(),
-            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
-        )
-    };
-    if fd < 0 {
-        return Err(super::errno());
+    open_dir_at(None, dir)
+}
+
+/// Whether `p`'s last component is written plainly as `name` (`/a/b`, not
+/// `/a/b/` or `/a/b/.`, which also require `b` to be a directory), in an
+/// absolute path.
+fn plain_last(p: &Path, name: &std::ffi::OsStr) -> bool {
+    let bytes = p.as_os_str().as_bytes();
+    p.is_absolute()
+        && bytes.ends_with(name.as_bytes())
+        && bytes.len() > name.len()
+        && bytes[bytes.len() - name.len() - 1] == b'/'
+}
+
+/// [`open_dir`] of `dir`, relative to `at` when given (`dir` is then one
+/// name in it).
+fn open_dir_at(at: Option<&OwnedFd>, dir: &Path) -> Result<(PathBuf, OwnedFd), i32> {
+    use nix::fcntl::OFlag;
+    let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+    let mode = nix::sys::stat::Mode::empty();
+    let fd = match at {
+        Some(at) => nix::fcntl::openat(at, dir, flags, mode),
+        None => nix::fcntl::open(dir, flags, mode),
     }
-    // SAFETY: `fd` was just returned by open and is owned by no one else.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    .map_err(|e| e as i32)?;
     match fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())) {
         Ok(real) if real.is_absolute() && !real.as_os_str().as_bytes().ends_with(b" (deleted)") => {
             Ok((real, fd))
@@ -295,45 +299,41 @@ impl Listing {
         at: Option<libc::c_int>,
         path: &Path,
     ) -> std::io::Result<(Listing, Vec<(std::ffi::OsString, Kind)>)> {
-        use std::ffi::{CStr, CString, OsStr};
-        let invalid = || std::io::Error::from_raw_os_error(libc::EINVAL);
-        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC | libc::O_NONBLOCK;
+        use nix::fcntl::OFlag;
+        use std::ffi::{CStr, OsStr};
+        use std::os::fd::IntoRawFd;
+        let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK;
+        let mode = nix::sys::stat::Mode::empty();
         let fd = match (at, path.file_name()) {
             (Some(at), Some(name)) => {
-                let c = CString::new(name.as_bytes()).map_err(|_| invalid())?;
-                // SAFETY: `c` is NUL-terminated and outlives the call; `at`
-                // is an open directory descriptor of the caller's.
-                unsafe { libc::openat(at, c.as_ptr(), flags) }
+                // SAFETY: `at` is an open directory descriptor of the
+                // caller's, alive for this call.
+                let at = unsafe { std::os::fd::BorrowedFd::borrow_raw(at) };
+                nix::fcntl::openat(at, name, flags, mode)
             }
-            _ => {
-                let c = CString::new(path.as_os_str().as_bytes()).map_err(|_| invalid())?;
-                // SAFETY: as above.
-                unsafe { libc::open(c.as_ptr(), flags) }
-            }
-        };
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error());
+            _ => nix::fcntl::open(path, flags, mode),
         }
-        // SAFETY: `fd` is ours; on success the stream owns it.
-        let dir = unsafe { libc::fdopendir(fd) };
+        .map_err(std::io::Error::from)?;
+        let raw = fd.into_raw_fd();
+        // SAFETY: `raw` is ours; on success the stream owns it.
+        let dir = unsafe { libc::fdopendir(raw) };
         let Some(dir) = std::ptr::NonNull::new(dir) else {
             let e = std::io::Error::last_os_error();
             // SAFETY: fdopendir failed, so the descriptor is still ours.
-            unsafe { libc::close(fd) };
+            drop(unsafe { OwnedFd::from_raw_fd(raw) });
             return Err(e);
         };
         let listing = Listing(dir);
         let mut entries = Vec::new();
         loop {
-            // SAFETY: errno is thread-local; cleared to tell the end of
-            // the stream from an error, as readdir(3) says.
-            unsafe { *libc::__errno_location() = 0 };
+            // errno is cleared to tell the end of the stream from an
+            // error, as readdir(3) says.
+            nix::errno::Errno::clear();
             // SAFETY: a stream we own; the entry stays valid until the
             // next readdir on it, and is copied out below.
             let ent = unsafe { libc::readdir64(listing.0.as_ptr()) };
             if ent.is_null() {
-                // SAFETY: reading our thread's errno.
-                let errno = unsafe { *libc::__errno_location() };
+                let errno = nix::errno::Errno::last_raw();
                 if errno == 0 {
                     break; // the end of the stream
                 }
@@ -353,18 +353,17 @@ impl Listing {
                 libc::DT_DIR => Kind::Dir,
                 libc::DT_LNK => Kind::Symlink,
                 libc::DT_UNKNOWN => {
-                    let c = CString::new(name.clone()).map_err(|_| invalid())?;
-                    // SAFETY: an all-zero stat is a valid buffer.
-                    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-                    // SAFETY: lstat of an entry of our open directory.
-                    let rc = unsafe {
-                        libc::fstatat(listing.fd(), c.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW)
-                    };
-                    match (rc, st.st_mode & libc::S_IFMT) {
-                        (0, libc::S_IFDIR) => Kind::Dir,
-                        (0, libc::S_IFLNK) => Kind::Symlink,
-                        (0, _) => Kind::Other,
-                        _ => continue, // vanished meanwhile
+                    // SAFETY: the stream's descriptor, open while `listing` is.
+                    let at = unsafe { std::os::fd::BorrowedFd::borrow_raw(listing.fd()) };
+                    match nix::sys::stat::fstatat(
+                        at,
+                        OsStr::from_bytes(&name),
+                        nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+                    ) {
+                        Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFDIR => Kind::Dir,
+                        Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFLNK => Kind::Symlink,
+                        Ok(_) => Kind::Other,
+                        Err(_) => continue, // vanished meanwhile
                     }
                 }
                 _ => Kind::Other,
@@ -949,6 +948,11 @@ mod tests {
                 "file/x",
                 "rel",
                 "rel/keys",
+                ".config/gh/hosts.yml",
+                ".docker/x/y",
+                "file/x/y",
+                "rel/keys/z",
+                ".aws/z",
                 ".ssh/",
                 ".ssh/.",
                 "file/",
