@@ -23,8 +23,11 @@
 //! and a second thread that fails meanwhile waits for the first to end the
 //! process. [`disarm`] lifts all of them before a command is run.
 
+mod arena;
+
+use arena::Arena;
 use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, sigaction};
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::{GlobalAlloc, Layout};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -72,29 +75,30 @@ const FATAL: [Signal; 7] = [
 /// The actions the fatal signals had before [`arm`], put back by [`disarm`].
 static SAVED_ACTIONS: Mutex<Vec<(Signal, SigAction)>> = Mutex::new(Vec::new());
 
-/// The global allocator of the `safe-exec` binary: the system allocator,
-/// counting live bytes so that [`arm`] can bound them.
+/// The global allocator of the `safe-exec` binary: the system allocator
+/// behind a small arena (`arena.rs`), counting live bytes so that [`arm`]
+/// can bound them.
 pub struct Counting;
 
-// SAFETY: every method delegates to `System`, which upholds the GlobalAlloc
+// SAFETY: every method delegates to `Arena`, which upholds the GlobalAlloc
 // contract; the counters are plain atomics and `fail` never returns.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         self.charge(layout.size());
         // SAFETY: same layout contract as the caller's.
-        unsafe { System.alloc(layout) }
+        unsafe { Arena.alloc(layout) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         self.charge(layout.size());
         // SAFETY: same layout contract as the caller's.
-        unsafe { System.alloc_zeroed(layout) }
+        unsafe { Arena.alloc_zeroed(layout) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-        // SAFETY: `ptr` was allocated by `System` with `layout`.
-        unsafe { System.dealloc(ptr, layout) }
+        // SAFETY: `ptr` was allocated by `Arena` with `layout`.
+        unsafe { Arena.dealloc(ptr, layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
@@ -103,8 +107,8 @@ unsafe impl GlobalAlloc for Counting {
         } else {
             LIVE.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
         }
-        // SAFETY: `ptr` was allocated by `System` with `layout`.
-        unsafe { System.realloc(ptr, layout, new_size) }
+        // SAFETY: `ptr` was allocated by `Arena` with `layout`.
+        unsafe { Arena.realloc(ptr, layout, new_size) }
     }
 }
 

@@ -108,26 +108,41 @@ impl Placeholders {
     /// [`Placeholders::expand`], keeping the real paths of the existing
     /// directories met in `memo` for the next paths.
     fn expand_memo(&self, s: &str, memo: &mut crate::sys::path::RealMemo) -> Option<PathBuf> {
-        if s.contains("{git_root}") && self.git_root.is_none() {
-            return None;
-        }
+        self.expand_with(s, &self.values(), memo)
+    }
+
+    /// The placeholders and their values as text, in the order they are
+    /// replaced (worked out once for a list of paths, not once per path).
+    fn values(&self) -> [(&'static str, Cow<'_, str>); 5] {
         let git = self
             .git_root
             .as_ref()
             .map(|p| p.to_string_lossy())
             .unwrap_or_default();
-        let values = [
+        [
             ("{cwd}", self.cwd.to_string_lossy()),
             ("{home}", self.home.to_string_lossy()),
             ("{tmp}", self.tmp.to_string_lossy()),
             ("{git_root}", git),
             ("{state}", self.state.to_string_lossy()),
-        ];
+        ]
+    }
+
+    /// [`Placeholders::expand_memo`] with `values` = [`Placeholders::values`].
+    fn expand_with(
+        &self,
+        s: &str,
+        values: &[(&str, Cow<'_, str>)],
+        memo: &mut crate::sys::path::RealMemo,
+    ) -> Option<PathBuf> {
+        if s.contains("{git_root}") && self.git_root.is_none() {
+            return None;
+        }
         let out = if !s.contains('{') {
             // Nothing to substitute (`/`, `/usr/share`).
             s.to_string()
         } else {
-            substitute_once(s, &values).unwrap_or_else(|| substitute_in_turn(s, &values))
+            substitute_once(s, values).unwrap_or_else(|| substitute_in_turn(s, values))
         };
         // Most entries are clean absolute paths already (placeholders are
         // resolved, clean paths); the lexical clean-up would rebuild them
@@ -240,12 +255,14 @@ impl Profile {
     /// about other placeholder values.
     pub fn expand_each(&self, ph: &Placeholders, list: &[String]) -> Vec<Option<PathBuf>> {
         let mut cache = self.cache(ph);
+        let mut values = None;
         list.iter()
             .map(|s| {
                 if let Some(v) = cache.paths.get(s) {
                     return v.clone();
                 }
-                let v = ph.expand_memo(s, &mut cache.real);
+                let values = values.get_or_insert_with(|| ph.values());
+                let v = ph.expand_with(s, values, &mut cache.real);
                 cache.paths.insert(s.clone(), v.clone());
                 v
             })
