@@ -233,16 +233,7 @@ pub fn load_builtin_from_toml(name: &str) -> Result<Profile, ProfileError> {
     let mut declared = None;
     let mut key = Sha256::new();
     let mut files = Vec::new();
-    let mut ids = Vec::new();
-    let mut table = load_table(
-        name,
-        &mut chain,
-        0,
-        &mut declared,
-        &mut key,
-        &mut files,
-        &mut ids,
-    )?;
+    let mut table = load_table(name, &mut chain, 0, &mut declared, &mut key, &mut files)?;
     let own = chain.first().map(|f| own_name(f)).unwrap_or_default();
     table.insert("name".into(), toml::Value::String(declared.unwrap_or(own)));
     let source = chain.first().cloned().unwrap_or_default();
