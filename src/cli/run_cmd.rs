@@ -457,7 +457,9 @@ fn supervisor_spec(
             .map(|r| crate::sys::path::canonicalize(r).unwrap_or_else(|_| r.clone()))
             .collect(),
         protected: profile.doc.paths.protected.clone(),
-        exec_judge: Some(crate::policy::exec_judge(&profile.doc.rule)),
+        exec_judge: Some(crate::policy::exec_judge(std::sync::Arc::clone(
+            &profile.rules,
+        ))),
         home: Some(sit.places.home.clone()),
         loopback: sandbox.network == crate::sandbox::NetworkAccess::Loopback,
     }

@@ -25,7 +25,8 @@ pub struct Profile {
     /// Registry with this profile's overrides.
     pub registry: Registry,
     /// Safety rules with this profile's custom rules.
-    pub rules: RuleSet,
+    /// Shared with the supervisor's exec-time judge (built once per run).
+    pub rules: std::sync::Arc<RuleSet>,
     /// Names of the profiles in the `extends` chain, this one first.
     pub chain: Vec<String>,
     /// The profile's paths resolved for the last situation asked about

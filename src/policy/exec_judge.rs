@@ -4,12 +4,12 @@
 
 use std::sync::Arc;
 
-use crate::config::rules::{RuleDef, RuleSet, Severity};
+use crate::config::rules::{RuleSet, Severity};
 use crate::supervisor::ExecJudge;
 
 /// The profile's rules (built-in plus custom) as the supervisor's judge.
 #[derive(Debug)]
-struct RulesJudge(RuleSet);
+struct RulesJudge(Arc<RuleSet>);
 
 impl ExecJudge for RulesJudge {
     fn critical(&self, views: &[String]) -> Vec<String> {
@@ -33,7 +33,9 @@ impl ExecJudge for RulesJudge {
     }
 }
 
-/// A judge for the exec-time check from the profile's custom rules.
-pub fn exec_judge(custom: &[RuleDef]) -> Arc<dyn ExecJudge> {
-    Arc::new(RulesJudge(RuleSet::new(custom)))
+/// A judge for the exec-time check from the profile's rule set (the one
+/// the decision used: built-ins plus the profile's custom rules), shared,
+/// not built a second time.
+pub fn exec_judge(rules: Arc<RuleSet>) -> Arc<dyn ExecJudge> {
+    Arc::new(RulesJudge(rules))
 }

@@ -317,7 +317,7 @@ fn finish(
     let profile = Profile {
         name,
         registry: Registry::new(doc.commands.clone()),
-        rules: RuleSet::new(&doc.rule),
+        rules: std::sync::Arc::new(RuleSet::new(&doc.rule)),
         doc,
         source: source.clone(),
         chain,
