@@ -257,6 +257,9 @@ pub fn run(args: &[OsString]) -> i32 {
     plan.supervise |= life.needs_result();
     let result = run::execute(plan);
     life.finished(&result);
+    // The process exits next: freeing the profile (its rules, registry and
+    // path caches) would only cost time. Plain data, no side effect on drop.
+    std::mem::forget(profile);
     match result {
         Ok(outcome) => outcome.exit_code,
         Err(e) => {
