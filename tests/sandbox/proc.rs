@@ -269,8 +269,22 @@ fn background_jobs_do_not_outlive_the_command() {
 /// with a time limit safe-exec stays as the parent (without one it execs in
 /// place).
 fn start(w: &World, script: &str) -> Child {
-    w.supervised_bash(script)
-        .stdout(Stdio::null())
+    use std::os::unix::process::CommandExt;
+    let mut cmd = w.supervised_bash(script);
+    // The command inherits the caller's ignored signals, as it would
+    // without safe-exec, and bash cannot trap a signal that was ignored when
+    // it started: under `nohup` (SIGHUP ignored) the traps below would never
+    // run. These tests are about forwarding, so they start from the default.
+    // SAFETY: signal(2) between fork and exec, async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGHUP, libc::SIG_DFL);
+            libc::signal(libc::SIGTERM, libc::SIG_DFL);
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    cmd.stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap()
