@@ -132,8 +132,14 @@ fn push_rule(out: &mut Vec<PlannedRule>, path: &Path, access: BitFlags<AccessFs>
     push_known(out, path, access, meta.is_dir());
 }
 
-/// [`push_rule`] when the file type is already known (from `readdir`).
-fn push_known(out: &mut Vec<PlannedRule>, path: &Path, access: BitFlags<AccessFs>, is_dir: bool) {
+/// [`push_rule`] when the file type is already known (from `readdir`);
+/// `path` is moved in when the caller owns it (an entry of a listing).
+fn push_known(
+    out: &mut Vec<PlannedRule>,
+    path: impl Into<PathBuf>,
+    access: BitFlags<AccessFs>,
+    is_dir: bool,
+) {
     let rights = if is_dir {
         access
     } else {
@@ -143,7 +149,7 @@ fn push_known(out: &mut Vec<PlannedRule>, path: &Path, access: BitFlags<AccessFs
         return;
     }
     out.push(PlannedRule {
-        path: path.to_path_buf(),
+        path: path.into(),
         rights,
         is_dir,
     });
@@ -293,8 +299,9 @@ struct Listing(OwnedFd);
 /// Bytes per `getdents64` call of a listing: one buffer for the whole
 /// carving, reused by every listing (glibc's `opendir` would allocate and
 /// free 32 KiB per directory, and `fdopendir` check the descriptor with
-/// three more syscalls).
-const LISTING_BUF: usize = 32 * 1024;
+/// three more syscalls). 8 KiB (~250 entries of 16-byte names per call):
+/// two pages to fault in, where a zeroed 32 KiB buffer would cost eight.
+const LISTING_BUF: usize = 8 * 1024;
 
 impl Listing {
     /// Opens `path` (relative to `at`, by its last component, when `at` is
@@ -445,7 +452,7 @@ impl Carver<'_> {
             if is_dir && deeper.contains(&name.as_os_str()) {
                 self.carve(&path, Some(dir.fd()), access, out)?;
             } else {
-                push_known(out, &path, access, is_dir);
+                push_known(out, path, access, is_dir);
             }
         }
         Ok(())
