@@ -41,7 +41,10 @@ enum State {
 /// The protected set of every root at one moment.
 #[derive(Debug, Default)]
 pub struct Snapshot {
-    entries: BTreeMap<PathBuf, (PathBuf, State)>,
+    /// Each path's root (the one it was found under: a path under two
+    /// nested roots, a project in TMPDIR, is found under both and kept
+    /// with the last), its path relative to that root, and its state.
+    entries: BTreeMap<PathBuf, (PathBuf, PathBuf, State)>,
     /// Bounds that were hit (reported; those parts are not protected).
     pub notes: Vec<String>,
     /// venvs that existed before the run.
@@ -544,7 +547,7 @@ impl Snapshot {
                 false,
             ) {
                 let st = state_of(&mut probe, root, &rel, &mut budget);
-                s.entries.insert(root.join(&rel), (rel, st));
+                s.entries.insert(root.join(&rel), (root.clone(), rel, st));
             }
         }
         s
@@ -565,10 +568,13 @@ impl Snapshot {
         }
         let mut budget = MAX_BYTES;
         let mut changed: Vec<(PathBuf, PathBuf, PathBuf, State)> = Vec::new();
-        for (abs, (rel, before)) in &self.entries {
-            let Some(root) = roots.iter().find(|r| abs.starts_with(r)) else {
+        for (abs, (root, rel, before)) in &self.entries {
+            // `rel` is relative to the root it was found under, not to the
+            // first root `abs` is below: with nested roots (a project in
+            // TMPDIR) that one would name another path (`p/p/.venv/...`).
+            if !roots.contains(root) {
                 continue;
-            };
+            }
             let after = state_of(&mut probe, root, rel, &mut budget);
             if before == &State::TooLarge {
                 continue;
@@ -750,6 +756,36 @@ mod tests {
         );
         fs::create_dir(flat.path().join("sub")).expect("mk");
         assert!(!Probe::default().has_no_subdirs(flat.path()));
+    }
+
+    #[test]
+    fn nested_roots_compare_each_path_under_its_own_root() {
+        // A project inside TMPDIR (both writable roots, the project first,
+        // as run mode orders them) with a venv: its .pth file is found
+        // under both roots. Unchanged, nothing is reported or written (it
+        // was compared as `p/.venv/...` under the project, so "missing",
+        // rewritten, and `p/p/.venv/lib` created in the project).
+        let t = tempfile::tempdir().expect("tempdir");
+        let tmp = fs::canonicalize(t.path()).expect("canon");
+        let project = tmp.join("p");
+        let sp = project.join(".venv/lib/python3.12/site-packages");
+        fs::create_dir_all(&sp).expect("mk");
+        fs::write(project.join(".venv/pyvenv.cfg"), "home = /usr\n").expect("w");
+        fs::write(sp.join("x.pth"), "/opt/x\n").expect("w");
+        let roots = vec![project.clone(), tmp.clone()];
+        let pats: Vec<String> = vec!["**/site-packages/*.pth".into(), ".envrc".into()];
+        let snap = Snapshot::take(&roots, &pats);
+        assert_eq!(snap.restore(&roots, &pats), Vec::<String>::new());
+        assert!(!project.join("p").exists(), "stray directories made");
+        // Positive control: a change to the same file is still undone,
+        // and a protected file created in the project is removed.
+        fs::write(sp.join("x.pth"), "import os\n").expect("w");
+        fs::write(project.join(".envrc"), "evil\n").expect("w");
+        let out = snap.restore(&roots, &pats);
+        assert_eq!(out.len(), 2, "{out:?}");
+        assert_eq!(fs::read_to_string(sp.join("x.pth")).expect("r"), "/opt/x\n");
+        assert!(!project.join(".envrc").exists());
+        assert!(!project.join("p").exists(), "stray directories made");
     }
 
     #[test]
