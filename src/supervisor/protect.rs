@@ -104,13 +104,18 @@ fn has_glob(s: &str) -> bool {
 /// once per pass. Nothing in the roots is changed while a pass runs (the
 /// command has not started, or the whole tree has exited and restoring
 /// starts after the comparison), so an answer stays true for the pass.
+///
+/// Both maps are keyed by the path's bytes, not by `Path` (whose hash and
+/// equality go component by component, most of a pass's time): two
+/// spellings of one path (`a//b`, `a/b/`) are then two keys, which costs
+/// at most a second syscall, never a wrong answer.
 #[derive(Default)]
 struct Probe {
     /// `lstat` of each path asked about (`None`: missing or unreadable).
-    meta: HashMap<PathBuf, Option<fs::Metadata>>,
+    meta: HashMap<OsString, Option<fs::Metadata>>,
     /// Directories listed in this pass: each entry's name and whether it
     /// is a directory (`d_type`, not following symlinks).
-    listed: HashMap<PathBuf, Vec<(OsString, bool)>>,
+    listed: HashMap<OsString, Vec<(OsString, bool)>>,
 }
 
 /// A directory this small (one block on ext4) is listed in one `getdents64`
@@ -122,15 +127,15 @@ impl Probe {
     /// `p` itself, a listed parent without `p`'s name, or a parent that is
     /// missing or neither a directory nor a symlink.
     fn lstat(&mut self, p: &Path) -> Option<fs::Metadata> {
-        if let Some(m) = self.meta.get(p) {
+        if let Some(m) = self.meta.get(p.as_os_str()) {
             return m.clone();
         }
         let known_missing = match (p.parent(), p.file_name()) {
             (Some(parent), Some(name)) => {
                 self.listed
-                    .get(parent)
+                    .get(parent.as_os_str())
                     .is_some_and(|es| !es.iter().any(|(n, _)| n == name))
-                    || self.meta.get(parent).is_some_and(|m| {
+                    || self.meta.get(parent.as_os_str()).is_some_and(|m| {
                         m.as_ref()
                             .is_none_or(|m| !m.is_dir() && !m.file_type().is_symlink())
                     })
@@ -142,7 +147,7 @@ impl Probe {
         } else {
             fs::symlink_metadata(p).ok()
         };
-        self.meta.insert(p.to_path_buf(), m.clone());
+        self.meta.insert(p.as_os_str().to_os_string(), m.clone());
         m
     }
 
@@ -153,15 +158,15 @@ impl Probe {
 
     /// The entries of `dir` (name, is a directory), listed once per pass.
     fn list(&mut self, dir: &Path) -> Option<&[(OsString, bool)]> {
-        if !self.listed.contains_key(dir) {
+        if !self.listed.contains_key(dir.as_os_str()) {
             let rd = fs::read_dir(dir).ok()?;
             let es = rd
                 .flatten()
                 .map(|e| (e.file_name(), e.file_type().is_ok_and(|t| t.is_dir())))
                 .collect();
-            self.listed.insert(dir.to_path_buf(), es);
+            self.listed.insert(dir.as_os_str().to_os_string(), es);
         }
-        self.listed.get(dir).map(Vec::as_slice)
+        self.listed.get(dir.as_os_str()).map(Vec::as_slice)
     }
 
     /// Lists `root` when it is small, so that the protected names that are
@@ -728,7 +733,10 @@ mod tests {
         fs::write(root.join(".envrc"), "x").expect("w");
         let mut p = Probe::default();
         p.list_if_small(&root);
-        assert!(p.listed.contains_key(&root), "a small root is listed");
+        assert!(
+            p.listed.contains_key(root.as_os_str()),
+            "a small root is listed"
+        );
         // Present names are found (positive control), absent ones answered
         // by the listing or by their missing parent.
         assert!(p.is_real_dir(&root.join(".git")));
