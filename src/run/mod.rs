@@ -321,7 +321,6 @@ fn supervise(
         );
     };
     let roots = spec.write_roots.clone();
-    let snapshot = sup::protect::Snapshot::take(&roots, &spec.protected);
     sup::reap::become_subreaper().map_err(RunError::Supervise)?;
     let stop = StopPipe::new().map_err(RunError::Supervise)?;
     let read_end = pipe.read_end();
@@ -344,7 +343,17 @@ fn supervise(
     unsafe { libc::mallopt(libc::M_ARENA_MAX, 1) };
     let result = std::thread::scope(|scope| {
         let stop_read = stop.read;
+        let roots = &roots;
         let handle = scope.spawn(move || {
+            // The protected files' snapshot is taken here, first, while
+            // the calling thread clones the child and the child sets up
+            // its sandbox (on the other core when there is one). The
+            // command cannot start before it is complete: the child's
+            // first execve is always notified (`sup::filter::notified`)
+            // and waits until this thread answers it in `sup::serve`,
+            // after the snapshot; until then the child runs only
+            // safe-exec's own set-up, which writes nothing in the roots.
+            let snapshot = sup::protect::Snapshot::take(roots, &spec.protected);
             let status = spawn::read_status(read_end);
             let taken = match &status {
                 Ok(Some(spawn::Started {
@@ -362,16 +371,17 @@ fn supervise(
                         // SAFETY: kill our own child.
                         unsafe { libc::kill(l.pid, libc::SIGKILL) };
                         let _ = tx.send(Err(e));
-                        return sup::Events::default();
+                        return (sup::Events::default(), snapshot);
                     }
                 },
                 _ => None,
             };
             let _ = tx.send(Ok(status));
-            match listener {
+            let events = match listener {
                 Some((fd, pid)) => sup::serve(fd, spec, pid, stop_read),
                 None => sup::Events::default(),
-            }
+            };
+            (events, snapshot)
         });
         let r = supervise_inner(
             plan,
@@ -388,10 +398,18 @@ fn supervise(
         // No process of the tree outlives the command.
         let killed = sup::reap::kill_tree();
         stop.signal();
-        let events = handle.join().unwrap_or_default();
-        (r, killed, events)
+        let joined = handle.join();
+        (r, killed, joined)
     });
-    let (r, killed, events) = result;
+    let (r, killed, joined) = result;
+    // Without the snapshot (the thread ended abnormally; a bug) nothing can
+    // be compared: fail rather than report the protected files as checked
+    // (an empty snapshot would call every protected file new).
+    let Ok((events, snapshot)) = joined else {
+        return Err(RunError::Supervise(io::Error::other(
+            "the supervisor thread failed: the protected files were not checked",
+        )));
+    };
     let restored = snapshot.restore(&roots, &spec.protected);
     if let Some(rep) = sup_report {
         rep.notifications = events.notifications;

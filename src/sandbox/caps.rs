@@ -254,7 +254,15 @@ pub(crate) struct CapDrop {
 
 /// The calling thread's bounding set from `/proc/self/status` (`CapBnd:`).
 fn bounding_set() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    use std::io::Read;
+    // One read into room for the whole file (~1.4 KiB): `read_to_string`
+    // would start from the size `statx` reports for a proc file (0) and
+    // read 32, 32, 64... bytes, eight reads.
+    let mut status = String::with_capacity(4096);
+    std::fs::File::open("/proc/self/status")
+        .ok()?
+        .read_to_string(&mut status)
+        .ok()?;
     let hex = status.lines().find_map(|l| l.strip_prefix("CapBnd:"))?;
     u64::from_str_radix(hex.trim(), 16).ok()
 }

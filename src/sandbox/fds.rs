@@ -113,29 +113,14 @@ fn walk_proc_fd(first: libc::c_int) -> Result<(), i32> {
     let dir_fd = dir.as_raw_fd();
     let mut buf = [0u8; 4096];
     loop {
-        // SAFETY: getdents64 writes at most buf.len() bytes into buf.
-        let n = unsafe {
-            libc::syscall(
-                libc::SYS_getdents64,
-                dir_fd,
-                buf.as_mut_ptr(),
-                buf.len() as libc::c_uint,
-            )
-        };
-        if n <= 0 {
-            return if n == 0 { Ok(()) } else { Err(super::errno()) };
+        let n = getdents(dir_fd, &mut buf)?;
+        if n == 0 {
+            return Ok(());
         }
-        let n = n as usize;
-        let mut off = 0usize;
-        // struct linux_dirent64 { u64 ino; i64 off; u16 reclen; u8 type; char name[]; }
-        while off + 19 < n {
-            let reclen = u16::from_ne_bytes([buf[off + 16], buf[off + 17]]) as usize;
-            if reclen == 0 {
-                break;
-            }
+        for (name, _) in dirents(&buf[..n]) {
             let mut fd: libc::c_int = 0;
             let mut digits = 0;
-            for &c in &buf[off + 19..(off + reclen).min(n)] {
+            for &c in name {
                 if !c.is_ascii_digit() {
                     break;
                 }
@@ -147,9 +132,37 @@ fn walk_proc_fd(first: libc::c_int) -> Result<(), i32> {
             if digits > 0 && fd >= first && fd != dir_fd {
                 set_cloexec(fd);
             }
-            off += reclen;
         }
     }
+}
+
+/// One `getdents64` of the open directory `fd` into `buf`: the number of
+/// bytes filled (0 at the end of the directory) or the errno. No
+/// allocation (used between fork and exec).
+pub(crate) fn getdents(fd: libc::c_int, buf: &mut [u8]) -> Result<usize, i32> {
+    let len = libc::c_uint::try_from(buf.len()).unwrap_or(libc::c_uint::MAX);
+    // SAFETY: getdents64 writes at most `len` (<= buf.len()) bytes into buf.
+    let n = unsafe { libc::syscall(libc::SYS_getdents64, fd, buf.as_mut_ptr(), len) };
+    usize::try_from(n).map_err(|_| super::errno())
+}
+
+/// The entries in `filled` (what [`getdents`] returned): each name's bytes
+/// (without the NUL) and its `d_type`. `.` and `..` included.
+pub(crate) fn dirents(filled: &[u8]) -> impl Iterator<Item = (&[u8], u8)> {
+    let mut off = 0usize;
+    std::iter::from_fn(move || {
+        // struct linux_dirent64 { u64 ino; i64 off; u16 reclen; u8 type; char name[]; }
+        let head = filled.get(off..off + 19)?;
+        let reclen = usize::from(u16::from_ne_bytes([head[16], head[17]]));
+        let d_type = head[18];
+        let rec = filled.get(off + 19..off + reclen.max(19))?;
+        if reclen < 20 {
+            return None;
+        }
+        off += reclen;
+        let name = rec.split(|&b| b == 0).next().unwrap_or(rec);
+        Some((name, d_type))
+    })
 }
 
 fn brute_force(first: libc::c_int) -> Result<(), i32> {

@@ -41,7 +41,10 @@ enum State {
 /// The protected set of every root at one moment.
 #[derive(Debug, Default)]
 pub struct Snapshot {
-    entries: BTreeMap<PathBuf, (PathBuf, State)>,
+    /// Each path's root (the one it was found under: a path under two
+    /// nested roots, a project in TMPDIR, is found under both and kept
+    /// with the last), its path relative to that root, and its state.
+    entries: BTreeMap<PathBuf, (PathBuf, PathBuf, State)>,
     /// Bounds that were hit (reported; those parts are not protected).
     pub notes: Vec<String>,
     /// venvs that existed before the run.
@@ -101,13 +104,18 @@ fn has_glob(s: &str) -> bool {
 /// once per pass. Nothing in the roots is changed while a pass runs (the
 /// command has not started, or the whole tree has exited and restoring
 /// starts after the comparison), so an answer stays true for the pass.
+///
+/// Both maps are keyed by the path's bytes, not by `Path` (whose hash and
+/// equality go component by component, most of a pass's time): two
+/// spellings of one path (`a//b`, `a/b/`) are then two keys, which costs
+/// at most a second syscall, never a wrong answer.
 #[derive(Default)]
 struct Probe {
     /// `lstat` of each path asked about (`None`: missing or unreadable).
-    meta: HashMap<PathBuf, Option<fs::Metadata>>,
+    meta: HashMap<OsString, Option<fs::Metadata>>,
     /// Directories listed in this pass: each entry's name and whether it
     /// is a directory (`d_type`, not following symlinks).
-    listed: HashMap<PathBuf, Vec<(OsString, bool)>>,
+    listed: HashMap<OsString, Vec<(OsString, bool)>>,
 }
 
 /// A directory this small (one block on ext4) is listed in one `getdents64`
@@ -119,15 +127,15 @@ impl Probe {
     /// `p` itself, a listed parent without `p`'s name, or a parent that is
     /// missing or neither a directory nor a symlink.
     fn lstat(&mut self, p: &Path) -> Option<fs::Metadata> {
-        if let Some(m) = self.meta.get(p) {
+        if let Some(m) = self.meta.get(p.as_os_str()) {
             return m.clone();
         }
         let known_missing = match (p.parent(), p.file_name()) {
             (Some(parent), Some(name)) => {
                 self.listed
-                    .get(parent)
+                    .get(parent.as_os_str())
                     .is_some_and(|es| !es.iter().any(|(n, _)| n == name))
-                    || self.meta.get(parent).is_some_and(|m| {
+                    || self.meta.get(parent.as_os_str()).is_some_and(|m| {
                         m.as_ref()
                             .is_none_or(|m| !m.is_dir() && !m.file_type().is_symlink())
                     })
@@ -139,7 +147,7 @@ impl Probe {
         } else {
             fs::symlink_metadata(p).ok()
         };
-        self.meta.insert(p.to_path_buf(), m.clone());
+        self.meta.insert(p.as_os_str().to_os_string(), m.clone());
         m
     }
 
@@ -150,15 +158,15 @@ impl Probe {
 
     /// The entries of `dir` (name, is a directory), listed once per pass.
     fn list(&mut self, dir: &Path) -> Option<&[(OsString, bool)]> {
-        if !self.listed.contains_key(dir) {
+        if !self.listed.contains_key(dir.as_os_str()) {
             let rd = fs::read_dir(dir).ok()?;
             let es = rd
                 .flatten()
                 .map(|e| (e.file_name(), e.file_type().is_ok_and(|t| t.is_dir())))
                 .collect();
-            self.listed.insert(dir.to_path_buf(), es);
+            self.listed.insert(dir.as_os_str().to_os_string(), es);
         }
-        self.listed.get(dir).map(Vec::as_slice)
+        self.listed.get(dir.as_os_str()).map(Vec::as_slice)
     }
 
     /// Lists `root` when it is small, so that the protected names that are
@@ -544,7 +552,7 @@ impl Snapshot {
                 false,
             ) {
                 let st = state_of(&mut probe, root, &rel, &mut budget);
-                s.entries.insert(root.join(&rel), (rel, st));
+                s.entries.insert(root.join(&rel), (root.clone(), rel, st));
             }
         }
         s
@@ -565,10 +573,13 @@ impl Snapshot {
         }
         let mut budget = MAX_BYTES;
         let mut changed: Vec<(PathBuf, PathBuf, PathBuf, State)> = Vec::new();
-        for (abs, (rel, before)) in &self.entries {
-            let Some(root) = roots.iter().find(|r| abs.starts_with(r)) else {
+        for (abs, (root, rel, before)) in &self.entries {
+            // `rel` is relative to the root it was found under, not to the
+            // first root `abs` is below: with nested roots (a project in
+            // TMPDIR) that one would name another path (`p/p/.venv/...`).
+            if !roots.contains(root) {
                 continue;
-            };
+            }
             let after = state_of(&mut probe, root, rel, &mut budget);
             if before == &State::TooLarge {
                 continue;
@@ -722,7 +733,10 @@ mod tests {
         fs::write(root.join(".envrc"), "x").expect("w");
         let mut p = Probe::default();
         p.list_if_small(&root);
-        assert!(p.listed.contains_key(&root), "a small root is listed");
+        assert!(
+            p.listed.contains_key(root.as_os_str()),
+            "a small root is listed"
+        );
         // Present names are found (positive control), absent ones answered
         // by the listing or by their missing parent.
         assert!(p.is_real_dir(&root.join(".git")));
@@ -750,6 +764,36 @@ mod tests {
         );
         fs::create_dir(flat.path().join("sub")).expect("mk");
         assert!(!Probe::default().has_no_subdirs(flat.path()));
+    }
+
+    #[test]
+    fn nested_roots_compare_each_path_under_its_own_root() {
+        // A project inside TMPDIR (both writable roots, the project first,
+        // as run mode orders them) with a venv: its .pth file is found
+        // under both roots. Unchanged, nothing is reported or written (it
+        // was compared as `p/.venv/...` under the project, so "missing",
+        // rewritten, and `p/p/.venv/lib` created in the project).
+        let t = tempfile::tempdir().expect("tempdir");
+        let tmp = fs::canonicalize(t.path()).expect("canon");
+        let project = tmp.join("p");
+        let sp = project.join(".venv/lib/python3.12/site-packages");
+        fs::create_dir_all(&sp).expect("mk");
+        fs::write(project.join(".venv/pyvenv.cfg"), "home = /usr\n").expect("w");
+        fs::write(sp.join("x.pth"), "/opt/x\n").expect("w");
+        let roots = vec![project.clone(), tmp.clone()];
+        let pats: Vec<String> = vec!["**/site-packages/*.pth".into(), ".envrc".into()];
+        let snap = Snapshot::take(&roots, &pats);
+        assert_eq!(snap.restore(&roots, &pats), Vec::<String>::new());
+        assert!(!project.join("p").exists(), "stray directories made");
+        // Positive control: a change to the same file is still undone,
+        // and a protected file created in the project is removed.
+        fs::write(sp.join("x.pth"), "import os\n").expect("w");
+        fs::write(project.join(".envrc"), "evil\n").expect("w");
+        let out = snap.restore(&roots, &pats);
+        assert_eq!(out.len(), 2, "{out:?}");
+        assert_eq!(fs::read_to_string(sp.join("x.pth")).expect("r"), "/opt/x\n");
+        assert!(!project.join(".envrc").exists());
+        assert!(!project.join("p").exists(), "stray directories made");
     }
 
     #[test]

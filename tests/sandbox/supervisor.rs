@@ -690,6 +690,52 @@ fn protected_files_in_a_big_directory_are_still_restored() {
     }
 }
 
+/// Row X1-X3, the order of events: the protected-file snapshot is taken by
+/// the supervisor thread while the child sets up its sandbox, and it is
+/// complete before the command's first instruction. A command whose very
+/// first act changes protected files (a protected tree of 1,500 files to
+/// snapshot, so that a snapshot still running when the command starts
+/// would see the change) has every change undone, ten runs in a row; the
+/// same command that changes nothing protected exits 0 (control).
+#[test]
+fn the_snapshot_is_complete_before_the_command_starts() {
+    if !require_landlock() {
+        return;
+    }
+    for who in who() {
+        let w = World::new();
+        let tree = w.work.join(".vscode");
+        std::fs::create_dir_all(&tree).unwrap();
+        for i in 0..1500 {
+            std::fs::write(tree.join(format!("f{i}.json")), format!("{i}\n")).unwrap();
+        }
+        std::fs::write(w.work.join(".npmrc"), "fund=false\n").unwrap();
+        // Control: nothing protected changed, nothing reported, exit 0.
+        let out = run_script(&w, who, "echo ordinary > notes.txt\n");
+        assert_eq!(code(&out), 0, "{who:?}: {}", stderr(&out));
+        assert!(!stderr(&out).contains("protected"), "{}", stderr(&out));
+        for round in 0..10 {
+            let out = run_script(
+                &w,
+                who,
+                "echo evil > .vscode/f1499.json\necho evil >> .npmrc\necho evil > .envrc\n",
+            );
+            assert_restored(&out, who, &format!("first act, round {round}"));
+            assert_eq!(
+                std::fs::read_to_string(tree.join("f1499.json")).unwrap(),
+                "1499\n",
+                "{who:?}: round {round}"
+            );
+            assert_eq!(
+                std::fs::read_to_string(w.work.join(".npmrc")).unwrap(),
+                "fund=false\n",
+                "{who:?}: round {round}"
+            );
+            assert!(!w.work.join(".envrc").exists(), "{who:?}: round {round}");
+        }
+    }
+}
+
 /// A loopback HTTP server the test runs (one canned response per request).
 fn http_server() -> (u16, std::thread::JoinHandle<()>) {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
