@@ -267,6 +267,35 @@ const CHILD_STACK: usize = 256 * 1024;
 /// as `std::process::Command` does).
 const RESET_IN_CHILD: [libc::c_int; 3] = [libc::SIGSEGV, libc::SIGBUS, libc::SIGPIPE];
 
+/// Job-control stops that may be pending in the child while every signal
+/// is blocked (Ctrl-Z typed once the terminal is the child's and before its
+/// `execve`).
+const STOPS: [libc::c_int; 3] = [libc::SIGTSTP, libc::SIGTTIN, libc::SIGTTOU];
+
+/// Discards a pending [`STOPS`] signal, keeping each one's action. Unblocked
+/// before `execve`, it would stop the child there, while CLONE_VFORK keeps
+/// the calling thread suspended until the child execs or exits: no one would
+/// hand the terminal back or ever resume it (with `fork` the parent saw the
+/// stop). Setting a signal's action to ignore discards its pending instances
+/// (POSIX `sigaction`), then the action is put back. A stop typed in the few
+/// instructions between this and `execve` is still delivered there. System
+/// calls only, no allocation: safe in the child, which shares the parent's
+/// memory.
+fn discard_pending_stops() {
+    for sig in STOPS {
+        // SAFETY: `signal` only changes this process's action for `sig`
+        // (the child has its own table: no CLONE_SIGHAND); no handler is
+        // installed for these signals, so the previous action is default
+        // or ignore, and putting it back is exact.
+        unsafe {
+            let previous = libc::signal(sig, libc::SIG_IGN);
+            if previous != libc::SIG_ERR && previous != libc::SIG_IGN {
+                libc::signal(sig, previous);
+            }
+        }
+    }
+}
+
 extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
     // SAFETY: `arg` is the `ChildArgs` the parent passed to clone; the
     // parent is suspended (CLONE_VFORK) until this child execs or exits,
@@ -294,6 +323,7 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
     if let Err(e) = (a.setup)() {
         fail(a, e.raw_os_error().unwrap_or(libc::EINVAL));
     }
+    discard_pending_stops();
     // SAFETY: execve with NULL-terminated arrays of NUL-terminated strings
     // that the parent keeps alive until this child has exec'd or exited.
     unsafe {
@@ -481,4 +511,58 @@ impl Drop for ChildStack {
 /// Program path for messages.
 pub fn shown(program: &Path) -> String {
     PathBuf::from(program).display().to_string()
+}
+
+#[cfg(test)]
+mod stop_tests {
+    use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
+
+    /// A stop signal pending on a thread that blocks it is discarded, and
+    /// the signal's action is default again afterwards (the command gets
+    /// the caller's dispositions). Run on its own thread, which never
+    /// unblocks a pending stop (that would stop the whole test process).
+    #[test]
+    fn a_pending_stop_is_discarded_and_its_action_kept() {
+        let result = std::thread::spawn(|| {
+            let mut stops = SigSet::empty();
+            for s in [Signal::SIGTSTP, Signal::SIGTTIN, Signal::SIGTTOU] {
+                stops.add(s);
+            }
+            pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&stops), None)
+                .map_err(|e| e.to_string())?;
+            let pending = |s: Signal| {
+                // SAFETY: sigpending writes the pending set into `set`,
+                // which sigemptyset initialised.
+                unsafe {
+                    let mut set: libc::sigset_t = std::mem::zeroed();
+                    libc::sigemptyset(&mut set);
+                    libc::sigpending(&mut set) != 0
+                        || libc::sigismember(&set, s as libc::c_int) == 1
+                }
+            };
+            for s in [Signal::SIGTSTP, Signal::SIGTTIN, Signal::SIGTTOU] {
+                // raise: directed at this thread, which blocks it.
+                nix::sys::signal::raise(s).map_err(|e| e.to_string())?;
+                if !pending(s) {
+                    return Err(format!("control: {s} is not pending after raising it"));
+                }
+            }
+            super::discard_pending_stops();
+            for s in [Signal::SIGTSTP, Signal::SIGTTIN, Signal::SIGTTOU] {
+                if pending(s) {
+                    return Err(format!("{s} still pending"));
+                }
+                // SAFETY: reads the action only (a null new action).
+                let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+                // SAFETY: `old` is a valid sigaction to write into.
+                unsafe { libc::sigaction(s as libc::c_int, std::ptr::null(), &mut old) };
+                if old.sa_sigaction != libc::SIG_DFL {
+                    return Err(format!("{s}: action changed"));
+                }
+            }
+            Ok(())
+        })
+        .join();
+        assert_eq!(result.ok(), Some(Ok(())));
+    }
 }
