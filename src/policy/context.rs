@@ -48,7 +48,39 @@ pub struct PolicyContext<'a> {
     /// lives in this context, made afresh for every decision (see
     /// [`PolicyContext::for_command`]), so the next decision asks the
     /// filesystem again.
-    pub resolved: std::cell::RefCell<Vec<(PathBuf, String, PathBuf)>>,
+    pub resolved: std::cell::RefCell<PathMemo>,
+}
+
+/// [`PolicyContext::resolved`]: each answer filed by a hash of its
+/// (directory, path), so a long command's thousands of operands cost one
+/// look each, not a scan of every earlier answer (a string of 20,000
+/// operands took seconds and could reach the deciding time bound).
+#[derive(Debug, Default)]
+pub struct PathMemo(std::collections::HashMap<u64, Vec<(PathBuf, String, PathBuf)>>);
+
+impl PathMemo {
+    fn key(cwd: &Path, p: &str) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::hash::DefaultHasher::new();
+        cwd.as_os_str().as_encoded_bytes().hash(&mut h);
+        p.hash(&mut h);
+        h.finish()
+    }
+
+    fn get(&self, cwd: &Path, p: &str) -> Option<PathBuf> {
+        self.0
+            .get(&Self::key(cwd, p))?
+            .iter()
+            .find(|(c, q, _)| q == p && c.as_os_str() == cwd.as_os_str())
+            .map(|(_, _, r)| r.clone())
+    }
+
+    fn insert(&mut self, cwd: &Path, p: &str, r: PathBuf) {
+        self.0
+            .entry(Self::key(cwd, p))
+            .or_default()
+            .push((cwd.to_path_buf(), p.to_string(), r));
+    }
 }
 
 /// A symbolic link the command makes, and the `ln` that makes it.
@@ -112,19 +144,12 @@ impl<'a> PolicyContext<'a> {
 
     /// [`paths::resolve`] through this decision's memo.
     fn resolve_in(&self, cwd: &Path, p: &str) -> PathBuf {
-        let hit = self
-            .resolved
-            .borrow()
-            .iter()
-            .find(|(c, q, _)| q == p && c.as_os_str() == cwd.as_os_str())
-            .map(|(_, _, r)| r.clone());
+        let hit = self.resolved.borrow().get(cwd, p);
         if let Some(r) = hit {
             return r;
         }
         let r = paths::resolve(cwd, p);
-        self.resolved
-            .borrow_mut()
-            .push((cwd.to_path_buf(), p.to_string(), r.clone()));
+        self.resolved.borrow_mut().insert(cwd, p, r.clone());
         r
     }
 }
@@ -190,4 +215,43 @@ pub(super) fn symlinks(model: &CommandModel, registry: &registry::Registry) -> V
         }
     }
     out
+}
+
+#[cfg(test)]
+mod memo_tests {
+    use super::PathMemo;
+    use std::path::{Path, PathBuf};
+
+    #[test]
+    fn the_memo_answers_by_directory_and_path_exactly() {
+        let mut m = PathMemo::default();
+        assert_eq!(m.get(Path::new("/a"), "f"), None);
+        m.insert(Path::new("/a"), "f", PathBuf::from("/a/f"));
+        m.insert(Path::new("/b"), "f", PathBuf::from("/b/f"));
+        m.insert(Path::new("/a"), "g", PathBuf::from("/real/g"));
+        assert_eq!(m.get(Path::new("/a"), "f"), Some(PathBuf::from("/a/f")));
+        assert_eq!(m.get(Path::new("/b"), "f"), Some(PathBuf::from("/b/f")));
+        assert_eq!(m.get(Path::new("/a"), "g"), Some(PathBuf::from("/real/g")));
+        assert_eq!(m.get(Path::new("/b"), "g"), None);
+        assert_eq!(
+            m.get(Path::new("/a/"), "f"),
+            None,
+            "spellings are not merged"
+        );
+        assert_eq!(m.get(Path::new("/"), "a/f"), None);
+        // Many answers: each still found, none confused.
+        for i in 0..5000 {
+            m.insert(
+                Path::new("/d"),
+                &format!("f{i}"),
+                PathBuf::from(format!("/r{i}")),
+            );
+        }
+        for i in (0..5000).step_by(97) {
+            assert_eq!(
+                m.get(Path::new("/d"), &format!("f{i}")),
+                Some(PathBuf::from(format!("/r{i}")))
+            );
+        }
+    }
 }
