@@ -161,8 +161,13 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
     }
     // `-C DIR` (git, make, cargo, ninja): the operands that follow are
     // relative to DIR, as the program itself will read them.
+    // Each layer's arguments are parsed once (`moved_base`, the parents'
+    // options and the entry's own checks all read the same parse).
+    let parent_parsed: Vec<ParsedArgs<'_>> =
+        parents.iter().map(|(_, s, a)| parse_args(s, a)).collect();
+    let mut parsed = parse_args(&spec, args);
     let moved;
-    let seg = match moved_base(seg, &parents, &spec, args) {
+    let seg = match moved_base(seg, &parents, &parent_parsed, &parsed) {
         Ok(Some(s)) => {
             moved = s;
             &moved
@@ -192,12 +197,10 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
         );
     }
     // Options given to parent commands before the subcommand.
-    for (pname, pspec, pargs) in &parents {
-        let p = parse_args(pspec, pargs);
-        entry::arguments_fit(pname, pspec, &p, ctx, v);
-        risk = risk.max(options(pname, &p, seg, ctx, v, code));
+    for ((pname, pspec, _), p) in parents.iter().zip(&parent_parsed) {
+        entry::arguments_fit(pname, pspec, p, ctx, v);
+        risk = risk.max(options(pname, p, seg, ctx, v, code));
     }
-    let mut parsed = parse_args(&spec, args);
     // `find` without a starting point searches `.`.
     if name == "find" && parsed.operands.is_empty() {
         parsed
@@ -262,19 +265,21 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
 
 /// The segment with its working directory moved by every `=chdir` option
 /// (`git -C DIR`, `make -C DIR`, `cargo -C DIR`), applied in order as the
-/// program does; `Err` when a directory is not literal.
+/// program does; `Err` when a directory is not literal. `parent_parsed`
+/// are the parents' arguments as parsed (in order), `parsed` the entry's.
 pub(super) fn moved_base(
     seg: &Segment,
     parents: &[Layered<'_>],
-    spec: &CommandSpec,
-    args: &[Word],
+    parent_parsed: &[ParsedArgs<'_>],
+    parsed: &ParsedArgs<'_>,
 ) -> Result<Option<Segment>, String> {
     let mut cwd = seg.cwd.clone();
     let mut moved = false;
     let layers = parents
         .iter()
-        .map(|(n, s, a)| (n.clone(), parse_args(s, a)))
-        .chain(std::iter::once((String::new(), parse_args(spec, args))));
+        .map(|(n, _, _)| n.as_str())
+        .zip(parent_parsed)
+        .chain(std::iter::once(("", parsed)));
     for (name, p) in layers {
         for o in &p.options {
             if o.spec.value_type != Some(ValueType::Chdir) {
