@@ -32,22 +32,48 @@ pub fn join_clean(base: &Path, rel: &str) -> PathBuf {
 /// Resolves `p` (relative to `cwd`) to an absolute path with symlinks of the
 /// longest existing prefix resolved.
 pub fn resolve(cwd: &Path, p: &str) -> PathBuf {
-    let joined = if p.starts_with('/') {
-        PathBuf::from(p)
-    } else {
-        cwd.join(p)
-    };
-    // `..` after a symlink goes up from where the link leads, not from the
-    // link's own directory (`/proc/self/cwd/../x`): resolve such paths one
-    // component at a time, as the kernel does.
-    let has_parent = joined
-        .components()
-        .any(|c| matches!(c, std::path::Component::ParentDir));
-    if has_parent {
-        return walk(&joined);
+    match lexical_join(cwd, p) {
+        Some(lexical) => real_prefix(&lexical),
+        // `..` after a symlink goes up from where the link leads, not from
+        // the link's own directory (`/proc/self/cwd/../x`): resolve such
+        // paths one component at a time, as the kernel does.
+        None => walk(&if p.starts_with('/') {
+            PathBuf::from(p)
+        } else {
+            cwd.join(p)
+        }),
     }
-    let lexical = join_clean(cwd, p);
-    real_prefix(&lexical)
+}
+
+/// [`join_clean`]`(cwd, p)` when `cwd.join(p)` (or `p` alone, absolute)
+/// has no `..` component, else `None`: on the bytes, without the component
+/// iterator. On Unix the normal components of a path are its `/`-separated
+/// pieces other than empty and `.`, and every `..` piece is a parent
+/// component (unit test below).
+fn lexical_join(cwd: &Path, p: &str) -> Option<PathBuf> {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let base: &[u8] = if p.starts_with('/') {
+        b""
+    } else {
+        cwd.as_os_str().as_bytes()
+    };
+    let pieces = || {
+        base.split(|b| *b == b'/')
+            .chain(p.as_bytes().split(|b| *b == b'/'))
+            .filter(|c| !c.is_empty() && *c != b".")
+    };
+    if pieces().any(|c| c == b"..") {
+        return None;
+    }
+    let mut out = Vec::with_capacity(base.len() + p.len() + 2);
+    for c in pieces() {
+        out.push(b'/');
+        out.extend_from_slice(c);
+    }
+    if out.is_empty() {
+        out.push(b'/');
+    }
+    Some(PathBuf::from(OsString::from_vec(out)))
 }
 
 /// Kernel-style resolution: symlinks are followed as they are met, `..`
@@ -289,6 +315,49 @@ fn real_prefix_with(p: &Path, mut memo: Option<&mut RealMemo>) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `lexical_join` is `join_clean` of a join without `..`, as `resolve`
+    /// computed it before (the component iterator), over generated
+    /// spellings of the working directory and the operand.
+    #[test]
+    fn lexical_join_equals_join_clean() {
+        const PIECES: &[&str] = &[
+            "/", "/", "//", ".", "..", "a", "b", "ab", "/.", "./", "..a", ".a", "a.", "é", " ",
+        ];
+        let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut spelling = |abs: bool| -> String {
+            let n = (next() % 7) as usize;
+            let mut s = String::from(if abs { "/" } else { "" });
+            for _ in 0..n {
+                s.push_str(PIECES[(next() % PIECES.len() as u64) as usize]);
+            }
+            s
+        };
+        for k in 0..200_000u32 {
+            let cwd = spelling(k % 5 != 0);
+            let p = spelling(k % 3 == 0);
+            let joined = if p.starts_with('/') {
+                PathBuf::from(&p)
+            } else {
+                Path::new(&cwd).join(&p)
+            };
+            let has_parent = joined
+                .components()
+                .any(|c| matches!(c, std::path::Component::ParentDir));
+            let want = (!has_parent).then(|| join_clean(Path::new(&cwd), &p));
+            assert_eq!(
+                lexical_join(Path::new(&cwd), &p),
+                want,
+                "cwd {cwd:?} p {p:?}"
+            );
+        }
+    }
 
     #[test]
     fn memo_answers_as_resolving_each_path_alone() {
