@@ -114,7 +114,20 @@ struct Automaton {
     severity: Severity,
     bytes: &'static [u8],
     dfa: OnceLock<Option<regex_automata::dfa::sparse::DFA<&'static [u8]>>>,
+    /// Searches classification made with the DFA in this process; from
+    /// [`REGEX_AFTER`] on it asks the compiled regex (see
+    /// [`Rule::first_match_in`]).
+    searches: std::sync::atomic::AtomicU32,
 }
+
+/// After this many searches of a rule's sparse DFA, classification compiles
+/// the rule's regex (~790,000 instructions, once per process) and asks it
+/// instead: the sparse DFA costs ~90 instructions a byte, the regex's lazy
+/// DFA a few once warm, which pays for the compiling after a few hundred
+/// searches. A CLI start classifies once and never gets there; a library
+/// caller or the supervisor does. Same answer (the automaton is the regex's
+/// for ASCII text, and the regex answers anything else already).
+const REGEX_AFTER: u32 = 64;
 
 impl Automaton {
     /// `Some(answer)` when the DFA could answer for `view`, `None` when the
@@ -207,21 +220,32 @@ impl Rule {
     /// automaton when there is one and it can answer, else the compiled
     /// regex (the error of a rule that cannot be compiled).
     fn first_match<'v>(&self, views: &'v [String]) -> Result<Option<&'v String>, &str> {
-        self.first_match_in(views, u64::MAX)
+        self.first_match_in(views, u64::MAX, false)
     }
 
     /// [`Rule::first_match`] among the views whose bit is set in `in_views`
     /// (bit `min(i, 63)` for view `i`; see [`Prefilter::candidates`]).
+    /// `adaptive` (classification): a rule whose automaton has been searched
+    /// [`REGEX_AFTER`] times asks its compiled regex instead.
     fn first_match_in<'v>(
         &self,
         views: &'v [String],
         in_views: u64,
+        adaptive: bool,
     ) -> Result<Option<&'v String>, &str> {
+        let automaton = self.automaton.as_ref().filter(|a| {
+            !adaptive
+                || a.searches
+                    .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                        (n < REGEX_AFTER).then_some(n + 1)
+                    })
+                    .is_ok()
+        });
         for (n, v) in views.iter().enumerate() {
             if in_views & (1u64 << n.min(63)) == 0 {
                 continue;
             }
-            let hit = match self.automaton.as_ref().and_then(|a| a.is_match(v)) {
+            let hit = match automaton.and_then(|a| a.is_match(v)) {
                 Some(hit) => hit,
                 None => self.compiled()?.1.is_match(v),
             };
@@ -447,6 +471,7 @@ impl RuleSet {
                         severity: *severity,
                         bytes,
                         dfa: OnceLock::new(),
+                        searches: std::sync::atomic::AtomicU32::new(0),
                     });
             if custom.iter().any(|c| c.id == *id) {
                 continue;
@@ -510,7 +535,7 @@ impl RuleSet {
             // hold a keyword are searched: the first view that matches is
             // the same.
             let found = rule
-                .first_match_in(views, in_views)
+                .first_match_in(views, in_views, true)
                 .and_then(|v| Ok((rule.report()?, v)));
             let ((id, label, severity, windows), view) = match found {
                 Ok((report, Some(view))) => (report, view),
