@@ -259,7 +259,9 @@ fn created_here(root: &Path, rel: &[std::borrow::Cow<'_, str>], pat: &[&str]) ->
     let Some(i) = rel.iter().rposition(|c| c == "site-packages") else {
         return false;
     };
-    let dir: PathBuf = rel[..=i].iter().fold(root.to_path_buf(), |p, c| p.join(&**c));
+    let dir: PathBuf = rel[..=i]
+        .iter()
+        .fold(root.to_path_buf(), |p, c| p.join(&**c));
     std::fs::symlink_metadata(&dir).is_err()
 }
 
