@@ -714,7 +714,7 @@ pub(crate) fn quote(w: &str) -> String {
 }
 
 /// Appends [`quote`]`(w)` to `v` (no string of its own per word).
-fn push_quoted(v: &mut String, w: &str) {
+pub(crate) fn push_quoted(v: &mut String, w: &str) {
     if w.is_empty()
         || w.chars()
             .any(|c| c.is_whitespace() || "'\"`;&|<>()\\".contains(c))

@@ -96,13 +96,18 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
             return;
         }
     };
+    // (`concat`: one allocation of the right size; `format!` grows it.)
     v.note(
         Layer::Policy,
-        format!(
-            "{name}: {} (base risk {})",
-            spec.summary,
-            spec.risk.as_str()
-        ),
+        [
+            name.as_str(),
+            ": ",
+            &spec.summary,
+            " (base risk ",
+            spec.risk.as_str(),
+            ")",
+        ]
+        .concat(),
     );
     if !ctx.confined {
         written_then_loaded(seg, &name, &spec, ctx, v);
@@ -235,9 +240,9 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
     // The arguments as the program's own parser reads them (`python3 -Im
     // http.server` is `python3 -I -m http.server`): the safety rules see
     // this spelling too, so a cluster cannot hide an option from them.
-    let canonical = canonical_view(seg, &name, &parents, &parsed);
+    let canonical = canonical_view(seg, &name, &parents, &parent_parsed, &parsed);
     if canonical != rules::render(seg) {
-        code.push(format!("{}{canonical}", rules::CANONICAL));
+        code.push([rules::CANONICAL, &canonical].concat());
     }
     if name == "git config" {
         git_config_command(&parsed, v);
