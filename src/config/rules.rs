@@ -650,21 +650,18 @@ pub fn views(model: &CommandModel, code: &[String], raw: Option<&str>) -> Vec<St
             model.segments.iter().filter(|s| s.pipeline == id).collect();
         members.sort_by_key(|s| s.pipe_index);
         members.dedup_by_key(|s| s.pipe_index);
-        out.push(
-            members
-                .iter()
-                .map(|s| {
-                    let mut v = String::new();
-                    for w in &s.wrappers {
-                        v.push_str(w);
-                        v.push(' ');
-                    }
-                    v.push_str(&render(s));
-                    v
-                })
-                .collect::<Vec<_>>()
-                .join(" | "),
-        );
+        let mut v = String::new();
+        for (i, s) in members.iter().enumerate() {
+            if i > 0 {
+                v.push_str(" | ");
+            }
+            for w in &s.wrappers {
+                v.push_str(w);
+                v.push(' ');
+            }
+            v.push_str(&render(s));
+        }
+        out.push(v);
     }
     // Inline code: string delimiters become spaces so `system("rm -rf ~")`
     // reads as the command it runs.
