@@ -41,11 +41,10 @@ pub fn parse_context(profile: &Profile, sit: &Situation, positional: Vec<String>
             .filter(|d| !writable.iter().any(|w| d.starts_with(w)))
             .collect()
     });
-    ctx.trusted = trusted
-        .iter()
-        .cloned()
-        .map(TrustedStep::SourceUnder)
-        .collect();
+    // Sized for the sentinel too (no second allocation to push it).
+    ctx.trusted = Vec::with_capacity(trusted.len() + 1);
+    ctx.trusted
+        .extend(trusted.iter().cloned().map(TrustedStep::SourceUnder));
     ctx.trusted
         .push(TrustedStep::CwdSentinelUnder(sit.places.tmp.clone()));
     ctx

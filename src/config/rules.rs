@@ -114,7 +114,21 @@ struct Automaton {
     severity: Severity,
     bytes: &'static [u8],
     dfa: OnceLock<Option<regex_automata::dfa::sparse::DFA<&'static [u8]>>>,
+    /// Searches classification made with the DFA in this process; from
+    /// [`REGEX_AFTER`] on it asks the compiled regex (see
+    /// [`Rule::first_match_in`]).
+    searches: std::sync::atomic::AtomicU32,
 }
+
+/// After this many searches of a rule's sparse DFA, classification compiles
+/// the rule's regex (~790,000 instructions, once per process) and asks it
+/// instead: the sparse DFA costs ~90 instructions a byte, the regex's lazy
+/// DFA a few once warm, which pays for the compiling after a few hundred
+/// searches. A CLI start classifies once and never gets there; a library
+/// caller or the supervisor does (and keeps ~1 MB more resident once the
+/// rules its commands meet are compiled). Same answer (the automaton is the regex's
+/// for ASCII text, and the regex answers anything else already).
+const REGEX_AFTER: u32 = 64;
 
 impl Automaton {
     /// `Some(answer)` when the DFA could answer for `view`, `None` when the
@@ -207,8 +221,32 @@ impl Rule {
     /// automaton when there is one and it can answer, else the compiled
     /// regex (the error of a rule that cannot be compiled).
     fn first_match<'v>(&self, views: &'v [String]) -> Result<Option<&'v String>, &str> {
-        for v in views {
-            let hit = match self.automaton.as_ref().and_then(|a| a.is_match(v)) {
+        self.first_match_in(views, u64::MAX, false)
+    }
+
+    /// [`Rule::first_match`] among the views whose bit is set in `in_views`
+    /// (bit `min(i, 63)` for view `i`; see [`Prefilter::candidates`]).
+    /// `adaptive` (classification): a rule whose automaton has been searched
+    /// [`REGEX_AFTER`] times asks its compiled regex instead.
+    fn first_match_in<'v>(
+        &self,
+        views: &'v [String],
+        in_views: u64,
+        adaptive: bool,
+    ) -> Result<Option<&'v String>, &str> {
+        let automaton = self.automaton.as_ref().filter(|a| {
+            !adaptive
+                || a.searches
+                    .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                        (n < REGEX_AFTER).then_some(n + 1)
+                    })
+                    .is_ok()
+        });
+        for (n, v) in views.iter().enumerate() {
+            if in_views & (1u64 << n.min(63)) == 0 {
+                continue;
+            }
+            let hit = match automaton.and_then(|a| a.is_match(v)) {
                 Some(hit) => hit,
                 None => self.compiled()?.1.is_match(v),
             };
@@ -384,14 +422,21 @@ impl Prefilter {
         })
     }
 
-    /// Which rules may match: those without keywords, and those with a
-    /// keyword in some view.
-    fn candidates(&self, rules: &[Rule], views: &[String]) -> Vec<bool> {
-        let mut may: Vec<bool> = rules.iter().map(|r| r.keywords.is_empty()).collect();
-        for v in views {
+    /// Which rules may match, and in which views: every view for a rule
+    /// without keywords, else the views holding one of its keywords (a
+    /// view without any cannot match, as [`Rule::may_match`] relies on).
+    /// Bit `min(i, 63)` stands for view `i`, so bit 63 covers every view
+    /// from the 64th on.
+    fn candidates(&self, rules: &[Rule], views: &[String]) -> Vec<u64> {
+        let mut may: Vec<u64> = rules
+            .iter()
+            .map(|r| if r.keywords.is_empty() { u64::MAX } else { 0 })
+            .collect();
+        for (n, v) in views.iter().enumerate() {
+            let bit = 1u64 << n.min(63);
             for m in self.automaton.find_overlapping_iter(v.as_str()) {
                 for &i in &self.rules_of[m.pattern().as_usize()] {
-                    may[i] = true;
+                    may[i] |= bit;
                 }
             }
         }
@@ -427,6 +472,7 @@ impl RuleSet {
                         severity: *severity,
                         bytes,
                         dfa: OnceLock::new(),
+                        searches: std::sync::atomic::AtomicU32::new(0),
                     });
             if custom.iter().any(|c| c.id == *id) {
                 continue;
@@ -476,18 +522,21 @@ impl RuleSet {
                 .map(|p| p.candidates(&self.rules, views))
         };
         for (i, rule) in self.rules.iter().enumerate() {
-            let candidate = match &may {
+            let in_views = match &may {
                 Some(may) => may[i],
-                None => rule.may_match(views),
+                None if rule.may_match(views) => u64::MAX,
+                None => 0,
             };
-            if !candidate {
+            if in_views == 0 {
                 continue;
             }
             // Whether it matches first (the automaton, without compiling
             // the regex), then what it is: the same answer as compiling,
-            // skipping Windows rules, then matching.
+            // skipping Windows rules, then matching. Only the views that
+            // hold a keyword are searched: the first view that matches is
+            // the same.
             let found = rule
-                .first_match(views)
+                .first_match_in(views, in_views, true)
                 .and_then(|v| Ok((rule.report()?, v)));
             let ((id, label, severity, windows), view) = match found {
                 Ok((report, Some(view))) => (report, view),
@@ -602,21 +651,18 @@ pub fn views(model: &CommandModel, code: &[String], raw: Option<&str>) -> Vec<St
             model.segments.iter().filter(|s| s.pipeline == id).collect();
         members.sort_by_key(|s| s.pipe_index);
         members.dedup_by_key(|s| s.pipe_index);
-        out.push(
-            members
-                .iter()
-                .map(|s| {
-                    let mut v = String::new();
-                    for w in &s.wrappers {
-                        v.push_str(w);
-                        v.push(' ');
-                    }
-                    v.push_str(&render(s));
-                    v
-                })
-                .collect::<Vec<_>>()
-                .join(" | "),
-        );
+        let mut v = String::new();
+        for (i, s) in members.iter().enumerate() {
+            if i > 0 {
+                v.push_str(" | ");
+            }
+            for w in &s.wrappers {
+                v.push_str(w);
+                v.push(' ');
+            }
+            v.push_str(&render(s));
+        }
+        out.push(v);
     }
     // Inline code: string delimiters become spaces so `system("rm -rf ~")`
     // reads as the command it runs.
@@ -631,9 +677,8 @@ pub fn views(model: &CommandModel, code: &[String], raw: Option<&str>) -> Vec<St
     if let Some(raw) = raw {
         // The quote-masked string (seed 003): what the parser could not turn
         // into segments stays visible, quoted data does not.
-        let masked = masked_segments(raw);
         if model.segments.is_empty() {
-            out.extend(masked.iter().cloned());
+            out.extend(masked_segments(raw));
         }
         out.push(mask(raw));
     }
@@ -653,7 +698,7 @@ pub fn render(s: &Segment) -> String {
         } else {
             match s.words.get(i) {
                 Some(word) if !word.literal && !word.glob => v.push_str(&word.raw),
-                _ => v.push_str(&quote(w)),
+                _ => push_quoted(&mut v, w),
             }
         }
     }
@@ -661,13 +706,27 @@ pub fn render(s: &Segment) -> String {
 }
 
 pub(crate) fn quote(w: &str) -> String {
+    let mut v = String::new();
+    push_quoted(&mut v, w);
+    v
+}
+
+/// Appends [`quote`]`(w)` to `v` (no string of its own per word).
+pub(crate) fn push_quoted(v: &mut String, w: &str) {
     if w.is_empty()
         || w.chars()
             .any(|c| c.is_whitespace() || "'\"`;&|<>()\\".contains(c))
     {
-        format!("'{}'", w.replace('\'', "'\\''"))
+        v.push('\'');
+        for (i, part) in w.split('\'').enumerate() {
+            if i > 0 {
+                v.push_str("'\\''");
+            }
+            v.push_str(part);
+        }
+        v.push('\'');
     } else {
-        w.to_string()
+        v.push_str(w);
     }
 }
 

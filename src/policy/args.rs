@@ -136,15 +136,19 @@ pub fn parse_args<'a>(spec: &'a CommandSpec, args: &[Word]) -> ParsedArgs<'a> {
         let chars: Vec<char> = a[1..].chars().collect();
         let mut j = 0;
         while j < chars.len() {
-            let name = format!("-{}", chars[j]);
+            let mut name = String::with_capacity(1 + chars[j].len_utf8());
+            name.push('-');
+            name.push(chars[j]);
             match opts.iter().find(|o| o.names.contains(&name)) {
                 Some(o) => {
-                    let rest: String = chars[j + 1..].iter().collect();
+                    // The rest of the cluster, for an option with a value.
+                    let rest = || -> String { chars[j + 1..].iter().collect() };
                     let value = match o.value {
                         ValueKind::None => None,
                         // `perl -0pi`: `-0` takes only the digits that follow
                         // it; the rest of the cluster is more options.
                         ValueKind::Optional if o.value_type == Some(ValueType::Digits) => {
+                            let rest = rest();
                             let digits: String = match rest.strip_prefix('x') {
                                 Some(hex) => std::iter::once('x')
                                     .chain(hex.chars().take_while(char::is_ascii_hexdigit))
@@ -159,6 +163,7 @@ pub fn parse_args<'a>(spec: &'a CommandSpec, args: &[Word]) -> ParsedArgs<'a> {
                             }
                         }
                         ValueKind::Optional => {
+                            let rest = rest();
                             j = chars.len();
                             if rest.is_empty() {
                                 None
@@ -167,6 +172,7 @@ pub fn parse_args<'a>(spec: &'a CommandSpec, args: &[Word]) -> ParsedArgs<'a> {
                             }
                         }
                         ValueKind::Required => {
+                            let rest = rest();
                             j = chars.len();
                             if !rest.is_empty() {
                                 Some(with_value(w, rest))

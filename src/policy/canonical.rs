@@ -2,52 +2,53 @@
 //! (`python3 -Im x` is `python3 -I -m x`), so the safety rules see every
 //! option however it is clustered.
 
-use super::args::{ParsedArgs, parse_args};
+use super::args::ParsedArgs;
 use super::lookup::Layered;
 use super::rules;
 use crate::parse::{Segment, Word};
 
 /// `PROGRAM [SUB] -x VALUE --long VALUE OPERANDS...`, every option on its
-/// own with its value, in the order given.
+/// own with its value, in the order given. `parent_parsed` are the
+/// parents' arguments as parsed (in the order of `parents`).
 pub(super) fn canonical_view(
     seg: &Segment,
     name: &str,
     parents: &[Layered<'_>],
+    parent_parsed: &[ParsedArgs<'_>],
     parsed: &ParsedArgs,
 ) -> String {
     // Words are shown as `rules::render` shows them: quoted data stays
-    // quoted, expansions as written.
-    let shown = |w: &Word| {
+    // quoted, expansions as written. Each item follows a space.
+    let mut out = seg.program.clone();
+    let shown = |out: &mut String, w: &Word| {
+        out.push(' ');
         if !w.literal && !w.glob {
-            w.raw.clone()
+            out.push_str(&w.raw);
         } else {
-            rules::quote(&w.value)
+            rules::push_quoted(out, &w.value);
         }
     };
-    let out = std::cell::RefCell::new(vec![seg.program.clone()]);
-    let push_word = |w: &str| out.borrow_mut().push(w.to_string());
-    let push = |p: &ParsedArgs| {
+    let push = |out: &mut String, p: &ParsedArgs| {
         for o in &p.options {
-            out.borrow_mut().push(o.name.clone());
+            out.push(' ');
+            out.push_str(&o.name);
             if let Some(v) = &o.value {
-                out.borrow_mut().push(shown(v));
+                shown(out, v);
             }
         }
     };
-    let names: Vec<&str> = parents
-        .iter()
-        .map(|(n, _, _)| n.as_str())
-        .chain(std::iter::once(name))
-        .collect();
-    for (i, (_, spec, args)) in parents.iter().enumerate() {
-        push(&parse_args(spec, args));
+    for (i, p) in parent_parsed.iter().enumerate() {
+        push(&mut out, p);
         // The subcommand word that led to the next layer (`push` in `git push`).
-        if let Some(sub) = names.get(i + 1).and_then(|n| n.rsplit(' ').next()) {
-            push_word(sub);
+        let next = parents.get(i + 1).map_or(name, |(n, _, _)| n.as_str());
+        if let Some(sub) = next.rsplit(' ').next() {
+            out.push(' ');
+            out.push_str(sub);
         }
     }
-    push(parsed);
-    let mut out = out.into_inner();
-    out.extend(parsed.operands.iter().map(|(w, _)| shown(w)));
-    out.join(" ")
+    push(&mut out, parsed);
+    for (w, _) in &parsed.operands {
+        shown(&mut out, w);
+    }
+    out
 }

@@ -59,7 +59,7 @@ pub(super) fn lookup<'w>(
         let Some(idx) = first_operand(&spec, rest) else {
             break;
         };
-        let sub = format!("{name} {}", rest[idx].value);
+        let sub = [name.as_str(), " ", &rest[idx].value].concat();
         match registry.get(&sub) {
             Some(s) => {
                 parents.push((name.clone(), spec.clone(), &rest[..idx]));

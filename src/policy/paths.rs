@@ -124,17 +124,21 @@ impl Roots {
             let Ok(rel) = path.strip_prefix(root) else {
                 continue;
             };
-            let rel: Vec<String> = rel
+            let rel: Vec<std::borrow::Cow<'_, str>> = rel
                 .components()
-                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .map(|c| c.as_os_str().to_string_lossy())
                 .collect();
+            // One buffer for every entry's components.
+            let mut pat: Vec<&str> = Vec::new();
             for entry in &self.protected {
                 let tree = entry.ends_with('/');
-                let pat: Vec<&str> = entry
-                    .trim_end_matches('/')
-                    .split('/')
-                    .filter(|c| !c.is_empty() && *c != ".")
-                    .collect();
+                pat.clear();
+                pat.extend(
+                    entry
+                        .trim_end_matches('/')
+                        .split('/')
+                        .filter(|c| !c.is_empty() && *c != "."),
+                );
                 if pat.is_empty() {
                     continue;
                 }
@@ -196,12 +200,16 @@ pub(crate) fn under(path: &Path, root: &Path) -> bool {
         if i == p.len() {
             return false;
         }
-        let ei = piece_end(p, i);
-        let ej = piece_end(r, j);
-        if p[i..ei] != r[j..ej] {
-            return false;
+        // The two pieces, byte by byte: equal when both end together.
+        loop {
+            let a = p.get(i).filter(|c| **c != b'/');
+            let b = r.get(j).filter(|c| **c != b'/');
+            match (a, b) {
+                (None, None) => break,
+                (Some(x), Some(y)) if x == y => (i, j) = (i + 1, j + 1),
+                _ => return false,
+            }
         }
-        (i, j) = (ei, ej);
     }
 }
 
@@ -218,14 +226,6 @@ fn next_piece(b: &[u8], mut k: usize) -> usize {
         }
         return k;
     }
-}
-
-/// The end of the piece that starts at `k`.
-fn piece_end(b: &[u8], k: usize) -> usize {
-    b[k..]
-        .iter()
-        .position(|&c| c == b'/')
-        .map_or(b.len(), |n| k + n)
 }
 
 /// `path == other` (component-wise), by bytes for absolute paths.
@@ -252,14 +252,16 @@ fn pieces(b: &[u8]) -> impl Iterator<Item = &[u8]> {
 /// that environment itself, and the supervisor (which protects the venvs
 /// that exist when the run starts) leaves its files alone, so the policy
 /// does too. An existing venv's `.pth` files stay protected.
-fn created_here(root: &Path, rel: &[String], pat: &[&str]) -> bool {
+fn created_here(root: &Path, rel: &[std::borrow::Cow<'_, str>], pat: &[&str]) -> bool {
     if !pat.contains(&"**") || !pat.contains(&"site-packages") {
         return false;
     }
     let Some(i) = rel.iter().rposition(|c| c == "site-packages") else {
         return false;
     };
-    let dir: PathBuf = rel[..=i].iter().fold(root.to_path_buf(), |p, c| p.join(c));
+    let dir: PathBuf = rel[..=i]
+        .iter()
+        .fold(root.to_path_buf(), |p, c| p.join(&**c));
     std::fs::symlink_metadata(&dir).is_err()
 }
 
@@ -354,7 +356,7 @@ pub fn glob_then_parent(pattern: &str) -> bool {
 }
 
 /// Path components against glob components, `**` matching any number.
-fn components_match(pat: &[&str], path: &[String]) -> bool {
+fn components_match(pat: &[&str], path: &[std::borrow::Cow<'_, str>]) -> bool {
     match pat.first() {
         None => path.is_empty(),
         Some(&"**") => (0..=path.len()).any(|i| components_match(&pat[1..], &path[i..])),

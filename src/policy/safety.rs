@@ -40,7 +40,7 @@ pub(super) fn safety_rules(
                     Layer::Policy,
                     id,
                     d,
-                    format!("safety rule `{id}` ({label}) matches `{view}`"),
+                    ["safety rule `", id, "` (", label, ") matches `", view, "`"].concat(),
                     None,
                 );
                 if d == Decision::Ask {

@@ -96,13 +96,18 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
             return;
         }
     };
+    // (`concat`: one allocation of the right size; `format!` grows it.)
     v.note(
         Layer::Policy,
-        format!(
-            "{name}: {} (base risk {})",
-            spec.summary,
-            spec.risk.as_str()
-        ),
+        [
+            name.as_str(),
+            ": ",
+            &spec.summary,
+            " (base risk ",
+            spec.risk.as_str(),
+            ")",
+        ]
+        .concat(),
     );
     if !ctx.confined {
         written_then_loaded(seg, &name, &spec, ctx, v);
@@ -161,8 +166,13 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
     }
     // `-C DIR` (git, make, cargo, ninja): the operands that follow are
     // relative to DIR, as the program itself will read them.
+    // Each layer's arguments are parsed once (`moved_base`, the parents'
+    // options and the entry's own checks all read the same parse).
+    let parent_parsed: Vec<ParsedArgs<'_>> =
+        parents.iter().map(|(_, s, a)| parse_args(s, a)).collect();
+    let mut parsed = parse_args(&spec, args);
     let moved;
-    let seg = match moved_base(seg, &parents, &spec, args) {
+    let seg = match moved_base(seg, &parents, &parent_parsed, &parsed) {
         Ok(Some(s)) => {
             moved = s;
             &moved
@@ -192,12 +202,10 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
         );
     }
     // Options given to parent commands before the subcommand.
-    for (pname, pspec, pargs) in &parents {
-        let p = parse_args(pspec, pargs);
-        entry::arguments_fit(pname, pspec, &p, ctx, v);
-        risk = risk.max(options(pname, &p, seg, ctx, v, code));
+    for ((pname, pspec, _), p) in parents.iter().zip(&parent_parsed) {
+        entry::arguments_fit(pname, pspec, p, ctx, v);
+        risk = risk.max(options(pname, p, seg, ctx, v, code));
     }
-    let mut parsed = parse_args(&spec, args);
     // `find` without a starting point searches `.`.
     if name == "find" && parsed.operands.is_empty() {
         parsed
@@ -232,9 +240,9 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
     // The arguments as the program's own parser reads them (`python3 -Im
     // http.server` is `python3 -I -m http.server`): the safety rules see
     // this spelling too, so a cluster cannot hide an option from them.
-    let canonical = canonical_view(seg, &name, &parents, &parsed);
+    let canonical = canonical_view(seg, &name, &parents, &parent_parsed, &parsed);
     if canonical != rules::render(seg) {
-        code.push(format!("{}{canonical}", rules::CANONICAL));
+        code.push([rules::CANONICAL, &canonical].concat());
     }
     if name == "git config" {
         git_config_command(&parsed, v);
@@ -262,19 +270,21 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
 
 /// The segment with its working directory moved by every `=chdir` option
 /// (`git -C DIR`, `make -C DIR`, `cargo -C DIR`), applied in order as the
-/// program does; `Err` when a directory is not literal.
+/// program does; `Err` when a directory is not literal. `parent_parsed`
+/// are the parents' arguments as parsed (in order), `parsed` the entry's.
 pub(super) fn moved_base(
     seg: &Segment,
     parents: &[Layered<'_>],
-    spec: &CommandSpec,
-    args: &[Word],
+    parent_parsed: &[ParsedArgs<'_>],
+    parsed: &ParsedArgs<'_>,
 ) -> Result<Option<Segment>, String> {
     let mut cwd = seg.cwd.clone();
     let mut moved = false;
     let layers = parents
         .iter()
-        .map(|(n, s, a)| (n.clone(), parse_args(s, a)))
-        .chain(std::iter::once((String::new(), parse_args(spec, args))));
+        .map(|(n, _, _)| n.as_str())
+        .zip(parent_parsed)
+        .chain(std::iter::once(("", parsed)));
     for (name, p) in layers {
         for o in &p.options {
             if o.spec.value_type != Some(ValueType::Chdir) {

@@ -32,22 +32,48 @@ pub fn join_clean(base: &Path, rel: &str) -> PathBuf {
 /// Resolves `p` (relative to `cwd`) to an absolute path with symlinks of the
 /// longest existing prefix resolved.
 pub fn resolve(cwd: &Path, p: &str) -> PathBuf {
-    let joined = if p.starts_with('/') {
-        PathBuf::from(p)
-    } else {
-        cwd.join(p)
-    };
-    // `..` after a symlink goes up from where the link leads, not from the
-    // link's own directory (`/proc/self/cwd/../x`): resolve such paths one
-    // component at a time, as the kernel does.
-    let has_parent = joined
-        .components()
-        .any(|c| matches!(c, std::path::Component::ParentDir));
-    if has_parent {
-        return walk(&joined);
+    match lexical_join(cwd, p) {
+        Some(lexical) => real_prefix_clean(&lexical),
+        // `..` after a symlink goes up from where the link leads, not from
+        // the link's own directory (`/proc/self/cwd/../x`): resolve such
+        // paths one component at a time, as the kernel does.
+        None => walk(&if p.starts_with('/') {
+            PathBuf::from(p)
+        } else {
+            cwd.join(p)
+        }),
     }
-    let lexical = join_clean(cwd, p);
-    real_prefix(&lexical)
+}
+
+/// [`join_clean`]`(cwd, p)` when `cwd.join(p)` (or `p` alone, absolute)
+/// has no `..` component, else `None`: on the bytes, without the component
+/// iterator. On Unix the normal components of a path are its `/`-separated
+/// pieces other than empty and `.`, and every `..` piece is a parent
+/// component (unit test below).
+fn lexical_join(cwd: &Path, p: &str) -> Option<PathBuf> {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let base: &[u8] = if p.starts_with('/') {
+        b""
+    } else {
+        cwd.as_os_str().as_bytes()
+    };
+    let pieces = || {
+        base.split(|b| *b == b'/')
+            .chain(p.as_bytes().split(|b| *b == b'/'))
+            .filter(|c| !c.is_empty() && *c != b".")
+    };
+    if pieces().any(|c| c == b"..") {
+        return None;
+    }
+    let mut out = Vec::with_capacity(base.len() + p.len() + 2);
+    for c in pieces() {
+        out.push(b'/');
+        out.extend_from_slice(c);
+    }
+    if out.is_empty() {
+        out.push(b'/');
+    }
+    Some(PathBuf::from(OsString::from_vec(out)))
 }
 
 /// Kernel-style resolution: symlinks are followed as they are met, `..`
@@ -106,6 +132,8 @@ pub fn canonicalize(p: impl AsRef<Path>) -> std::io::Result<PathBuf> {
     }
 }
 
+/// The reference `real_prefix_clean` is tested against.
+#[cfg(test)]
 fn real_prefix(p: &Path) -> PathBuf {
     real_prefix_with(p, None)
 }
@@ -219,6 +247,36 @@ pub fn real_prefix_memo(p: &Path, memo: &mut RealMemo) -> PathBuf {
     }
 }
 
+/// [`real_prefix`] of a clean absolute path (what [`lexical_join`] gives),
+/// on its bytes: a clean path's parent is what precedes its last `/` and
+/// its name what follows, so no component parsing and no copy of each
+/// prefix tried (as [`real_prefix_memo`] does, without a memo).
+fn real_prefix_clean(p: &Path) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = p.as_os_str().as_bytes();
+    let path = |end: usize| Path::new(std::ffi::OsStr::from_bytes(&bytes[..end.max(1)]));
+    let mut end = bytes.len();
+    loop {
+        let existing = path(end);
+        let real = match existing.symlink_metadata() {
+            Ok(_) => canonicalize(existing).ok(),
+            Err(_) => None,
+        };
+        if let Some(mut out) = real {
+            // The missing rest, as it was written.
+            let at = if end <= 1 { 0 } else { end };
+            if at < bytes.len() {
+                out.push(std::ffi::OsStr::from_bytes(&bytes[at + 1..]));
+            }
+            return out;
+        }
+        match bytes[..end].iter().rposition(|b| *b == b'/') {
+            Some(i) if end > 1 => end = i,
+            _ => return p.to_path_buf(),
+        }
+    }
+}
+
 /// Whether `s` is a clean absolute path: `/`, or `/` and components none
 /// of which is empty, `.` or `..` (no trailing `/`). Its lexical join onto
 /// `/` is itself.
@@ -289,6 +347,90 @@ fn real_prefix_with(p: &Path, mut memo: Option<&mut RealMemo>) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `real_prefix_clean` answers as `real_prefix` for clean absolute
+    /// paths through symlinks (absolute, relative, chained), missing tails
+    /// and files, generated from the pieces below.
+    #[test]
+    fn real_prefix_clean_equals_real_prefix() {
+        let d = tempfile::tempdir().expect("tmp");
+        let root = canonicalize(d.path()).expect("real tmp");
+        std::fs::create_dir_all(root.join("real/sub")).expect("dirs");
+        std::fs::write(root.join("real/file"), b"x").expect("file");
+        std::os::unix::fs::symlink(root.join("real"), root.join("link")).expect("symlink");
+        std::os::unix::fs::symlink(root.join("link"), root.join("linklink")).expect("symlink");
+        std::os::unix::fs::symlink("real/sub", root.join("rel")).expect("symlink");
+        std::os::unix::fs::symlink("missing", root.join("dangling")).expect("symlink");
+        const PIECES: &[&str] = &[
+            "real", "sub", "file", "link", "linklink", "rel", "dangling", "missing", "x",
+        ];
+        let mut seed: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..5_000 {
+            let mut p = root.clone();
+            for _ in 0..(next() % 5) {
+                p.push(PIECES[(next() % PIECES.len() as u64) as usize]);
+            }
+            assert_eq!(real_prefix_clean(&p), real_prefix(&p), "{}", p.display());
+        }
+        for p in [
+            "/",
+            "/proc/self/cwd",
+            "/proc/self/cwd/x/y",
+            "/nonexistent/a/b",
+        ] {
+            let p = Path::new(p);
+            assert_eq!(real_prefix_clean(p), real_prefix(p), "{}", p.display());
+        }
+    }
+
+    /// `lexical_join` is `join_clean` of a join without `..`, as `resolve`
+    /// computed it before (the component iterator), over generated
+    /// spellings of the working directory and the operand.
+    #[test]
+    fn lexical_join_equals_join_clean() {
+        const PIECES: &[&str] = &[
+            "/", "/", "//", ".", "..", "a", "b", "ab", "/.", "./", "..a", ".a", "a.", "é", " ",
+        ];
+        let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut spelling = |abs: bool| -> String {
+            let n = (next() % 7) as usize;
+            let mut s = String::from(if abs { "/" } else { "" });
+            for _ in 0..n {
+                s.push_str(PIECES[(next() % PIECES.len() as u64) as usize]);
+            }
+            s
+        };
+        for k in 0..200_000u32 {
+            let cwd = spelling(k % 5 != 0);
+            let p = spelling(k % 3 == 0);
+            let joined = if p.starts_with('/') {
+                PathBuf::from(&p)
+            } else {
+                Path::new(&cwd).join(&p)
+            };
+            let has_parent = joined
+                .components()
+                .any(|c| matches!(c, std::path::Component::ParentDir));
+            let want = (!has_parent).then(|| join_clean(Path::new(&cwd), &p));
+            assert_eq!(
+                lexical_join(Path::new(&cwd), &p),
+                want,
+                "cwd {cwd:?} p {p:?}"
+            );
+        }
+    }
 
     #[test]
     fn memo_answers_as_resolving_each_path_alone() {
