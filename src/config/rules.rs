@@ -4,8 +4,9 @@
 //! quoted data does not trigger one.
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use regex::Regex;
 use serde::{Deserialize, Serialize};
@@ -90,7 +91,8 @@ pub enum Platform {
 pub struct Rule {
     /// The definition (parsed lazily for built-ins).
     source: RuleSource,
-    keywords: Vec<String>,
+    /// A built-in rule's keywords (a custom rule's are in its [`CustomRule`]).
+    keywords: &'static [&'static str],
     compiled: OnceLock<Result<(RuleDef, Regex), String>>,
     /// A built-in rule's DFA, made by build.rs (see [`Automaton`]).
     automaton: Option<Automaton>,
@@ -141,7 +143,255 @@ enum RuleSource {
         id: &'static str,
         text: &'static str,
     },
-    Custom(Box<RuleDef>),
+    /// Shared with the profile document's [`CustomRules`].
+    Custom(Arc<CustomRule>),
+}
+
+/// One custom rule of a profile: its definition as loaded from the file,
+/// or, from the loaded-profile cache, a line of the cache entry holding its
+/// id, its keywords and the JSON text of its definition, which is parsed
+/// the first time something needs more than the id and keywords (a command
+/// that contains a keyword, `rules list`, the pinned-profile comparison,
+/// serialising the document). A start whose command mentions none of the
+/// keywords parses none of the definitions, and allocates nothing per rule
+/// but the rule itself.
+#[derive(Debug)]
+pub struct CustomRule {
+    source: CustomSource,
+    def: OnceLock<Result<RuleDef, String>>,
+}
+
+#[derive(Debug)]
+enum CustomSource {
+    /// Loaded from the file: keywords found on first use.
+    Def {
+        id: String,
+        keywords: OnceLock<Vec<String>>,
+    },
+    /// From the cache: ranges of the entry's text (shared by its rules).
+    Cached {
+        text: Arc<String>,
+        id: Range<usize>,
+        /// The keywords, separated by tabs; `None` when there are none.
+        keywords: Option<Range<usize>>,
+        json: Range<usize>,
+    },
+}
+
+/// The keywords of a rule, without allocating.
+#[derive(Debug, Clone)]
+pub enum Keywords<'a> {
+    /// A built-in rule's.
+    Static(std::slice::Iter<'a, &'static str>),
+    /// A custom rule's, found from its definition.
+    Owned(std::slice::Iter<'a, String>),
+    /// A cached custom rule's, separated by tabs.
+    Split(std::str::Split<'a, char>),
+}
+
+impl<'a> Iterator for Keywords<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        match self {
+            Keywords::Static(i) => i.next().copied(),
+            Keywords::Owned(i) => i.next().map(String::as_str),
+            Keywords::Split(i) => i.next(),
+        }
+    }
+}
+
+impl CustomRule {
+    /// A rule from its parsed definition (its keywords are found on first
+    /// use, as [`RuleSet::new`] always did).
+    pub fn new(def: RuleDef) -> Self {
+        Self {
+            source: CustomSource::Def {
+                id: def.id.clone(),
+                keywords: OnceLock::new(),
+            },
+            def: OnceLock::from(Ok(def)),
+        }
+    }
+
+    /// What [`CustomRule::cache_line`] wrote: `None` when `text[line]` is
+    /// not such a line. The definition is parsed when first needed; one
+    /// that does not parse, or is another rule's, is an error there, and a
+    /// rule in error blocks (see [`RuleSet::classify_views`]).
+    pub fn from_cache_line(text: Arc<String>, line: Range<usize>) -> Option<Self> {
+        let l = text.get(line.clone())?;
+        let (count, rest) = l.split_once('\t')?;
+        let id_start = line.start + count.len() + 1;
+        let count: usize = count.parse().ok()?;
+        let (id, mut rest) = rest.split_once('\t')?;
+        let id = id_start..id_start + id.len();
+        let kw_start = id.end + 1;
+        for _ in 0..count {
+            rest = rest.split_once('\t')?.1;
+        }
+        let json_start = line.end - rest.len();
+        let keywords = (count > 0).then(|| kw_start..json_start - 1);
+        Some(Self {
+            source: CustomSource::Cached {
+                text,
+                id,
+                keywords,
+                json: json_start..line.end,
+            },
+            def: OnceLock::new(),
+        })
+    }
+
+    /// The rule as a line of the cache entry: the number of keywords, the
+    /// id, the keywords and the definition's JSON, separated by tabs (an id
+    /// or keyword with a tab or a line break cannot be written so: `None`,
+    /// the entry is not written).
+    pub fn cache_line(&self) -> Option<String> {
+        let def = self.def().ok()?;
+        let keywords: Vec<&str> = self.keywords().collect();
+        let plain = |s: &str| !s.contains(['\t', '\n']);
+        if !plain(&def.id) || !keywords.iter().all(|k| plain(k)) {
+            return None;
+        }
+        let mut line = format!("{}\t{}\t", keywords.len(), def.id);
+        for k in keywords {
+            line.push_str(k);
+            line.push('\t');
+        }
+        line.push_str(&serde_json::to_string(def).ok()?);
+        Some(line)
+    }
+
+    /// The rule's id (without parsing its definition).
+    pub fn id(&self) -> &str {
+        match &self.source {
+            CustomSource::Def { id, .. } => id,
+            CustomSource::Cached { text, id, .. } => text.get(id.clone()).unwrap_or(""),
+        }
+    }
+
+    /// The keywords of its pattern (without parsing a cached definition).
+    /// A definition that does not parse has none: the rule is then asked
+    /// about every command, and blocks.
+    pub fn keywords(&self) -> Keywords<'_> {
+        match &self.source {
+            CustomSource::Def { keywords, .. } => Keywords::Owned(
+                keywords
+                    .get_or_init(|| match self.def() {
+                        Ok(d) => keywords_of(&d.pattern),
+                        Err(_) => Vec::new(),
+                    })
+                    .iter(),
+            ),
+            CustomSource::Cached { text, keywords, .. } => match keywords {
+                Some(k) => Keywords::Split(text.get(k.clone()).unwrap_or("").split('\t')),
+                None => Keywords::Static([].iter()),
+            },
+        }
+    }
+
+    /// Whether the definition was parsed (or given): what the tests of
+    /// the cache's laziness look at.
+    #[doc(hidden)]
+    pub fn is_parsed(&self) -> bool {
+        self.def.get().is_some()
+    }
+
+    /// The definition, parsed on first use when it came from the cache.
+    pub fn def(&self) -> Result<&RuleDef, &str> {
+        self.def
+            .get_or_init(|| {
+                let CustomSource::Cached { text, json, .. } = &self.source else {
+                    return Err(format!("rule `{}` has no definition", self.id()));
+                };
+                let json = text.get(json.clone()).unwrap_or("");
+                let d: RuleDef = serde_json::from_str(json).map_err(|e| {
+                    format!(
+                        "rule `{}`: its definition in the profile cache does not parse: {e}",
+                        self.id()
+                    )
+                })?;
+                if d.id != self.id() {
+                    return Err(format!(
+                        "rule `{}`: its definition in the profile cache is of rule `{}`",
+                        self.id(),
+                        d.id
+                    ));
+                }
+                Ok(d)
+            })
+            .as_ref()
+            .map_err(String::as_str)
+    }
+}
+
+/// A profile's custom rules (`[[rule]]`), as the document holds them:
+/// (de)serialised as the list of their definitions; from the cache, each
+/// definition is parsed only when needed ([`CustomRule`]). Cloning shares
+/// the rules (and what was parsed of them).
+#[derive(Debug, Clone, Default)]
+pub struct CustomRules(Vec<Arc<CustomRule>>);
+
+impl CustomRules {
+    /// Rules from their parsed definitions.
+    pub fn from_defs(defs: Vec<RuleDef>) -> Self {
+        Self(
+            defs.into_iter()
+                .map(|d| Arc::new(CustomRule::new(d)))
+                .collect(),
+        )
+    }
+
+    /// Rules as the cache gives them back.
+    pub fn from_rules(rules: Vec<CustomRule>) -> Self {
+        Self(rules.into_iter().map(Arc::new).collect())
+    }
+
+    /// How many.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// None at all.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The rules, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &CustomRule> {
+        self.0.iter().map(|r| &**r)
+    }
+
+    /// Every definition (parsing those not parsed yet): the first error if
+    /// one does not parse.
+    pub fn defs(&self) -> Result<Vec<&RuleDef>, String> {
+        self.iter()
+            .map(|r| r.def().map_err(str::to_string))
+            .collect()
+    }
+}
+
+impl From<Vec<RuleDef>> for CustomRules {
+    fn from(defs: Vec<RuleDef>) -> Self {
+        Self::from_defs(defs)
+    }
+}
+
+impl Serialize for CustomRules {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error as _, SerializeSeq as _};
+        let mut seq = s.serialize_seq(Some(self.len()))?;
+        for r in self.iter() {
+            seq.serialize_element(r.def().map_err(S::Error::custom)?)?;
+        }
+        seq.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for CustomRules {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Vec::<RuleDef>::deserialize(d).map(Self::from_defs)
+    }
 }
 
 impl Rule {
@@ -149,7 +399,15 @@ impl Rule {
     pub fn id(&self) -> &str {
         match &self.source {
             RuleSource::Builtin { id, .. } => id,
-            RuleSource::Custom(d) => &d.id,
+            RuleSource::Custom(c) => c.id(),
+        }
+    }
+
+    /// The keywords of the rule's pattern (none: asked about every command).
+    fn keywords(&self) -> Keywords<'_> {
+        match &self.source {
+            RuleSource::Builtin { .. } => Keywords::Static(self.keywords.iter()),
+            RuleSource::Custom(c) => c.keywords(),
         }
     }
 
@@ -162,7 +420,7 @@ impl Rule {
                 let def = match &self.source {
                     RuleSource::Builtin { id, text } => toml::from_str::<RuleDef>(text)
                         .map_err(|e| format!("built-in rule `{id}` does not parse: {e}"))?,
-                    RuleSource::Custom(d) => (**d).clone(),
+                    RuleSource::Custom(c) => c.def().map_err(str::to_string)?.clone(),
                 };
                 let re = Regex::new(&def.pattern)
                     .map_err(|e| format!("rule `{}`: the pattern does not compile: {e}", def.id))?;
@@ -175,8 +433,8 @@ impl Rule {
     /// The definition alone: for a built-in rule, parsed from its text
     /// without compiling the regex.
     fn def(&self) -> Result<&RuleDef, &str> {
-        if let RuleSource::Custom(d) = &self.source {
-            return Ok(d);
+        if let RuleSource::Custom(c) = &self.source {
+            return c.def();
         }
         if let Some(Ok((d, _))) = self.compiled.get() {
             return Ok(d);
@@ -185,7 +443,7 @@ impl Rule {
             .get_or_init(|| match &self.source {
                 RuleSource::Builtin { id, text } => toml::from_str::<RuleDef>(text)
                     .map_err(|e| format!("built-in rule `{id}` does not parse: {e}")),
-                RuleSource::Custom(d) => Ok((**d).clone()),
+                RuleSource::Custom(c) => c.def().cloned().map_err(str::to_string),
             })
             .as_ref()
             .map_err(String::as_str)
@@ -242,18 +500,62 @@ impl Rule {
     }
 
     fn may_match(&self, views: &[String]) -> bool {
-        self.keywords.is_empty()
-            || self
-                .keywords
-                .iter()
-                .any(|k| views.iter().any(|v| v.contains(k.as_str())))
+        let mut k = self.keywords().peekable();
+        k.peek().is_none() || k.any(|k| views.iter().any(|v| v.contains(k)))
+    }
+
+    /// [`Rule::may_match`], skipping the search for a keyword whose first
+    /// or last byte pair occurs in no view (the same answer).
+    fn may_match_pairs(&self, views: &[String], pairs: &Pairs) -> bool {
+        let mut k = self.keywords().peekable();
+        k.peek().is_none()
+            || k.any(|k| pairs.may_contain(k.as_bytes()) && views.iter().any(|v| v.contains(k)))
+    }
+}
+
+/// The byte pairs that occur in the views, hashed into 4,096 bits: a
+/// keyword with a pair that is not among them is in no view, known without
+/// searching every view for it (with 200 custom rules the searches were a
+/// tenth of a start).
+struct Pairs([u64; 64]);
+
+impl Pairs {
+    fn slot(a: u8, b: u8) -> usize {
+        // The top 12 bits of a multiplicative hash of the pair.
+        ((u32::from(a) << 8 | u32::from(b)).wrapping_mul(0x9E37_79B9) >> 20) as usize
+    }
+
+    fn new(views: &[String]) -> Self {
+        let mut bits = [0u64; 64];
+        for v in views {
+            for w in v.as_bytes().windows(2) {
+                let s = Self::slot(w[0], w[1]);
+                bits[s >> 6] |= 1 << (s & 63);
+            }
+        }
+        Self(bits)
+    }
+
+    fn has(&self, a: u8, b: u8) -> bool {
+        let s = Self::slot(a, b);
+        self.0[s >> 6] & (1 << (s & 63)) != 0
+    }
+
+    /// False only when `k` is in no view: a pair of it is in none.
+    fn may_contain(&self, k: &[u8]) -> bool {
+        match k {
+            [a, b, .., y, z] => self.has(*a, *b) && self.has(*y, *z),
+            [a, b] => self.has(*a, *b),
+            _ => true,
+        }
     }
 }
 
 /// The keywords of custom rules' patterns, by pattern: extracting them
 /// parses the regex (`regex-syntax`), ~35,000 instructions a rule, so a
-/// process does it once per pattern, and the profile loader seeds the map
-/// from its memo of a profile file it checked before ([`seed_keywords`]).
+/// process does it once per pattern (checking a profile's examples builds
+/// a rule set per example); the loaded-profile cache keeps each rule's
+/// keywords with it ([`CustomRule::cache_line`]).
 static KEYWORDS: Mutex<Option<HashMap<String, Vec<String>>>> = Mutex::new(None);
 
 fn keywords_map() -> MutexGuard<'static, Option<HashMap<String, Vec<String>>>> {
@@ -265,7 +567,7 @@ fn keywords_map() -> MutexGuard<'static, Option<HashMap<String, Vec<String>>>> {
 
 /// The keywords of a custom rule's pattern: its leading literal when it
 /// plainly has one (a scan of the pattern, cheaper than a map), else parsed
-/// once per process (or seeded from the loader's cache).
+/// once per process.
 fn keywords_of(pattern: &str) -> Vec<String> {
     if let Some(lit) = leading_literal(pattern) {
         return vec![lit];
@@ -320,27 +622,6 @@ fn leading_literal(pattern: &str) -> Option<String> {
     (run.len() >= 2).then_some(run)
 }
 
-/// Keywords computed earlier for these patterns (by the same binary: the
-/// profile loader's memo is keyed by the binary's identity).
-pub fn seed_keywords(known: HashMap<String, Vec<String>>) {
-    if known.is_empty() {
-        return;
-    }
-    keywords_map()
-        .get_or_insert_with(HashMap::new)
-        .extend(known);
-}
-
-/// The keywords of those of `patterns` that cost a regex parse, for the
-/// loader's cache (a leading literal is found again by a scan).
-pub fn keywords_for(patterns: &[&str]) -> HashMap<String, Vec<String>> {
-    patterns
-        .iter()
-        .filter(|p| leading_literal(p).is_none())
-        .map(|p| (p.to_string(), keywords_of(p)))
-        .collect()
-}
-
 /// The rule set of a profile: built-ins plus custom rules.
 #[derive(Debug)]
 pub struct RuleSet {
@@ -368,9 +649,9 @@ impl Prefilter {
         let mut rules_of: Vec<Vec<usize>> = Vec::new();
         let mut index = std::collections::HashMap::new();
         for (i, r) in rules.iter().enumerate() {
-            for k in &r.keywords {
-                let id = *index.entry(k.as_str()).or_insert_with(|| {
-                    keywords.push(k.as_str());
+            for k in r.keywords() {
+                let id = *index.entry(k).or_insert_with(|| {
+                    keywords.push(k);
                     rules_of.push(Vec::new());
                     keywords.len() - 1
                 });
@@ -387,7 +668,10 @@ impl Prefilter {
     /// Which rules may match: those without keywords, and those with a
     /// keyword in some view.
     fn candidates(&self, rules: &[Rule], views: &[String]) -> Vec<bool> {
-        let mut may: Vec<bool> = rules.iter().map(|r| r.keywords.is_empty()).collect();
+        let mut may: Vec<bool> = rules
+            .iter()
+            .map(|r| r.keywords().next().is_none())
+            .collect();
         for v in views {
             for m in self.automaton.find_overlapping_iter(v.as_str()) {
                 for &i in &self.rules_of[m.pattern().as_usize()] {
@@ -415,10 +699,34 @@ pub struct Classification {
 impl RuleSet {
     /// Built-in rules plus `custom` (already validated by the loader).
     pub fn new(custom: &[RuleDef]) -> Self {
+        Self::with_custom(&CustomRules::from_defs(custom.to_vec()))
+    }
+
+    /// Built-in rules plus a profile's custom rules (already validated by
+    /// the loader), shared with its document: a custom rule's definition is
+    /// parsed (when it came from the cache) and its regex compiled only
+    /// when a command contains one of its keywords.
+    pub fn with_custom(custom: &CustomRules) -> Self {
         // RULE_AUTOMATA is in the order of RULES, less the rules without one.
         let mut automata = RULE_AUTOMATA.iter().peekable();
         let mut rules: Vec<Rule> = Vec::with_capacity(builtin::RULES.len() + custom.len());
-        for (id, kws, text, _) in builtin::RULES {
+        // A custom rule with a built-in rule's id replaces it (found by a
+        // binary search of the built-in ids for each custom rule).
+        let mut replaced = vec![false; builtin::RULES.len()];
+        if !custom.is_empty() {
+            let mut ids: Vec<(&str, usize)> = builtin::RULES
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (r.0, i))
+                .collect();
+            ids.sort_unstable();
+            for c in custom.iter() {
+                if let Ok(at) = ids.binary_search_by(|(id, _)| (*id).cmp(c.id())) {
+                    replaced[ids[at].1] = true;
+                }
+            }
+        }
+        for (i, (id, kws, text, _)) in builtin::RULES.iter().enumerate() {
             let automaton =
                 automata
                     .next_if(|(a, ..)| a == id)
@@ -428,21 +736,21 @@ impl RuleSet {
                         bytes,
                         dfa: OnceLock::new(),
                     });
-            if custom.iter().any(|c| c.id == *id) {
+            if replaced[i] {
                 continue;
             }
             rules.push(Rule {
                 source: RuleSource::Builtin { id, text },
-                keywords: kws.iter().map(|k| k.to_string()).collect(),
+                keywords: kws,
                 compiled: OnceLock::new(),
                 automaton,
                 def: OnceLock::new(),
             });
         }
-        for c in custom {
+        for c in &custom.0 {
             rules.push(Rule {
-                keywords: keywords_of(&c.pattern),
-                source: RuleSource::Custom(Box::new(c.clone())),
+                keywords: &[],
+                source: RuleSource::Custom(Arc::clone(c)),
                 compiled: OnceLock::new(),
                 automaton: None,
                 def: OnceLock::new(),
@@ -475,10 +783,12 @@ impl RuleSet {
                 .as_ref()
                 .map(|p| p.candidates(&self.rules, views))
         };
+        let pairs = may.is_none().then(|| Pairs::new(views));
         for (i, rule) in self.rules.iter().enumerate() {
-            let candidate = match &may {
-                Some(may) => may[i],
-                None => rule.may_match(views),
+            let candidate = match (&may, &pairs) {
+                (Some(may), _) => may[i],
+                (None, Some(pairs)) => rule.may_match_pairs(views, pairs),
+                (None, None) => rule.may_match(views),
             };
             if !candidate {
                 continue;
@@ -946,6 +1256,45 @@ mod tests {
             assert_eq!(got.matched_rules, want.matched_rules, "{h:?}");
             assert_eq!(got.matches, want.matches, "{h:?}");
         }
+    }
+
+    #[test]
+    fn the_pair_filter_never_hides_a_keyword() {
+        // Asking a rule with the byte-pair filter gives the answer of
+        // searching every view for every keyword, on real commands and on
+        // keywords of every length.
+        let set = RuleSet::new(&[
+            def("c1", "^benchtool1( |$)"),
+            def("c2", "(?i)^(foo|bar)\\s"),
+            def("c3", "^ab"),
+            def("c4", "x"),
+            def("c5", "^[a-z]{40,}$"),
+        ]);
+        let hay = haystacks();
+        let (mut yes, mut no) = (0, 0);
+        for views in hay.chunks(3).step_by(3) {
+            let pairs = Pairs::new(views);
+            for r in set.rules() {
+                let want = r.may_match(views);
+                assert_eq!(
+                    r.may_match_pairs(views, &pairs),
+                    want,
+                    "{} {views:?}",
+                    r.id()
+                );
+                if want { yes += 1 } else { no += 1 }
+            }
+            // Every piece of a view is let through.
+            for v in views {
+                let b = v.as_bytes();
+                for n in 0..=b.len().min(6) {
+                    for i in (0..=b.len() - n).step_by(5) {
+                        assert!(pairs.may_contain(&b[i..i + n]), "{v:?}");
+                    }
+                }
+            }
+        }
+        assert!(yes > 10_000 && no > 100_000, "{yes} {no}");
     }
 
     #[test]
