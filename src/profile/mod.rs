@@ -1012,6 +1012,14 @@ mod tests {
             &format!("\"{}\"", "q".repeat(41)),
         ));
         text.push_str(&rule("win", "^wintool", "critical", "windows", ""));
+        // Several keywords (any one of them).
+        text.push_str(&rule(
+            "multi",
+            "(^|\\s)(alphatool|betatool)( |$)",
+            "critical",
+            "all",
+            "\"alphatool x\", \"y betatool\"",
+        ));
         // A built-in rule replaced by a weaker one of the same id.
         text.push_str(&rule(
             "fs-rm-root",
@@ -1034,6 +1042,9 @@ mod tests {
             "rm -rf ~".into(),
             "wintool".into(),
             "plaintool x".into(),
+            "alphatool x".into(),
+            "echo betatool".into(),
+            "betatoolx".into(),
             "q".repeat(41),
             "echo lazytool3".into(),
             "lazytool3x".into(),
@@ -1104,7 +1115,20 @@ mod tests {
         let file = lazy_profile(d.path());
         load_cached(&file, None, Some(&cache)).expect("first load");
         let p = load_cached(&file, None, Some(&cache)).expect("from the cache");
-        assert_eq!(p.doc.rule.len(), 73);
+        assert_eq!(p.doc.rule.len(), 74);
+        assert!(parsed(&p).is_empty(), "{:?}", parsed(&p));
+        // Keywords as the file's rules have them: none, one, several.
+        let kw = |id: &str| {
+            let r = p.doc.rule.iter().find(|r| r.id() == id).expect("rule");
+            r.keywords().map(str::to_string).collect::<Vec<_>>()
+        };
+        assert_eq!(kw("lazy-7"), vec!["lazytool7"]);
+        assert_eq!(kw("no-keyword"), Vec::<String>::new());
+        assert_eq!(kw("multi").len(), 2, "{:?}", kw("multi"));
+        let fresh = load(&file).expect("fresh");
+        for r in fresh.doc.rule.iter() {
+            assert_eq!(r.keywords().collect::<Vec<_>>(), kw(r.id()), "{}", r.id());
+        }
         assert!(parsed(&p).is_empty(), "{:?}", parsed(&p));
         // A command with no keyword: only the rule without keywords is read.
         verdicts(&p, &["ls -la".to_string(), "git status".to_string()]);
@@ -1152,7 +1176,7 @@ mod tests {
         }
         // And the document, rules and all, once they are read.
         same(&eager, &lazy);
-        assert_eq!(parsed(&lazy).len(), 73);
+        assert_eq!(parsed(&lazy).len(), 74);
     }
 
     #[test]
