@@ -24,6 +24,12 @@
 //! `deny_read` path is refused), confined or not. The system configuration's
 //! `state_dir`, when set, moves it (and the agent cannot).
 //!
+//! An entry is read only when it and its directory belong to the effective
+//! user and no one else can write them (a shared state directory gives
+//! another user no say), and under a system `pin` only in the state
+//! directory the system configuration names (`select.rs`): a directory the
+//! environment chooses is the agent's, and the pin must hold against it.
+//!
 //! An entry is trusted only for the very files it was made from: each file
 //! of the chain is named with its device, inode, size, modification and
 //! change times and a hash of its content, all checked at every use (a file
@@ -133,6 +139,27 @@ pub(super) fn body_hash(bytes: &[u8]) -> u64 {
     h
 }
 
+/// `text`, an entry edited by hand, made whole again: its header's rule
+/// offsets and hash recomputed from its body, as someone who can write the
+/// cache would write a forged entry (the tests' forgeries, which show that
+/// what protects an entry is where it lives). `None` if the header does not
+/// parse.
+#[doc(hidden)]
+pub fn reseal(text: &str) -> Option<String> {
+    let (head, body) = text.split_once('\n')?;
+    let mut h: Header = serde_json::from_str(head).ok()?;
+    let mut ends = Vec::new();
+    let mut at = body.find('\n');
+    while let Some(i) = at {
+        let next = body[i + 1..].find('\n').map(|j| i + 1 + j);
+        ends.push(next.unwrap_or(body.len()));
+        at = next;
+    }
+    h.rules = ends;
+    h.body = body_hash(body.as_bytes());
+    Some(format!("{}\n{body}", serde_json::to_string(&h).ok()?))
+}
+
 /// A profile as the cache gives it back.
 #[derive(Debug)]
 pub struct Cached {
@@ -162,7 +189,7 @@ pub fn entry_path(dir: &Path, selector: &str, binary: &str) -> Option<PathBuf> {
 /// The cached profile of `selector`, if the entry exists and every file it
 /// was made from is unchanged; `None` (load from the files) otherwise.
 pub fn lookup(entry: &Path, selector: &str, binary: &str) -> Option<Cached> {
-    let text = std::fs::read_to_string(entry).ok()?;
+    let text = read_own(entry)?;
     let (head, body) = text.split_once('\n')?;
     let h: Header = serde_json::from_str(head).ok()?;
     if h.format != FORMAT || h.binary != binary || h.selector != selector || h.files.is_empty() {
@@ -210,6 +237,34 @@ pub fn lookup(entry: &Path, selector: &str, binary: &str) -> Option<Cached> {
         source: h.source,
         chain: h.chain,
     })
+}
+
+/// The text of an entry, if it and its directory are this user's own:
+/// a regular file (not a link: opened with `O_NOFOLLOW`) and a directory,
+/// each owned by the effective user and writable by no one else. Another
+/// user who can write a shared state directory (a system `state_dir` of
+/// mode 1777, say) could otherwise set this user's policy with an entry
+/// of their own making, or swap the directory for one of theirs.
+fn read_own(entry: &Path) -> Option<String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let uid = nix::unistd::geteuid().as_raw();
+    let own = |m: &std::fs::Metadata| m.uid() == uid && m.mode() & 0o022 == 0;
+    let dir = std::fs::symlink_metadata(entry.parent()?).ok()?;
+    if !dir.is_dir() || !own(&dir) {
+        return None;
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
+        .open(entry)
+        .ok()?;
+    let m = f.metadata().ok()?;
+    if !m.is_file() || !own(&m) {
+        return None;
+    }
+    let mut text = String::with_capacity(usize::try_from(m.len()).unwrap_or(0));
+    f.read_to_string(&mut text).ok()?;
+    Some(text)
 }
 
 /// Writes the entry (atomically: a whole entry or none). Errors only cost
@@ -274,6 +329,118 @@ pub fn store(
         Err(e) => {
             let _ = std::fs::remove_file(&tmp);
             Err(e)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::super::load_cached;
+    use crate::config::rules::Severity;
+
+    /// A profile file with one critical custom rule, its cache directory
+    /// and the entry the first load wrote.
+    fn cached(dir: &std::path::Path) -> (String, std::path::PathBuf, std::path::PathBuf) {
+        let file = dir.join("p.toml");
+        std::fs::write(
+            &file,
+            "extends = \"default\"\n[[rule]]\nid = \"frob\"\nlabel = \"l\"\ndescription = \"d\"\npattern = '(?i)\\bfrobnicate\\b'\ncategory = \"c\"\nseverity = \"critical\"\nplatform = \"all\"\nexamples = { match = [\"frobnicate x\"], not_match = [\"ls\"] }\n",
+        )
+        .expect("write profile");
+        let file = file.to_string_lossy().into_owned();
+        let cache = dir.join("state/profiles");
+        load_cached(&file, None, Some(&cache)).expect("first load");
+        let entry = std::fs::read_dir(&cache)
+            .expect("cache dir")
+            .flatten()
+            .map(|e| e.path())
+            .next()
+            .expect("an entry");
+        (file, cache, entry)
+    }
+
+    /// Whether the custom rule matches, as the loaded profile has it.
+    fn matches(file: &str, cache: &std::path::Path) -> bool {
+        let p = load_cached(file, None, Some(cache)).expect("load");
+        let c = p.rules.classify_views(&["frobnicate now".to_string()]);
+        c.matched_rules == vec!["frob".to_string()] && c.severity == Severity::Critical
+    }
+
+    /// The entry with its rule's pattern changed so it never matches: what
+    /// a forger would write.
+    fn forge(entry: &std::path::Path) -> String {
+        let text = std::fs::read_to_string(entry).expect("entry");
+        let forged = text.replace("frobnicate", "frobnicatez");
+        assert_ne!(forged, text, "the entry names the rule's severity");
+        // Whole again (offsets and hash), as a forger would write it.
+        super::reseal(&forged).expect("reseal")
+    }
+
+    #[test]
+    fn an_entry_is_read_only_when_it_and_its_directory_are_this_users_alone() {
+        let d = tempfile::tempdir().expect("tmp");
+        let (file, cache, entry) = cached(d.path());
+        assert!(matches(&file, &cache));
+        let forged = forge(&entry);
+
+        // Positive control: a forged entry that is this user's own, in a
+        // directory that is too, is read (which is why it must live where
+        // only safe-exec writes: threat-model.md, "safe-exec's own state").
+        std::fs::write(&entry, &forged).expect("forge");
+        assert!(!matches(&file, &cache), "control: the forged entry is read");
+
+        let set = |p: &std::path::Path, mode: u32| {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).expect("chmod");
+        };
+        // Writable by the group or by others: ignored and rebuilt.
+        for mode in [0o620, 0o602, 0o666] {
+            std::fs::write(&entry, &forged).expect("forge");
+            set(&entry, mode);
+            assert!(matches(&file, &cache), "entry {mode:o}");
+        }
+        // Its directory writable by others (the entry could be swapped).
+        for mode in [0o770, 0o703, 0o1777] {
+            std::fs::write(&entry, &forged).expect("forge");
+            set(&entry, 0o600);
+            set(&cache, mode);
+            assert!(matches(&file, &cache), "dir {mode:o}");
+            set(&cache, 0o700);
+        }
+        // A link to a forged file of this user's own.
+        let elsewhere = d.path().join("forged.json");
+        std::fs::write(&elsewhere, &forged).expect("forge");
+        set(&elsewhere, 0o600);
+        std::fs::remove_file(&entry).expect("rm");
+        std::os::unix::fs::symlink(&elsewhere, &entry).expect("link");
+        assert!(matches(&file, &cache), "link");
+        // The directory itself a link to a directory of forged entries.
+        std::fs::remove_file(&entry).expect("rm");
+        let other = d.path().join("other");
+        std::fs::create_dir(&other).expect("mkdir");
+        set(&other, 0o700);
+        std::fs::write(other.join(entry.file_name().expect("name")), &forged).expect("forge");
+        let moved = d.path().join("moved");
+        std::fs::rename(&cache, &moved).expect("mv");
+        std::os::unix::fs::symlink(&other, &cache).expect("link");
+        assert!(matches(&file, &cache), "linked dir");
+        std::fs::remove_file(&cache).expect("rm");
+        std::fs::rename(&moved, &cache).expect("mv back");
+
+        // Another user's entry (only root can make one here).
+        if nix::unistd::geteuid().is_root() {
+            std::fs::write(&entry, &forged).expect("forge");
+            set(&entry, 0o600);
+            assert!(!matches(&file, &cache), "control: the forged entry is read");
+            std::fs::write(&entry, &forged).expect("forge");
+            std::os::unix::fs::chown(&entry, Some(65534), Some(65534)).expect("chown");
+            assert!(matches(&file, &cache), "other user's entry");
+            // Its directory another user's.
+            std::fs::write(&entry, &forged).expect("forge");
+            std::os::unix::fs::chown(&entry, Some(0), Some(0)).expect("chown");
+            std::os::unix::fs::chown(&cache, Some(65534), Some(65534)).expect("chown");
+            assert!(matches(&file, &cache), "other user's dir");
         }
     }
 }

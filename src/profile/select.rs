@@ -169,13 +169,23 @@ pub fn select(inputs: &SelectionInputs) -> Result<Selection, ProfileError> {
         .map(|d| d.join("profiles-checked"));
     // Where the run's `{state}` is (cli/situation.rs: the system file's
     // `state_dir` wins), so the cache has the state directory's protection.
-    let cache = system
+    // Under a pin, only a state directory the system file names: one chosen
+    // by the environment (`SAFE_EXEC_STATE_DIR`, `XDG_STATE_HOME`, `HOME`)
+    // is the agent's to choose, and an entry it forged there would stand in
+    // for the pinned profile itself. Without a pin the environment already
+    // chooses the profile (`SAFE_EXEC_PROFILE`), so the cache adds nothing
+    // it could not do.
+    let system_state = system
         .state_dir
         .as_deref()
         .filter(|d| d.starts_with('/'))
-        .map(PathBuf::from)
-        .or_else(|| inputs.state_dir.clone())
-        .map(|d| d.join("profiles"));
+        .map(PathBuf::from);
+    let cache = if system.pin {
+        system_state
+    } else {
+        system_state.or_else(|| inputs.state_dir.clone())
+    }
+    .map(|d| d.join("profiles"));
     let profile = load_cached(&choice, checked.as_deref(), cache.as_deref())?;
     if system.pin {
         let pinned_name = system.profile.clone().unwrap_or_else(|| "default".into());

@@ -270,3 +270,87 @@ fn a_cached_profile_with_many_rules_decides_as_its_file() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stdout).contains("all examples hold"));
 }
+
+/// Under a system `pin`, a cache entry in a state directory that the
+/// environment chose (`SAFE_EXEC_STATE_DIR`: the agent's to set for a later
+/// command) is never read, so a forged one cannot stand in for the pinned
+/// profile; a `state_dir` the system configuration names is used as before.
+#[test]
+fn a_pinned_profile_is_never_taken_from_a_cache_the_environment_chose() {
+    let w = World::new();
+    let pinned = w.base.join("pinned.toml");
+    std::fs::write(
+        &pinned,
+        "extends = \"default\"\n[[rule]]\nid = \"frob\"\nlabel = \"l\"\ndescription = \"d\"\npattern = '(?i)\\bfrobnicate\\b'\ncategory = \"c\"\nseverity = \"critical\"\nplatform = \"all\"\nexamples = { match = [\"frobnicate x\"], not_match = [\"ls\"] }\n",
+    )
+    .expect("write profile");
+    let evil = w.tmp.join("evil");
+    let system = w.base.join("system.toml");
+    let configure = |extra: &str| {
+        std::fs::write(
+            &system,
+            format!("profile = \"{}\"\n{extra}", pinned.display()),
+        )
+        .expect("write system config");
+    };
+    let check = |state: &Path| {
+        let out = w
+            .safe_exec()
+            .env("SAFE_EXEC_SYSTEM_CONFIG", &system)
+            .env("SAFE_EXEC_STATE_DIR", state)
+            .args(["check", "-c", "ls frobnicate"])
+            .output()
+            .expect("run safe-exec");
+        code(&out)
+    };
+    let entries_in = |dir: &Path| -> Vec<PathBuf> {
+        std::fs::read_dir(dir.join("profiles"))
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default()
+    };
+
+    // Unpinned, the environment's state directory holds the cache (the
+    // environment could name any profile anyway): an entry is written, and
+    // a forged one is read (the control that shows the forgery works).
+    configure("");
+    assert_eq!(check(&evil), 2, "the rule denies");
+    let entry = entries_in(&evil).pop().expect("an entry in the chosen dir");
+    let text = std::fs::read_to_string(&entry).expect("entry");
+    let forged = text.replace("frobnicate", "frobnicatez");
+    assert_ne!(forged, text);
+    // Whole again (the rules' offsets and the hash), as a forger writes it.
+    let forged = safe_exec::profile::cache::reseal(&forged).expect("reseal");
+    std::fs::write(&entry, &forged).expect("forge");
+    assert_eq!(
+        check(&evil),
+        0,
+        "control: the forged entry is read unpinned"
+    );
+
+    // Pinned: the same forged entry is not read, and nothing is cached there.
+    configure("pin = true\n");
+    std::fs::write(&entry, &forged).expect("forge");
+    assert_eq!(check(&evil), 2, "pinned profile taken from a forged entry");
+    assert_eq!(std::fs::read_to_string(&entry).expect("entry"), forged);
+    let fresh = w.tmp.join("fresh");
+    assert_eq!(check(&fresh), 2);
+    assert!(
+        entries_in(&fresh).is_empty(),
+        "cached under a pin: {fresh:?}"
+    );
+
+    // Pinned with the system configuration's own state_dir: cached there
+    // (and the environment's directory is still not read).
+    let system_state = w.base.join("system-state");
+    configure(&format!(
+        "pin = true\nstate_dir = \"{}\"\n",
+        system_state.display()
+    ));
+    assert_eq!(check(&evil), 2);
+    assert_eq!(
+        entries_in(&system_state).len(),
+        1,
+        "cached in the system's state_dir"
+    );
+    assert_eq!(check(&evil), 2, "from the system's cache");
+}
