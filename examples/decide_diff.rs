@@ -154,7 +154,19 @@ fn main() {
         }
     }
     cmds.extend(generated(20_000));
-    let profile = safe_exec::profile::load("default").expect("default");
+    // DECIDE_DIFF_PROFILE=FILE: that profile file, as a start reads it
+    // from the loaded-profile cache (loaded once to write the entry, then
+    // from it); the built-in `default` otherwise.
+    let profile = match std::env::var("DECIDE_DIFF_PROFILE") {
+        Ok(file) => {
+            let cache = std::env::temp_dir().join(format!("decide-diff-{}", std::process::id()));
+            safe_exec::profile::load_cached(&file, None, Some(&cache)).expect("profile");
+            let p = safe_exec::profile::load_cached(&file, None, Some(&cache)).expect("cached");
+            let _ = std::fs::remove_dir_all(&cache);
+            p
+        }
+        Err(_) => safe_exec::profile::load("default").expect("default"),
+    };
     let mut sits = vec![example_situation()];
     let mut s2 = example_situation();
     s2.places.cwd = dir.clone();

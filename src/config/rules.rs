@@ -4,8 +4,9 @@
 //! quoted data does not trigger one.
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use regex::Regex;
 use serde::{Deserialize, Serialize};
@@ -90,12 +91,16 @@ pub enum Platform {
 pub struct Rule {
     /// The definition (parsed lazily for built-ins).
     source: RuleSource,
-    keywords: Vec<String>,
-    compiled: OnceLock<Result<(RuleDef, Regex), String>>,
+    /// A built-in rule's keywords (a custom rule's are in its [`CustomRule`]).
+    keywords: &'static [&'static str],
+    /// Boxed, as the automaton and the definition are: what most rules of
+    /// a start never fill stays out of the rule (a rule was 1,232 bytes:
+    /// 200 custom rules made a 290 KB list, written at every start).
+    compiled: OnceLock<Result<Box<(RuleDef, Regex)>, String>>,
     /// A built-in rule's DFA, made by build.rs (see [`Automaton`]).
-    automaton: Option<Automaton>,
+    automaton: Option<Box<Automaton>>,
     /// Its definition once parsed, when the automaton said it matched.
-    def: OnceLock<Result<RuleDef, String>>,
+    def: OnceLock<Result<Box<RuleDef>, String>>,
 }
 
 include!(concat!(env!("OUT_DIR"), "/rule_automata.rs"));
@@ -155,7 +160,286 @@ enum RuleSource {
         id: &'static str,
         text: &'static str,
     },
-    Custom(Box<RuleDef>),
+    /// Shared with the profile document's [`CustomRules`].
+    Custom(Arc<CustomRule>),
+}
+
+/// One custom rule of a profile: its definition as loaded from the file,
+/// or, from the loaded-profile cache, a line of the cache entry holding its
+/// id, its keywords and the JSON text of its definition, which is parsed
+/// the first time something needs more than the id and keywords (a command
+/// that contains a keyword, `rules list`, the pinned-profile comparison,
+/// serialising the document). A start whose command mentions none of the
+/// keywords parses none of the definitions, and allocates nothing per rule
+/// but the rule itself.
+#[derive(Debug)]
+pub struct CustomRule {
+    source: CustomSource,
+    def: OnceLock<Result<Box<RuleDef>, String>>,
+}
+
+#[derive(Debug)]
+enum CustomSource {
+    /// Loaded from the file: keywords found on first use.
+    Def {
+        id: String,
+        keywords: OnceLock<Vec<String>>,
+    },
+    /// From the cache: ranges of the entry's text (shared by its rules).
+    Cached {
+        text: Arc<String>,
+        id: Range<usize>,
+        /// The keywords: none, one, or several separated by tabs.
+        keywords: KeywordsAt,
+        json: Range<usize>,
+    },
+}
+
+/// Where a cached rule's keywords are in the entry's text.
+#[derive(Debug)]
+enum KeywordsAt {
+    None,
+    One(Range<usize>),
+    Tabbed(Range<usize>),
+}
+
+/// The keywords of a rule, without allocating.
+#[derive(Debug, Clone)]
+pub enum Keywords<'a> {
+    /// A built-in rule's.
+    Static(std::slice::Iter<'a, &'static str>),
+    /// A custom rule's, found from its definition.
+    Owned(std::slice::Iter<'a, String>),
+    /// A cached custom rule's one keyword.
+    One(std::option::IntoIter<&'a str>),
+    /// A cached custom rule's, separated by tabs.
+    Split(std::str::Split<'a, char>),
+}
+
+impl<'a> Iterator for Keywords<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        match self {
+            Keywords::Static(i) => i.next().copied(),
+            Keywords::Owned(i) => i.next().map(String::as_str),
+            Keywords::One(i) => i.next(),
+            Keywords::Split(i) => i.next(),
+        }
+    }
+}
+
+impl CustomRule {
+    /// A rule from its parsed definition (its keywords are found on first
+    /// use, as [`RuleSet::new`] always did).
+    pub fn new(def: RuleDef) -> Self {
+        Self {
+            source: CustomSource::Def {
+                id: def.id.clone(),
+                keywords: OnceLock::new(),
+            },
+            def: OnceLock::from(Ok(Box::new(def))),
+        }
+    }
+
+    /// What [`CustomRule::cache_line`] wrote: `None` when `text[line]` is
+    /// not such a line. The definition is parsed when first needed; one
+    /// that does not parse, or is another rule's, is an error there, and a
+    /// rule in error blocks (see [`RuleSet::classify_views`]).
+    pub fn from_cache_line(text: Arc<String>, line: Range<usize>) -> Option<Self> {
+        // The fields are short: a plain scan for each tab (cheaper than a
+        // search set up per field).
+        let bytes = text.get(line.clone())?.as_bytes();
+        let tab = |from: usize| {
+            bytes
+                .get(from..)?
+                .iter()
+                .position(|&b| b == b'\t')
+                .map(|i| from + i)
+        };
+        let count_end = tab(0)?;
+        let count: usize = std::str::from_utf8(bytes.get(..count_end)?)
+            .ok()?
+            .parse()
+            .ok()?;
+        let id_end = tab(count_end + 1)?;
+        let mut end = id_end;
+        for _ in 0..count {
+            end = tab(end + 1)?;
+        }
+        let at = |r: Range<usize>| line.start + r.start..line.start + r.end;
+        // Each range starts and ends beside a tab (or the line's ends),
+        // so it is a valid slice of the text.
+        let keywords = match count {
+            0 => KeywordsAt::None,
+            1 => KeywordsAt::One(at(id_end + 1..end)),
+            _ => KeywordsAt::Tabbed(at(id_end + 1..end)),
+        };
+        Some(Self {
+            source: CustomSource::Cached {
+                id: at(count_end + 1..id_end),
+                keywords,
+                json: at(end + 1..bytes.len()),
+                text,
+            },
+            def: OnceLock::new(),
+        })
+    }
+
+    /// The rule as a line of the cache entry: the number of keywords, the
+    /// id, the keywords and the definition's JSON, separated by tabs (an id
+    /// or keyword with a tab or a line break cannot be written so: `None`,
+    /// the entry is not written).
+    pub fn cache_line(&self) -> Option<String> {
+        let def = self.def().ok()?;
+        let keywords: Vec<&str> = self.keywords().collect();
+        let plain = |s: &str| !s.contains(['\t', '\n']);
+        if !plain(&def.id) || !keywords.iter().all(|k| plain(k)) {
+            return None;
+        }
+        let mut line = format!("{}\t{}\t", keywords.len(), def.id);
+        for k in keywords {
+            line.push_str(k);
+            line.push('\t');
+        }
+        line.push_str(&serde_json::to_string(def).ok()?);
+        Some(line)
+    }
+
+    /// The rule's id (without parsing its definition).
+    pub fn id(&self) -> &str {
+        match &self.source {
+            CustomSource::Def { id, .. } => id,
+            CustomSource::Cached { text, id, .. } => text.get(id.clone()).unwrap_or(""),
+        }
+    }
+
+    /// The keywords of its pattern (without parsing a cached definition).
+    /// A definition that does not parse has none: the rule is then asked
+    /// about every command, and blocks.
+    pub fn keywords(&self) -> Keywords<'_> {
+        match &self.source {
+            CustomSource::Def { keywords, .. } => Keywords::Owned(
+                keywords
+                    .get_or_init(|| match self.def() {
+                        Ok(d) => keywords_of(&d.pattern),
+                        Err(_) => Vec::new(),
+                    })
+                    .iter(),
+            ),
+            CustomSource::Cached { text, keywords, .. } => match keywords {
+                KeywordsAt::None => Keywords::Static([].iter()),
+                KeywordsAt::One(k) => Keywords::One(text.get(k.clone()).into_iter()),
+                KeywordsAt::Tabbed(k) => {
+                    Keywords::Split(text.get(k.clone()).unwrap_or("").split('\t'))
+                }
+            },
+        }
+    }
+
+    /// Whether the definition was parsed (or given): what the tests of
+    /// the cache's laziness look at.
+    #[doc(hidden)]
+    pub fn is_parsed(&self) -> bool {
+        self.def.get().is_some()
+    }
+
+    /// The definition, parsed on first use when it came from the cache.
+    pub fn def(&self) -> Result<&RuleDef, &str> {
+        self.def
+            .get_or_init(|| {
+                let CustomSource::Cached { text, json, .. } = &self.source else {
+                    return Err(format!("rule `{}` has no definition", self.id()));
+                };
+                let json = text.get(json.clone()).unwrap_or("");
+                let d: RuleDef = serde_json::from_str(json).map_err(|e| {
+                    format!(
+                        "rule `{}`: its definition in the profile cache does not parse: {e}",
+                        self.id()
+                    )
+                })?;
+                if d.id != self.id() {
+                    return Err(format!(
+                        "rule `{}`: its definition in the profile cache is of rule `{}`",
+                        self.id(),
+                        d.id
+                    ));
+                }
+                Ok(Box::new(d))
+            })
+            .as_ref()
+            .map(|b| &**b)
+            .map_err(String::as_str)
+    }
+}
+
+/// A profile's custom rules (`[[rule]]`), as the document holds them:
+/// (de)serialised as the list of their definitions; from the cache, each
+/// definition is parsed only when needed ([`CustomRule`]). Cloning shares
+/// the rules (and what was parsed of them).
+#[derive(Debug, Clone, Default)]
+pub struct CustomRules(Vec<Arc<CustomRule>>);
+
+impl CustomRules {
+    /// Rules from their parsed definitions.
+    pub fn from_defs(defs: Vec<RuleDef>) -> Self {
+        Self(
+            defs.into_iter()
+                .map(|d| Arc::new(CustomRule::new(d)))
+                .collect(),
+        )
+    }
+
+    /// Rules as the cache gives them back.
+    pub fn from_rules(rules: Vec<CustomRule>) -> Self {
+        Self(rules.into_iter().map(Arc::new).collect())
+    }
+
+    /// How many.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// None at all.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The rules, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &CustomRule> {
+        self.0.iter().map(|r| &**r)
+    }
+
+    /// Every definition (parsing those not parsed yet): the first error if
+    /// one does not parse.
+    pub fn defs(&self) -> Result<Vec<&RuleDef>, String> {
+        self.iter()
+            .map(|r| r.def().map_err(str::to_string))
+            .collect()
+    }
+}
+
+impl From<Vec<RuleDef>> for CustomRules {
+    fn from(defs: Vec<RuleDef>) -> Self {
+        Self::from_defs(defs)
+    }
+}
+
+impl Serialize for CustomRules {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error as _, SerializeSeq as _};
+        let mut seq = s.serialize_seq(Some(self.len()))?;
+        for r in self.iter() {
+            seq.serialize_element(r.def().map_err(S::Error::custom)?)?;
+        }
+        seq.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for CustomRules {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Vec::<RuleDef>::deserialize(d).map(Self::from_defs)
+    }
 }
 
 impl Rule {
@@ -163,7 +447,15 @@ impl Rule {
     pub fn id(&self) -> &str {
         match &self.source {
             RuleSource::Builtin { id, .. } => id,
-            RuleSource::Custom(d) => &d.id,
+            RuleSource::Custom(c) => c.id(),
+        }
+    }
+
+    /// The keywords of the rule's pattern (none: asked about every command).
+    fn keywords(&self) -> Keywords<'_> {
+        match &self.source {
+            RuleSource::Builtin { .. } => Keywords::Static(self.keywords.iter()),
+            RuleSource::Custom(c) => c.keywords(),
         }
     }
 
@@ -176,32 +468,35 @@ impl Rule {
                 let def = match &self.source {
                     RuleSource::Builtin { id, text } => toml::from_str::<RuleDef>(text)
                         .map_err(|e| format!("built-in rule `{id}` does not parse: {e}"))?,
-                    RuleSource::Custom(d) => (**d).clone(),
+                    RuleSource::Custom(c) => c.def().map_err(str::to_string)?.clone(),
                 };
                 let re = Regex::new(&def.pattern)
                     .map_err(|e| format!("rule `{}`: the pattern does not compile: {e}", def.id))?;
-                Ok((def, re))
+                Ok(Box::new((def, re)))
             })
             .as_ref()
+            .map(|b| &**b)
             .map_err(String::as_str)
     }
 
     /// The definition alone: for a built-in rule, parsed from its text
     /// without compiling the regex.
     fn def(&self) -> Result<&RuleDef, &str> {
-        if let RuleSource::Custom(d) = &self.source {
-            return Ok(d);
+        if let RuleSource::Custom(c) = &self.source {
+            return c.def();
         }
-        if let Some(Ok((d, _))) = self.compiled.get() {
-            return Ok(d);
+        if let Some(Ok(c)) = self.compiled.get() {
+            return Ok(&c.0);
         }
         self.def
             .get_or_init(|| match &self.source {
                 RuleSource::Builtin { id, text } => toml::from_str::<RuleDef>(text)
+                    .map(Box::new)
                     .map_err(|e| format!("built-in rule `{id}` does not parse: {e}")),
-                RuleSource::Custom(d) => Ok((**d).clone()),
+                RuleSource::Custom(c) => c.def().cloned().map(Box::new).map_err(str::to_string),
             })
             .as_ref()
+            .map(|b| &**b)
             .map_err(String::as_str)
     }
 
@@ -280,18 +575,62 @@ impl Rule {
     }
 
     fn may_match(&self, views: &[String]) -> bool {
-        self.keywords.is_empty()
-            || self
-                .keywords
-                .iter()
-                .any(|k| views.iter().any(|v| v.contains(k.as_str())))
+        let mut k = self.keywords().peekable();
+        k.peek().is_none() || k.any(|k| views.iter().any(|v| v.contains(k)))
+    }
+
+    /// [`Rule::may_match`], skipping the search for a keyword whose first
+    /// or last byte pair occurs in no view (the same answer).
+    fn may_match_pairs(&self, views: &[String], pairs: &Pairs) -> bool {
+        let mut k = self.keywords().peekable();
+        k.peek().is_none()
+            || k.any(|k| pairs.may_contain(k.as_bytes()) && views.iter().any(|v| v.contains(k)))
+    }
+}
+
+/// The byte pairs that occur in the views, hashed into 4,096 bits: a
+/// keyword with a pair that is not among them is in no view, known without
+/// searching every view for it (with 200 custom rules the searches were a
+/// tenth of a start).
+struct Pairs([u64; 64]);
+
+impl Pairs {
+    fn slot(a: u8, b: u8) -> usize {
+        // The top 12 bits of a multiplicative hash of the pair.
+        ((u32::from(a) << 8 | u32::from(b)).wrapping_mul(0x9E37_79B9) >> 20) as usize
+    }
+
+    fn new(views: &[String]) -> Self {
+        let mut bits = [0u64; 64];
+        for v in views {
+            for w in v.as_bytes().windows(2) {
+                let s = Self::slot(w[0], w[1]);
+                bits[s >> 6] |= 1 << (s & 63);
+            }
+        }
+        Self(bits)
+    }
+
+    fn has(&self, a: u8, b: u8) -> bool {
+        let s = Self::slot(a, b);
+        self.0[s >> 6] & (1 << (s & 63)) != 0
+    }
+
+    /// False only when `k` is in no view: a pair of it is in none.
+    fn may_contain(&self, k: &[u8]) -> bool {
+        match k {
+            [a, b, .., y, z] => self.has(*a, *b) && self.has(*y, *z),
+            [a, b] => self.has(*a, *b),
+            _ => true,
+        }
     }
 }
 
 /// The keywords of custom rules' patterns, by pattern: extracting them
 /// parses the regex (`regex-syntax`), ~35,000 instructions a rule, so a
-/// process does it once per pattern, and the profile loader seeds the map
-/// from its memo of a profile file it checked before ([`seed_keywords`]).
+/// process does it once per pattern (checking a profile's examples builds
+/// a rule set per example); the loaded-profile cache keeps each rule's
+/// keywords with it ([`CustomRule::cache_line`]).
 static KEYWORDS: Mutex<Option<HashMap<String, Vec<String>>>> = Mutex::new(None);
 
 fn keywords_map() -> MutexGuard<'static, Option<HashMap<String, Vec<String>>>> {
@@ -303,7 +642,7 @@ fn keywords_map() -> MutexGuard<'static, Option<HashMap<String, Vec<String>>>> {
 
 /// The keywords of a custom rule's pattern: its leading literal when it
 /// plainly has one (a scan of the pattern, cheaper than a map), else parsed
-/// once per process (or seeded from the loader's cache).
+/// once per process.
 fn keywords_of(pattern: &str) -> Vec<String> {
     if let Some(lit) = leading_literal(pattern) {
         return vec![lit];
@@ -358,27 +697,6 @@ fn leading_literal(pattern: &str) -> Option<String> {
     (run.len() >= 2).then_some(run)
 }
 
-/// Keywords computed earlier for these patterns (by the same binary: the
-/// profile loader's memo is keyed by the binary's identity).
-pub fn seed_keywords(known: HashMap<String, Vec<String>>) {
-    if known.is_empty() {
-        return;
-    }
-    keywords_map()
-        .get_or_insert_with(HashMap::new)
-        .extend(known);
-}
-
-/// The keywords of those of `patterns` that cost a regex parse, for the
-/// loader's cache (a leading literal is found again by a scan).
-pub fn keywords_for(patterns: &[&str]) -> HashMap<String, Vec<String>> {
-    patterns
-        .iter()
-        .filter(|p| leading_literal(p).is_none())
-        .map(|p| (p.to_string(), keywords_of(p)))
-        .collect()
-}
-
 /// The rule set of a profile: built-ins plus custom rules.
 #[derive(Debug)]
 pub struct RuleSet {
@@ -406,9 +724,9 @@ impl Prefilter {
         let mut rules_of: Vec<Vec<usize>> = Vec::new();
         let mut index = std::collections::HashMap::new();
         for (i, r) in rules.iter().enumerate() {
-            for k in &r.keywords {
-                let id = *index.entry(k.as_str()).or_insert_with(|| {
-                    keywords.push(k.as_str());
+            for k in r.keywords() {
+                let id = *index.entry(k).or_insert_with(|| {
+                    keywords.push(k);
                     rules_of.push(Vec::new());
                     keywords.len() - 1
                 });
@@ -430,7 +748,13 @@ impl Prefilter {
     fn candidates(&self, rules: &[Rule], views: &[String]) -> Vec<u64> {
         let mut may: Vec<u64> = rules
             .iter()
-            .map(|r| if r.keywords.is_empty() { u64::MAX } else { 0 })
+            .map(|r| {
+                if r.keywords().next().is_none() {
+                    u64::MAX
+                } else {
+                    0
+                }
+            })
             .collect();
         for (n, v) in views.iter().enumerate() {
             let bit = 1u64 << n.min(63);
@@ -460,35 +784,74 @@ pub struct Classification {
 impl RuleSet {
     /// Built-in rules plus `custom` (already validated by the loader).
     pub fn new(custom: &[RuleDef]) -> Self {
+        Self::with_custom(&CustomRules::from_defs(custom.to_vec()))
+    }
+
+    /// Built-in rules plus a profile's custom rules (already validated by
+    /// the loader), shared with its document: a custom rule's definition is
+    /// parsed (when it came from the cache) and its regex compiled only
+    /// when a command contains one of its keywords.
+    pub fn with_custom(custom: &CustomRules) -> Self {
         // RULE_AUTOMATA is in the order of RULES, less the rules without one.
         let mut automata = RULE_AUTOMATA.iter().peekable();
         let mut rules: Vec<Rule> = Vec::with_capacity(builtin::RULES.len() + custom.len());
-        for (id, kws, text, _) in builtin::RULES {
+        // A custom rule with a built-in rule's id replaces it: each custom
+        // id is looked up among the built-in ids by a cheap hash of its
+        // bytes (comparing each pair, or a search of the sorted ids, was a
+        // twentieth of a start with 200 custom rules).
+        let mut replaced = vec![false; builtin::RULES.len()];
+        if !custom.is_empty() {
+            let hash = |id: &str| {
+                id.bytes().fold(id.len() as u64, |h, b| {
+                    (h.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x517c_c1b7_2722_0a95)
+                })
+            };
+            // The built-in ids' hashes, sorted; the ids compared only where
+            // the hashes are equal.
+            let mut hashes: Vec<(u64, usize)> = builtin::RULES
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (hash(r.0), i))
+                .collect();
+            hashes.sort_unstable();
+            for c in custom.iter() {
+                let h = hash(c.id());
+                let from = hashes.partition_point(|(x, _)| *x < h);
+                for &(_, i) in hashes[from..].iter().take_while(|(x, _)| *x == h) {
+                    if builtin::RULES[i].0 == c.id() {
+                        replaced[i] = true;
+                    }
+                }
+            }
+        }
+        for (i, (id, kws, text, _)) in builtin::RULES.iter().enumerate() {
             let automaton =
                 automata
                     .next_if(|(a, ..)| a == id)
-                    .map(|(_, label, severity, bytes)| Automaton {
-                        label,
-                        severity: *severity,
-                        bytes,
-                        dfa: OnceLock::new(),
-                        searches: std::sync::atomic::AtomicU32::new(0),
+                    .map(|(_, label, severity, bytes)| {
+                        Box::new(Automaton {
+                            label,
+                            severity: *severity,
+                            bytes,
+                            dfa: OnceLock::new(),
+                            searches: std::sync::atomic::AtomicU32::new(0),
+                        })
                     });
-            if custom.iter().any(|c| c.id == *id) {
+            if replaced[i] {
                 continue;
             }
             rules.push(Rule {
                 source: RuleSource::Builtin { id, text },
-                keywords: kws.iter().map(|k| k.to_string()).collect(),
+                keywords: kws,
                 compiled: OnceLock::new(),
                 automaton,
                 def: OnceLock::new(),
             });
         }
-        for c in custom {
+        for c in &custom.0 {
             rules.push(Rule {
-                keywords: keywords_of(&c.pattern),
-                source: RuleSource::Custom(Box::new(c.clone())),
+                keywords: &[],
+                source: RuleSource::Custom(Arc::clone(c)),
                 compiled: OnceLock::new(),
                 automaton: None,
                 def: OnceLock::new(),
@@ -521,11 +884,13 @@ impl RuleSet {
                 .as_ref()
                 .map(|p| p.candidates(&self.rules, views))
         };
+        let pairs = may.is_none().then(|| Pairs::new(views));
         for (i, rule) in self.rules.iter().enumerate() {
-            let in_views = match &may {
-                Some(may) => may[i],
-                None if rule.may_match(views) => u64::MAX,
-                None => 0,
+            let in_views = match (&may, &pairs) {
+                (Some(may), _) => may[i],
+                (None, Some(pairs)) if rule.may_match_pairs(views, pairs) => u64::MAX,
+                (None, None) if rule.may_match(views) => u64::MAX,
+                _ => 0,
             };
             if in_views == 0 {
                 continue;
@@ -1005,6 +1370,78 @@ mod tests {
             assert_eq!(got.matched_rules, want.matched_rules, "{h:?}");
             assert_eq!(got.matches, want.matches, "{h:?}");
         }
+    }
+
+    #[test]
+    fn the_pair_filter_never_hides_a_keyword() {
+        // Asking a rule with the byte-pair filter gives the answer of
+        // searching every view for every keyword, on real commands and on
+        // keywords of every length.
+        let set = RuleSet::new(&[
+            def("c1", "^benchtool1( |$)"),
+            def("c2", "(?i)^(foo|bar)\\s"),
+            def("c3", "^ab"),
+            def("c4", "x"),
+            def("c5", "^[a-z]{40,}$"),
+        ]);
+        let hay = haystacks();
+        let (mut yes, mut no) = (0, 0);
+        for views in hay.chunks(3).step_by(3) {
+            let pairs = Pairs::new(views);
+            for r in set.rules() {
+                let want = r.may_match(views);
+                assert_eq!(
+                    r.may_match_pairs(views, &pairs),
+                    want,
+                    "{} {views:?}",
+                    r.id()
+                );
+                if want { yes += 1 } else { no += 1 }
+            }
+            // Every piece of a view is let through.
+            for v in views {
+                let b = v.as_bytes();
+                for n in 0..=b.len().min(6) {
+                    for i in (0..=b.len() - n).step_by(5) {
+                        assert!(pairs.may_contain(&b[i..i + n]), "{v:?}");
+                    }
+                }
+            }
+        }
+        assert!(yes > 10_000 && no > 100_000, "{yes} {no}");
+    }
+
+    #[test]
+    fn a_custom_rule_replaces_the_builtin_rule_of_its_id() {
+        let builtin = RuleSet::new(&[]);
+        let n = builtin.rules().len();
+        assert_eq!(RuleSet::new(&[def("zz-new", "^zzq")]).rules().len(), n + 1);
+        for r in builtin.rules() {
+            let set = RuleSet::new(&[def("zz-new", "^zzq"), def(r.id(), "^zzq")]);
+            assert_eq!(set.rules().len(), n + 1, "{}", r.id());
+            let of_id: Vec<&Rule> = set.rules().iter().filter(|x| x.id() == r.id()).collect();
+            assert_eq!(of_id.len(), 1, "{}", r.id());
+            assert!(
+                matches!(of_id[0].source, RuleSource::Custom(_)),
+                "{}",
+                r.id()
+            );
+        }
+    }
+
+    #[test]
+    fn a_rule_is_small() {
+        // What a start with many custom rules writes per rule.
+        assert!(
+            std::mem::size_of::<Rule>() <= 160,
+            "{}",
+            std::mem::size_of::<Rule>()
+        );
+        assert!(
+            std::mem::size_of::<CustomRule>() <= 96,
+            "{}",
+            std::mem::size_of::<CustomRule>()
+        );
     }
 
     #[test]

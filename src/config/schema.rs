@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::registry::{CommandSpec, Risk};
-use super::rules::RuleDef;
+use super::rules::CustomRules;
 use super::sections::{AuditSection, GuardSection, HookDef, ValidatorSection};
 use crate::sandbox::Enforcement;
 use crate::sandbox::env::EnvPolicy;
@@ -35,8 +35,10 @@ pub struct ProfileDoc {
     pub confirmation: ConfirmationSection,
     /// Registry overrides and additions, keyed by program or `"prog sub"`.
     pub commands: BTreeMap<String, CommandSpec>,
-    /// Custom safety rules (seed 004 `CommandSafetyPattern` plus examples).
-    pub rule: Vec<RuleDef>,
+    /// Custom safety rules (seed 004 `CommandSafetyPattern` plus examples):
+    /// a list of `RuleDef` in the file; from the loaded-profile cache, each
+    /// definition is parsed when first needed.
+    pub rule: CustomRules,
     /// Layer 2: an external validator command (docs/layers.md).
     pub validator: ValidatorSection,
     /// Layer 3: per-session rate limits and temporal patterns (docs/layers.md).

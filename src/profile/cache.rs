@@ -3,6 +3,19 @@
 //! in `{state}/profiles/` so a start does not parse the TOML again (200
 //! custom rules cost ~10 million instructions to parse, ~2 ms).
 //!
+//! An entry is three parts: a header line (what the entry is for and was
+//! made from, where each custom rule's line ends, and a hash of the rest),
+//! the document without its custom rules (one line), and one line per
+//! custom rule: its id, its keywords and the JSON of its definition. A
+//! start parses the header and the document and finds each rule's id and
+//! keywords in its line; a rule's definition is parsed only when something
+//! needs it (a command containing one of its keywords: see
+//! [`crate::config::rules::CustomRule`]), so a start with many custom rules
+//! whose keywords the command does not mention costs little more than one
+//! without them. The hash covers every byte after the header, so an
+//! entry damaged anywhere is ignored as a whole, as before, even in a rule
+//! that would have been parsed only later.
+//!
 //! Whoever can write an entry can change the policy, so the cache lives in
 //! the state directory, protected as the approval key beside it is: in every
 //! built-in profile's `deny_read` (`{state}`), so a sandboxed command can
@@ -26,7 +39,6 @@
 //! truncated or corrupt entry, another format) is ignored and the profile
 //! is loaded from its files, which writes a new entry.
 
-use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::io::Read as _;
 use std::os::unix::fs::MetadataExt;
@@ -35,9 +47,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::schema::ProfileDoc;
+use crate::config::rules::{CustomRule, CustomRules};
 
 /// Bumped when the entry's layout or meaning changes.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
 /// What identifies one file of the chain as it was read.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -101,20 +114,62 @@ struct Header {
     files: Vec<FileId>,
     source: String,
     chain: Vec<String>,
-    keywords: HashMap<String, Vec<String>>,
+    /// Where each custom rule's line ends (a byte offset after the header
+    /// line), in order.
+    rules: Vec<usize>,
+    /// [`body_hash`] of everything after the header line.
+    body: u64,
+}
+
+/// A fast hash of the entry's body, only against damage (whoever can
+/// write the entry can write a matching hash: the entry's safety is where
+/// it lives, see the module doc): eight bytes per multiply.
+pub(super) fn body_hash(bytes: &[u8]) -> u64 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mut h = bytes.len() as u64;
+    let mut words = bytes.chunks_exact(8);
+    for w in &mut words {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(w);
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(b)).wrapping_mul(K);
+    }
+    for &b in words.remainder() {
+        h = (h.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
+    }
+    h
+}
+
+/// `text`, an entry edited by hand, made whole again: its header's rule
+/// offsets and hash recomputed from its body, as someone who can write the
+/// cache would write a forged entry (the tests' forgeries, which show that
+/// what protects an entry is where it lives). `None` if the header does not
+/// parse.
+#[doc(hidden)]
+pub fn reseal(text: &str) -> Option<String> {
+    let (head, body) = text.split_once('\n')?;
+    let mut h: Header = serde_json::from_str(head).ok()?;
+    let mut ends = Vec::new();
+    let mut at = body.find('\n');
+    while let Some(i) = at {
+        let next = body[i + 1..].find('\n').map(|j| i + 1 + j);
+        ends.push(next.unwrap_or(body.len()));
+        at = next;
+    }
+    h.rules = ends;
+    h.body = body_hash(body.as_bytes());
+    Some(format!("{}\n{body}", serde_json::to_string(&h).ok()?))
 }
 
 /// A profile as the cache gives it back.
 #[derive(Debug)]
 pub struct Cached {
-    /// The merged document, `name` set.
+    /// The merged document, `name` set; its custom rules' definitions are
+    /// parsed when needed.
     pub doc: ProfileDoc,
     /// `Profile::source`.
     pub source: String,
     /// `Profile::chain`.
     pub chain: Vec<String>,
-    /// The custom rules' keywords, by pattern.
-    pub keywords: HashMap<String, Vec<String>>,
 }
 
 /// The entry of `selector` (a file path) for this binary in `dir`.
@@ -135,7 +190,7 @@ pub fn entry_path(dir: &Path, selector: &str, binary: &str) -> Option<PathBuf> {
 /// was made from is unchanged; `None` (load from the files) otherwise.
 pub fn lookup(entry: &Path, selector: &str, binary: &str) -> Option<Cached> {
     let text = read_own(entry)?;
-    let (head, doc) = text.split_once('\n')?;
+    let (head, body) = text.split_once('\n')?;
     let h: Header = serde_json::from_str(head).ok()?;
     if h.format != FORMAT || h.binary != binary || h.selector != selector || h.files.is_empty() {
         return None;
@@ -146,12 +201,41 @@ pub fn lookup(entry: &Path, selector: &str, binary: &str) -> Option<Cached> {
             return None;
         }
     }
-    let doc: ProfileDoc = serde_json::from_str(doc).ok()?;
+    if body_hash(body.as_bytes()) != h.body {
+        return None;
+    }
+    // The document ends where the first rule's line starts.
+    let doc_end = match h.rules.first() {
+        Some(_) => body.find('\n')?,
+        None => body.len(),
+    };
+    let mut doc: ProfileDoc = serde_json::from_str(body.get(..doc_end)?).ok()?;
+    if !doc.rule.is_empty() {
+        return None;
+    }
+    // Each rule's line, from the offsets in the header (no scan of the
+    // lines), as ranges of the entry's text, which the rules share: each
+    // definition is parsed when needed.
+    let base = head.len() + 1;
+    let mut start = doc_end + 1;
+    let text = std::sync::Arc::new(text);
+    let mut rules = Vec::with_capacity(h.rules.len());
+    for end in &h.rules {
+        let line = base.checked_add(start)?..base.checked_add(*end)?;
+        rules.push(CustomRule::from_cache_line(
+            std::sync::Arc::clone(&text),
+            line,
+        )?);
+        start = end.checked_add(1)?;
+    }
+    if base.checked_add(start)? != text.len() + 1 {
+        return None;
+    }
+    doc.rule = CustomRules::from_rules(rules);
     Some(Cached {
         doc,
         source: h.source,
         chain: h.chain,
-        keywords: h.keywords,
     })
 }
 
@@ -185,7 +269,6 @@ fn read_own(entry: &Path) -> Option<String> {
 
 /// Writes the entry (atomically: a whole entry or none). Errors only cost
 /// the cache.
-#[allow(clippy::too_many_arguments)]
 pub fn store(
     entry: &Path,
     selector: &str,
@@ -193,7 +276,6 @@ pub fn store(
     files: Vec<FileId>,
     source: &str,
     chain: &[String],
-    keywords: HashMap<String, Vec<String>>,
     doc: &ProfileDoc,
 ) -> std::io::Result<()> {
     use std::io::Write as _;
@@ -205,6 +287,22 @@ pub fn store(
         .recursive(true)
         .mode(0o700)
         .create(dir)?;
+    // The document without its rules, then each rule's definition on a line
+    // of its own (JSON text has no raw line break).
+    let mut body = serde_json::to_vec(&ProfileDoc {
+        rule: CustomRules::default(),
+        ..doc.clone()
+    })
+    .map_err(std::io::Error::other)?;
+    let mut rules = Vec::with_capacity(doc.rule.len());
+    for r in doc.rule.iter() {
+        let line = r
+            .cache_line()
+            .ok_or_else(|| std::io::Error::other("a rule that cannot be cached"))?;
+        body.push(b'\n');
+        body.extend_from_slice(line.as_bytes());
+        rules.push(body.len());
+    }
     let head = Header {
         format: FORMAT,
         binary: binary.to_string(),
@@ -212,11 +310,12 @@ pub fn store(
         files,
         source: source.to_string(),
         chain: chain.to_vec(),
-        keywords,
+        rules,
+        body: body_hash(&body),
     };
     let mut out = serde_json::to_vec(&head).map_err(std::io::Error::other)?;
     out.push(b'\n');
-    serde_json::to_writer(&mut out, doc).map_err(std::io::Error::other)?;
+    out.extend_from_slice(&body);
     let tmp = entry.with_extension(format!("tmp.{}", std::process::id()));
     let written = std::fs::OpenOptions::new()
         .write(true)
@@ -275,7 +374,8 @@ mod tests {
         let text = std::fs::read_to_string(entry).expect("entry");
         let forged = text.replace("frobnicate", "frobnicatez");
         assert_ne!(forged, text, "the entry names the rule's severity");
-        forged
+        // Whole again (offsets and hash), as a forger would write it.
+        super::reseal(&forged).expect("reseal")
     }
 
     #[test]

@@ -51,9 +51,13 @@ pub fn check_profile_examples(profile: &Profile) -> Vec<String> {
     for (name, spec) in profile.registry.overrides() {
         errs.extend(check_entry(profile, name, spec));
     }
-    errs.extend(validate_custom(&profile.doc.rule, &|r, ex| {
-        rule_matches(r, ex)
-    }));
+    match profile.doc.rule.defs() {
+        Ok(defs) => {
+            let defs: Vec<_> = defs.into_iter().cloned().collect();
+            errs.extend(validate_custom(&defs, &|r, ex| rule_matches(r, ex)));
+        }
+        Err(e) => errs.push(e),
+    }
     errs
 }
 

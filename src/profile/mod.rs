@@ -128,7 +128,6 @@ pub fn load_cached(
     if let Some((path, exe)) = &entry
         && let Some(c) = cache::lookup(path, selector, exe)
     {
-        crate::config::rules::seed_keywords(c.keywords);
         return finish(c.doc, c.source, c.chain, false);
     }
     let mut chain = Vec::new();
@@ -173,8 +172,6 @@ pub fn load_cached(
     let cached_doc = entry.as_ref().map(|_| doc.clone());
     let profile = finish(doc, source, chain, !known_good)?;
     if let (Some((path, exe)), Some(doc)) = (&entry, cached_doc) {
-        let patterns: Vec<&str> = doc.rule.iter().map(|r| r.pattern.as_str()).collect();
-        let keywords = crate::config::rules::keywords_for(&patterns);
         // An entry that cannot be written costs the parse next time, nothing else.
         let _ = cache::store(
             path,
@@ -183,7 +180,6 @@ pub fn load_cached(
             files.into_iter().map(|(_, _, id)| id).collect(),
             &profile.source,
             &profile.chain,
-            keywords,
             &doc,
         );
     }
@@ -317,7 +313,7 @@ fn finish(
     let profile = Profile {
         name,
         registry: Registry::new(doc.commands.clone()),
-        rules: std::sync::Arc::new(RuleSet::new(&doc.rule)),
+        rules: std::sync::Arc::new(RuleSet::with_custom(&doc.rule)),
         doc,
         source: source.clone(),
         chain,
@@ -639,14 +635,16 @@ impl Profile {
                 out.push(format!("[commands.\"{name}\"]"));
             }
         }
-        for r in &b.rule {
-            if !a
-                .rule
-                .iter()
-                .any(|x| x.id == r.id && x.pattern == r.pattern)
-            {
-                out.push(format!("rule `{}` dropped", r.id));
+        match (a.rule.defs(), b.rule.defs()) {
+            (Ok(ar), Ok(br)) => {
+                for r in br {
+                    if !ar.iter().any(|x| x.id == r.id && x.pattern == r.pattern) {
+                        out.push(format!("rule `{}` dropped", r.id));
+                    }
+                }
             }
+            // A rule that cannot be read cannot be shown to be kept.
+            (Err(e), _) | (_, Err(e)) => out.push(format!("rules: {e}")),
         }
         out.extend(crate::validator::loosens(&a.validator, &b.validator));
         out.extend(crate::guard::loosens(&a.guard, &b.guard));
@@ -971,5 +969,317 @@ mod tests {
         std::fs::write(&bad, "extends = \"default\"\n[policy]\nmode = 5\n").expect("w");
         let e = load_checked(&bad, Some(&memo)).expect_err("schema error");
         assert!(matches!(e, ProfileError::At { line: 3, .. }), "{e}");
+    }
+
+    /// A profile with custom rules of every kind: plain leading literals
+    /// (warning and critical), patterns whose keywords need the regex
+    /// parsed, one with no keyword at all, a Windows rule, one replacing a
+    /// built-in rule, and a registry entry.
+    fn lazy_profile(dir: &Path) -> String {
+        let p = dir.join("lazy.toml");
+        let mut text = String::from(
+            "extends = \"default\"\n[commands.plaintool]\nsummary = \"t\"\nrisk = \"safe\"\nmaturity = \"experimental\"\noperands = [\"literal*\"]\nexamples = { deny = [\"plaintool x\"] }\n",
+        );
+        let rule = |id: &str, pattern: &str, severity: &str, platform: &str, m: &str| {
+            format!(
+                "\n[[rule]]\nid = \"{id}\"\nlabel = \"label of {id}\"\ndescription = \"d\"\npattern = '{pattern}'\ncategory = \"c\"\nseverity = \"{severity}\"\nplatform = \"{platform}\"\nexamples = {{ match = [{m}], not_match = [\"ls\"] }}\n"
+            )
+        };
+        for i in 0..60 {
+            let sev = if i % 3 == 0 { "critical" } else { "warning" };
+            text.push_str(&rule(
+                &format!("lazy-{i}"),
+                &format!("^lazytool{i}( |$)"),
+                sev,
+                "all",
+                &format!("\"lazytool{i} --x\""),
+            ));
+        }
+        for i in 0..10 {
+            text.push_str(&rule(
+                &format!("re-{i}"),
+                &format!("(?i)(^|\\s)(foo{i}|bar{i})\\s+--(force|yes)"),
+                "critical",
+                "all",
+                &format!("\"FOO{i} --force\", \"x bar{i} --yes\""),
+            ));
+        }
+        text.push_str(&rule(
+            "no-keyword",
+            "^[a-z]{40,}$",
+            "warning",
+            "unix",
+            &format!("\"{}\"", "q".repeat(41)),
+        ));
+        text.push_str(&rule("win", "^wintool", "critical", "windows", ""));
+        // Several keywords (any one of them).
+        text.push_str(&rule(
+            "multi",
+            "(^|\\s)(alphatool|betatool)( |$)",
+            "critical",
+            "all",
+            "\"alphatool x\", \"y betatool\"",
+        ));
+        // A built-in rule replaced by a weaker one of the same id.
+        text.push_str(&rule(
+            "fs-rm-root",
+            "^rm -rf /$",
+            "warning",
+            "all",
+            "\"rm -rf /\"",
+        ));
+        std::fs::write(&p, text).expect("write profile");
+        p.to_string_lossy().into_owned()
+    }
+
+    /// Commands for the lazy profile: its rules' examples and variants,
+    /// the built-in rules' examples, and the tldr corpus when it is there.
+    fn lazy_commands() -> Vec<String> {
+        let mut out: Vec<String> = vec![
+            "ls -la".into(),
+            "git status && cargo test".into(),
+            "rm -rf /".into(),
+            "rm -rf ~".into(),
+            "wintool".into(),
+            "plaintool x".into(),
+            "alphatool x".into(),
+            "echo betatool".into(),
+            "betatoolx".into(),
+            "q".repeat(41),
+            "echo lazytool3".into(),
+            "lazytool3x".into(),
+            "sudo lazytool6 --x".into(),
+            "bash -c 'lazytool9 now'".into(),
+            "x=1 lazytool12 && lazytool13 | lazytool14".into(),
+            "python3 -c 'import os; os.system(\"lazytool15\")'".into(),
+            "foo3 --force".into(),
+            "FOO3\t--force".into(),
+            "echo \"bar4 --yes\"".into(),
+            "lazytool1é --x".into(),
+        ];
+        for i in 0..60 {
+            out.push(format!("lazytool{i} --x"));
+            out.push(format!("cat f | lazytool{i}"));
+        }
+        for r in RuleSet::new(&[]).rules() {
+            if let Ok((d, _)) = r.compiled() {
+                out.extend(d.examples.matches.iter().cloned());
+                out.extend(d.examples.not_match.iter().cloned());
+            }
+        }
+        let corpus =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/tldr-common-linux.tsv");
+        if let Ok(t) = std::fs::read_to_string(corpus) {
+            out.extend(
+                t.lines()
+                    .skip(1)
+                    .step_by(7)
+                    .filter_map(|l| l.split('\t').nth(3))
+                    .map(str::to_string),
+            );
+        }
+        out
+    }
+
+    fn verdicts(p: &Profile, commands: &[String]) -> Vec<serde_json::Value> {
+        let sit = crate::decide::example_situation();
+        commands
+            .iter()
+            .map(|c| {
+                let d = crate::decide::decide(
+                    &crate::decide::CommandInput::String {
+                        text: c.clone(),
+                        positional: vec!["sh".into()],
+                    },
+                    p,
+                    &sit,
+                );
+                serde_json::json!([c, d.verdict])
+            })
+            .collect()
+    }
+
+    fn parsed(p: &Profile) -> Vec<String> {
+        p.doc
+            .rule
+            .iter()
+            .filter(|r| r.is_parsed())
+            .map(|r| r.id().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn cached_rules_are_parsed_only_when_their_keyword_appears() {
+        let d = tempfile::tempdir().expect("tmp");
+        let cache = d.path().join("profiles");
+        let file = lazy_profile(d.path());
+        load_cached(&file, None, Some(&cache)).expect("first load");
+        let p = load_cached(&file, None, Some(&cache)).expect("from the cache");
+        assert_eq!(p.doc.rule.len(), 74);
+        assert!(parsed(&p).is_empty(), "{:?}", parsed(&p));
+        // Keywords as the file's rules have them: none, one, several.
+        let kw = |id: &str| {
+            let r = p.doc.rule.iter().find(|r| r.id() == id).expect("rule");
+            r.keywords().map(str::to_string).collect::<Vec<_>>()
+        };
+        assert_eq!(kw("lazy-7"), vec!["lazytool7"]);
+        assert_eq!(kw("no-keyword"), Vec::<String>::new());
+        assert_eq!(kw("multi").len(), 2, "{:?}", kw("multi"));
+        let fresh = load(&file).expect("fresh");
+        for r in fresh.doc.rule.iter() {
+            assert_eq!(r.keywords().collect::<Vec<_>>(), kw(r.id()), "{}", r.id());
+        }
+        assert!(parsed(&p).is_empty(), "{:?}", parsed(&p));
+        // A command with no keyword: only the rule without keywords is read.
+        verdicts(&p, &["ls -la".to_string(), "git status".to_string()]);
+        assert_eq!(parsed(&p), vec!["no-keyword".to_string()]);
+        verdicts(&p, &["lazytool7 x".to_string()]);
+        assert_eq!(parsed(&p), vec!["lazy-7", "no-keyword"]);
+        // The `re-` rules' keyword is `--` (their one required literal).
+        verdicts(&p, &["x FOO2 --yes".to_string()]);
+        assert_eq!(parsed(&p).len(), 12, "{:?}", parsed(&p));
+        // The exec-time judge shares the profile's rule set: what it reads
+        // is parsed once, for both.
+        let judge = crate::policy::exec_judge(std::sync::Arc::clone(&p.rules));
+        let labels = judge.critical(&["lazytool9 now".to_string()]);
+        assert_eq!(labels, vec!["label of lazy-9 (lazy-9)".to_string()]);
+        assert!(parsed(&p).contains(&"lazy-9".to_string()));
+        assert!(judge.critical(&["lazytool10 now".to_string()]).is_empty());
+    }
+
+    #[test]
+    fn cached_lazy_rules_decide_as_the_rules_loaded_from_the_file() {
+        let d = tempfile::tempdir().expect("tmp");
+        let cache = d.path().join("profiles");
+        let file = lazy_profile(d.path());
+        let eager = load(&file).expect("load");
+        load_cached(&file, None, Some(&cache)).expect("first load");
+        let lazy = load_cached(&file, None, Some(&cache)).expect("from the cache");
+        assert!(parsed(&lazy).is_empty(), "not from the cache");
+        let commands = lazy_commands();
+        assert!(commands.len() > 500, "{}", commands.len());
+        let (a, b) = (verdicts(&eager, &commands), verdicts(&lazy, &commands));
+        let mut denied = 0;
+        for (x, y) in a.iter().zip(&b) {
+            assert_eq!(x, y);
+            denied += usize::from(x[1]["decision"] == "deny");
+        }
+        assert!(denied > 50, "{denied}");
+        // The exec-time judge too, on each command as one view.
+        let (je, jl) = (
+            crate::policy::exec_judge(std::sync::Arc::clone(&eager.rules)),
+            crate::policy::exec_judge(std::sync::Arc::clone(&lazy.rules)),
+        );
+        for c in &commands {
+            let v = std::slice::from_ref(c);
+            assert_eq!(je.critical(v), jl.critical(v), "{c}");
+        }
+        // And the document, rules and all, once they are read.
+        same(&eager, &lazy);
+        assert_eq!(parsed(&lazy).len(), 74);
+    }
+
+    #[test]
+    fn a_damaged_rule_in_a_cache_entry_is_ignored_or_blocks() {
+        let d = tempfile::tempdir().expect("tmp");
+        let cache = d.path().join("profiles");
+        let file = lazy_profile(d.path());
+        let fresh = load(&file).expect("load");
+        load_cached(&file, None, Some(&cache)).expect("load");
+        let entry = entries(&cache).pop().expect("entry");
+        let good = std::fs::read_to_string(&entry).expect("read");
+        let (head, body) = good.split_once('\n').expect("two parts");
+        let hash = cache::body_hash(body.as_bytes());
+        assert!(head.contains(&format!("\"body\":{hash}")), "{head}");
+        let weaker = body.replace("\"severity\":\"critical\"", "\"severity\":\"warning\"");
+        // (Of the same length: the header has where each line ends.)
+        let broken = body.replace("{\"id\":\"lazy-3\",", "{\"id\":\"lazy-3\";");
+        let swapped = body.replace("{\"id\":\"lazy-3\",", "{\"id\":\"lazy-4\",");
+        // Damage anywhere in the rules (a changed severity, a definition
+        // that does not parse, a line dropped) under the header's hash: the
+        // entry is ignored as a whole and rebuilt from the files.
+        let dropped: String = body
+            .split('\n')
+            .filter(|l| !l.contains("\tlazy-3\t"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let unreadable = body.replace("\tlazy-3\t", "\tlazy-3");
+        for bad in [&weaker, &broken, &dropped, &unreadable] {
+            assert_ne!(bad, body);
+            std::fs::write(&entry, format!("{head}\n{bad}")).expect("write");
+            let p = load_cached(&file, None, Some(&cache)).expect("from the files");
+            same(&fresh, &p);
+            assert_eq!(std::fs::read_to_string(&entry).expect("rebuilt"), good);
+        }
+        // A rule line that does not parse, or is another rule's, under a
+        // hash that matches (what only a writer of the state directory
+        // could make): the rule is not dropped, it blocks every command
+        // with its keyword; the others decide as before.
+        let rehash = |b: &str| {
+            head.replace(
+                &format!("\"body\":{hash}"),
+                &format!("\"body\":{}", cache::body_hash(b.as_bytes())),
+            )
+        };
+        // A line whose id and keywords cannot be read: ignored.
+        std::fs::write(&entry, format!("{}\n{unreadable}", rehash(&unreadable))).expect("write");
+        same(
+            &fresh,
+            &load_cached(&file, None, Some(&cache)).expect("from the files"),
+        );
+        assert_eq!(std::fs::read_to_string(&entry).expect("rebuilt"), good);
+        for bad in [&broken, &swapped] {
+            std::fs::write(&entry, format!("{}\n{bad}", rehash(bad))).expect("write");
+            let p = load_cached(&file, None, Some(&cache)).expect("from the entry");
+            let v = verdicts(
+                &p,
+                &["lazytool3 --x".to_string(), "lazytool4 --x".to_string()],
+            );
+            assert_eq!(v[0][1]["decision"], "deny", "{}", v[0]);
+            let c = p.rules.classify_views(&["lazytool3 --x".to_string()]);
+            assert_eq!(c.severity, crate::config::rules::Severity::Critical);
+            assert!(c.matches[0].1.contains("profile cache"), "{c:?}");
+            assert_eq!(v[1], verdicts(&fresh, &["lazytool4 --x".to_string()])[0]);
+            // What needs every definition says so instead of dropping one.
+            assert!(p.doc.rule.defs().is_err());
+            assert!(serde_json::to_value(&p.doc).is_err());
+        }
+    }
+
+    #[test]
+    fn a_broken_rule_in_the_file_fails_the_load_with_or_without_the_cache() {
+        let d = tempfile::tempdir().expect("tmp");
+        let cache = d.path().join("profiles");
+        let file = lazy_profile(d.path());
+        load_cached(&file, None, Some(&cache)).expect("cached");
+        let text = std::fs::read_to_string(&file).expect("read");
+        for (bad, want) in [
+            (
+                text.replace("^lazytool5( |$)", "^lazytool5(( |$)"),
+                "not a valid regex",
+            ),
+            (
+                text.replace("^lazytool5( |$)", "^lazytoolX( |$)"),
+                "must match",
+            ),
+            (
+                text.replace("id = \"lazy-5\"", "id = \"lazy-5\"\nfoo = 1"),
+                "unknown field",
+            ),
+            (
+                text.replace("id = \"lazy-5\"", "id = \"lazy-4\""),
+                "defined twice",
+            ),
+        ] {
+            std::fs::write(&file, &bad).expect("write");
+            let want_err = load(&file).expect_err("broken").to_string();
+            assert!(want_err.contains(want), "{want_err}");
+            for _ in 0..2 {
+                let e = load_cached(&file, None, Some(&cache)).expect_err("still broken");
+                assert_eq!(e.to_string(), want_err);
+            }
+        }
+        std::fs::write(&file, &text).expect("write");
+        load_cached(&file, None, Some(&cache)).expect("good again");
     }
 }

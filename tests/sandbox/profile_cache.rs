@@ -158,6 +158,119 @@ fn an_unconfined_command_that_writes_the_profile_cache_is_refused() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
 }
 
+/// A profile file with many custom rules decides the same at its first
+/// start (loaded from the TOML, which writes the cache entry) and at every
+/// later one (from the entry, each rule's definition read only when the
+/// command contains one of its keywords); `rules list` and `profile check`
+/// see every rule either way, and a damaged entry is rebuilt.
+#[test]
+fn a_cached_profile_with_many_rules_decides_as_its_file() {
+    let w = crate::common::world::World::new();
+    let profile = w.dirs.base.join("many.toml");
+    let mut text = String::from("extends = \"default\"\n");
+    for i in 0..120 {
+        let severity = if i % 4 == 0 { "critical" } else { "warning" };
+        text.push_str(&format!(
+            "\n[[rule]]\nid = \"many-{i}\"\nlabel = \"many {i}\"\ndescription = \"d\"\npattern = '^manytool{i}( |$)'\ncategory = \"c\"\nseverity = \"{severity}\"\nplatform = \"all\"\nexamples = {{ match = [\"manytool{i} --x\"], not_match = [\"manytool{i}x\", \"ls\"] }}\n"
+        ));
+    }
+    std::fs::write(&profile, text).expect("write profile");
+    let mut commands: Vec<String> = [
+        "ls -la",
+        "git status && cargo test",
+        "rm -rf ~",
+        "echo manytool4",
+        "manytool7x",
+        "sudo manytool8 now",
+        "bash -c 'manytool12 a; manytool13 b'",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    commands.extend((0..120).step_by(7).map(|i| format!("manytool{i} --x")));
+    let check = |cmd: &str| {
+        let o = w
+            .safe_exec()
+            .args(["check", "--json", "--profile"])
+            .arg(&profile)
+            .args(["-c", cmd])
+            .output()
+            .expect("safe-exec check");
+        // What decides (the sandbox part lists `/tmp`, which other tests
+        // change meanwhile).
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+        let keep = [
+            "decision",
+            "matched_rules",
+            "reasons",
+            "reason_details",
+            "severity",
+            "risk",
+        ];
+        let decided: Vec<&serde_json::Value> = keep.iter().map(|k| &v[*k]).collect();
+        (
+            o.status.code(),
+            serde_json::to_string(&decided).expect("json"),
+        )
+    };
+    let list = || {
+        let o = w
+            .safe_exec()
+            .args(["rules", "list", "--json", "--profile"])
+            .arg(&profile)
+            .output()
+            .expect("rules list");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    // The first start loads the TOML and writes the entry.
+    let first: Vec<_> = commands.iter().map(|c| check(c)).collect();
+    let entry = std::fs::read_dir(w.dirs.state.join("profiles"))
+        .expect("cache dir")
+        .flatten()
+        .map(|e| e.path())
+        .next()
+        .expect("an entry");
+    let written = std::fs::read(&entry).expect("entry");
+    assert!(
+        first.iter().any(|(c, _)| *c == Some(2)) && first.iter().any(|(c, _)| *c == Some(0)),
+        "{first:?}"
+    );
+    // Every later start: the same decisions, from the entry (not
+    // rewritten: a rewrite is a rename, a new inode).
+    use std::os::unix::fs::MetadataExt as _;
+    let inode = || std::fs::metadata(&entry).expect("entry").ino();
+    let written_ino = inode();
+    for (cmd, want) in commands.iter().zip(&first) {
+        assert_eq!(&check(cmd), want, "{cmd}");
+    }
+    assert_eq!(std::fs::read(&entry).expect("entry"), written);
+    assert_eq!(inode(), written_ino, "the entry was not used");
+    let listed = list();
+    assert_eq!(listed.matches("\"many-").count(), 120, "{listed}");
+    // A damaged entry (a rule's severity changed under the header's hash)
+    // is not used: the same decisions, the entry rewritten.
+    let damaged = String::from_utf8_lossy(&written).replace(
+        "\"id\":\"many-8\",\"label\":\"many 8\",\"description\":\"d\",\"pattern\":\"^manytool8( |$)\",\"category\":\"c\",\"severity\":\"critical\"",
+        "\"id\":\"many-8\",\"label\":\"many 8\",\"description\":\"d\",\"pattern\":\"^manytool8( |$)\",\"category\":\"c\",\"severity\":\"warning\"",
+    );
+    assert_ne!(damaged.as_bytes(), &written[..]);
+    std::fs::write(&entry, damaged).expect("damage the entry");
+    assert_eq!(check("sudo manytool8 now"), first[5]);
+    assert_eq!(std::fs::read(&entry).expect("entry"), written);
+    assert_ne!(inode(), written_ino, "the damaged entry was used");
+    assert_eq!(list(), listed);
+    // `profile check` checks every rule's examples, cached or not.
+    let o = w
+        .safe_exec()
+        .args(["profile", "check"])
+        .arg(&profile)
+        .output()
+        .expect("profile check");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("all examples hold"));
+}
+
 /// Under a system `pin`, a cache entry in a state directory that the
 /// environment chose (`SAFE_EXEC_STATE_DIR`: the agent's to set for a later
 /// command) is never read, so a forged one cannot stand in for the pinned
@@ -205,6 +318,8 @@ fn a_pinned_profile_is_never_taken_from_a_cache_the_environment_chose() {
     let text = std::fs::read_to_string(&entry).expect("entry");
     let forged = text.replace("frobnicate", "frobnicatez");
     assert_ne!(forged, text);
+    // Whole again (the rules' offsets and the hash), as a forger writes it.
+    let forged = safe_exec::profile::cache::reseal(&forged).expect("reseal");
     std::fs::write(&entry, &forged).expect("forge");
     assert_eq!(
         check(&evil),
