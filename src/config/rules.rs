@@ -1243,8 +1243,17 @@ mod tests {
                 }
             }
         }
-        // The tldr corpus, where tests/corpus reads it (from the main
-        // checkout, or beside the worktrees).
+        // Real agents' commands, in the repository (so a clone anywhere
+        // has them), and the tldr corpus, where tests/corpus reads it (from
+        // the main checkout, or beside the worktrees) when it is there.
+        if let Ok(t) = std::fs::read_to_string(root.join("tests/data/agent-commands.tsv")) {
+            base.extend(
+                t.lines()
+                    .skip(1)
+                    .filter_map(|l| l.split('\t').nth(2))
+                    .map(str::to_string),
+            );
+        }
         for corpus in [
             root.join("../shared/corpus/tldr-common-linux.tsv"),
             root.join("../../shared/corpus/tldr-common-linux.tsv"),

@@ -1067,16 +1067,22 @@ mod tests {
                 out.extend(d.examples.not_match.iter().cloned());
             }
         }
-        let corpus =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/tldr-common-linux.tsv");
-        if let Ok(t) = std::fs::read_to_string(corpus) {
-            out.extend(
-                t.lines()
-                    .skip(1)
-                    .step_by(7)
-                    .filter_map(|l| l.split('\t').nth(3))
-                    .map(str::to_string),
-            );
+        // Real agents' commands (in the repository, so a clone anywhere has
+        // them) and, when it is beside the checkout, the tldr corpus.
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        for (file, column) in [
+            (root.join("tests/data/agent-commands.tsv"), 2),
+            (root.join("../shared/corpus/tldr-common-linux.tsv"), 3),
+        ] {
+            if let Ok(t) = std::fs::read_to_string(file) {
+                out.extend(
+                    t.lines()
+                        .skip(1)
+                        .step_by(7)
+                        .filter_map(|l| l.split('\t').nth(column))
+                        .map(str::to_string),
+                );
+            }
         }
         out
     }
