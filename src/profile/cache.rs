@@ -373,7 +373,7 @@ mod tests {
     fn forge(entry: &std::path::Path) -> String {
         let text = std::fs::read_to_string(entry).expect("entry");
         let forged = text.replace("frobnicate", "frobnicatez");
-        assert_ne!(forged, text, "the entry names the rule's severity");
+        assert_ne!(forged, text, "the entry holds the rule's pattern");
         // Whole again (offsets and hash), as a forger would write it.
         super::reseal(&forged).expect("reseal")
     }

@@ -259,8 +259,9 @@ struct ChildArgs<'a> {
 /// touches are ever faulted in).
 const CHILD_STACK: usize = 256 * 1024;
 
-/// Signals whose handlers safe-exec's run mode may have installed (the
-/// Rust runtime's stack-overflow handlers); set back to the default in the
+/// Signals whose handlers safe-exec may have installed (the deciding
+/// bound's fault handlers, `src/bound.rs`; std's own stack-overflow
+/// handlers are gone with the own entry point); set back to the default in the
 /// child before anything is unblocked, so that no handler of the parent
 /// can run in the child, which shares its memory. `execve` resets them
 /// anyway; ignored signals stay ignored (SIGPIPE is set back to the default
