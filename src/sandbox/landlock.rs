@@ -11,7 +11,12 @@
 //! - `ReadDir` is hierarchical, so names inside the denied directory can
 //!   still be listed (their contents cannot be read);
 //! - entries created in a carved ancestor after the sandbox starts are not
-//!   covered by any rule, so they are not accessible to the command;
+//!   covered by any rule, so they are not accessible to the command. A
+//!   denied path that does not exist yet relies on this: its deepest
+//!   existing directory is carved (`~/.cargo` for a missing
+//!   `~/.cargo/credentials.toml`), so the secret is unreadable when it is
+//!   created during the run; except inside a writable root, where that
+//!   directory is not carved (see [`deny_points`]);
 //! - in a writable root that contains a denied path, the carved ancestors
 //!   themselves only get `ReadDir`: new files cannot be created directly in
 //!   them (existing entries stay writable);
@@ -102,6 +107,35 @@ pub struct LandlockPlan {
     pub(crate) scope_flags: BitFlags<Scope>,
     /// Directories on the way to a denied path that could not be listed.
     pub unlisted: Vec<Unlisted>,
+    /// Each `deny_read` path and how the rules keep it unreadable.
+    pub deny_read: Vec<DenyState>,
+}
+
+/// How one `deny_read` path is kept unreadable (`check --json`:
+/// `sandbox.landlock.deny_read`).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct DenyState {
+    /// The path as the profile gave it (placeholders expanded).
+    pub path: PathBuf,
+    /// `denied`: it exists, and no rule grants it (`real`: where it
+    /// resolved to). `absent`: it does not exist; `carved` is its deepest
+    /// existing directory, granted `read_dir` alone, so whatever is created
+    /// in it during the run is covered by no rule (`real`: where it would
+    /// appear). `unguarded`: it does not exist and would appear inside the
+    /// writable root `writable_root`, which is not carved for it (the
+    /// command could not create files there otherwise): created during the
+    /// run, it is readable. `ignored`: not an absolute path, or behind a
+    /// loop of symlinks; no rule is planned for it.
+    pub state: &'static str,
+    /// Where the path resolves (or would appear), symlinks followed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub real: Option<PathBuf>,
+    /// `absent`, `unguarded`: the deepest existing directory on the way.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub carved: Option<PathBuf>,
+    /// `unguarded`: the writable root it lies in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub writable_root: Option<PathBuf>,
 }
 
 fn ser_rights<S: serde::Serializer>(r: &BitFlags<AccessFs>, s: S) -> Result<S::Ok, S::Error> {
@@ -229,6 +263,107 @@ impl Canon {
         }
         Some(dir_real.join(name))
     }
+}
+
+/// Most symlinks followed while resolving a denied path that does not
+/// exist (the kernel's own limit, `MAXSYMLINKS`).
+const MAX_LINKS: usize = 40;
+
+/// Where a `deny_read` path that does not exist would appear, and the
+/// deepest existing directory on the way (the one to carve, so that an
+/// entry created in it later is covered by no rule), as the kernel would
+/// resolve it once created: the existing prefix is resolved by [`Canon`],
+/// the rest one component at a time, following a symlink met there (a
+/// dangling `~/.kube -> /data/kube`: the secret would appear at
+/// `/data/kube`, so `/data` is the directory to carve). A file on the way
+/// (`~/.docker` a file, `~/.docker/config.json` denied) is its directory's
+/// entry: the point is below it, so its directory is carved and the file
+/// still granted as a file. `None`: a relative path, or a loop of links.
+fn deny_point(canon: &mut Canon, p: &Path) -> Option<(PathBuf, PathBuf)> {
+    use std::path::Component;
+    let mut path = p.to_path_buf();
+    for _ in 0..=MAX_LINKS {
+        if !path.is_absolute() {
+            return None;
+        }
+        let comps: Vec<Component<'_>> = path.components().collect();
+        // The deepest existing prefix, from the memo (each prefix is one
+        // short lookup in its open parent, see `Canon`).
+        let mut base = None;
+        for k in (1..=comps.len()).rev() {
+            let prefix: PathBuf = comps[..k].iter().collect();
+            if let Some(real) = canon.get(&prefix) {
+                base = Some((real, k));
+                break;
+            }
+        }
+        let (mut cur, k) = base.unwrap_or_else(|| (PathBuf::from("/"), 1));
+        let mut rest = comps[k..].iter();
+        let mut follow = None;
+        while let Some(c) = rest.next() {
+            let name = match c {
+                Component::Normal(name) => *name,
+                Component::ParentDir => {
+                    // `cur` is a real directory: its parent is lexical.
+                    cur.pop();
+                    continue;
+                }
+                Component::CurDir | Component::RootDir | Component::Prefix(_) => continue,
+            };
+            let next = cur.join(name);
+            match fs::symlink_metadata(&next) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    let Ok(target) = fs::read_link(&next) else {
+                        return Some((next, cur));
+                    };
+                    let mut again = cur.join(target);
+                    again.extend(rest.by_ref());
+                    follow = Some(again);
+                    break;
+                }
+                Ok(m) if m.is_dir() => cur = next,
+                Ok(_) => {
+                    // A file on the way: the point is below it.
+                    let below = rest.find_map(|c| match c {
+                        Component::Normal(n) => Some(*n),
+                        _ => None,
+                    });
+                    let point = below.map_or_else(|| next.clone(), |n| next.join(n));
+                    return Some((point, cur));
+                }
+                Err(e) => {
+                    // Missing (or not searchable): the first missing name,
+                    // and the names below it up to a `..`, which only the
+                    // entry created later can resolve.
+                    let mut point = next;
+                    for c in rest {
+                        match c {
+                            Component::Normal(n) => point.push(n),
+                            Component::CurDir => {}
+                            _ => break,
+                        }
+                    }
+                    // `cur` is the existing prefix, and a file (only the
+                    // first one met can be): its directory is the one.
+                    if e.raw_os_error() == Some(libc::ENOTDIR)
+                        && let Some(up) = cur.parent()
+                    {
+                        return Some((point, up.to_path_buf()));
+                    }
+                    return Some((point, cur));
+                }
+            }
+        }
+        match follow {
+            Some(again) => path = again,
+            // Every component exists now (created since it was asked).
+            None => {
+                let parent = cur.parent().map_or_else(|| cur.clone(), Path::to_path_buf);
+                return Some((cur, parent));
+            }
+        }
+    }
+    None
 }
 
 /// `open(O_PATH | O_DIRECTORY)` of `dir` and its canonical name (from
@@ -532,8 +667,10 @@ pub fn given_terminals() -> Vec<PathBuf> {
 const DEV_RW: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
 const DEV_RO: &[&str] = &["/dev/random", "/dev/urandom"];
 
-/// Computes the rules for `spec`. Read roots and denied paths that do not
-/// exist are skipped; a writable root that does not exist is an error.
+/// Computes the rules for `spec`. Read roots that do not exist are
+/// skipped; a writable root that does not exist is an error; a denied path
+/// that does not exist is carved out where it would appear (see
+/// [`deny_points`]).
 ///
 /// `/dev` is carved out of every root that contains it: only null, zero,
 /// full, random, urandom, tty, ptmx, the terminal the command was given and
@@ -545,12 +682,13 @@ pub fn plan(spec: &SandboxSpec) -> Result<LandlockPlan, SandboxError> {
     // targets and roots, HOME is often one of the read roots' children),
     // and each directory holding such paths once (see `Canon`).
     let mut canon = Canon::default();
+    let writable: Vec<PathBuf> = spec.write.iter().filter_map(|p| canon.get(p)).collect();
+    let (denied, deny_read) = deny_points(&mut canon, &spec.deny_read, &writable);
     let mut canonical = |p: &Path| canon.get(p);
-    let denied: Vec<PathBuf> = spec.deny_read.iter().filter_map(|p| canonical(p)).collect();
     let dev = PathBuf::from("/dev");
     let mut hidden = denied.clone();
     hidden.push(dev.clone());
-    let mut targets: Vec<PathBuf> = spec.write.iter().filter_map(|p| canonical(p)).collect();
+    let mut targets = writable;
     if let Some(home) = std::env::var_os("HOME").and_then(|h| canonical(Path::new(&h))) {
         targets.push(home);
     }
@@ -650,7 +788,58 @@ pub fn plan(spec: &SandboxSpec) -> Result<LandlockPlan, SandboxError> {
         scopes,
         scope_flags,
         unlisted,
+        deny_read,
     })
+}
+
+/// The paths to carve out for `deny_read`, and what holds for each. A path
+/// that exists is carved out where it resolves. One that does not is
+/// carved out where it would appear ([`deny_point`]): its deepest existing
+/// directory is then carved (`read_dir` alone, each entry its own rule),
+/// so a secret created there during the run (`cargo login`, `gh auth
+/// login`, a refreshed token) is covered by no rule. Not so inside a
+/// writable root (`writable`, canonical): carving a directory there would
+/// keep the command from creating files in it (and in every directory on
+/// the way up to the root), so such a path is left out, as it always was,
+/// and reported `unguarded`. A path that exists inside a writable root is
+/// carved out as before.
+fn deny_points(
+    canon: &mut Canon,
+    deny_read: &[PathBuf],
+    writable: &[PathBuf],
+) -> (Vec<PathBuf>, Vec<DenyState>) {
+    let mut denied = Vec::with_capacity(deny_read.len());
+    let mut states = Vec::with_capacity(deny_read.len());
+    for p in deny_read {
+        let mut state = DenyState {
+            path: p.clone(),
+            state: "denied",
+            real: None,
+            carved: None,
+            writable_root: None,
+        };
+        if let Some(real) = canon.get(p) {
+            denied.push(real.clone());
+            state.real = Some(real);
+        } else if let Some((point, dir)) = deny_point(canon, p) {
+            match writable.iter().find(|w| dir.starts_with(w)) {
+                Some(root) => {
+                    state.state = "unguarded";
+                    state.writable_root = Some(root.clone());
+                }
+                None => {
+                    state.state = "absent";
+                    denied.push(point.clone());
+                }
+            }
+            state.real = Some(point);
+            state.carved = Some(dir);
+        } else {
+            state.state = "ignored";
+        }
+        states.push(state);
+    }
+    (denied, states)
 }
 
 /// `open(O_PATH)` of `name`, relative to `dir` when given (as `PathFd`
@@ -1005,6 +1194,158 @@ mod tests {
             c.get(&home.join(".ssh")),
             Some(fs::canonicalize(&home).expect("canon").join(".ssh"))
         );
+    }
+
+    /// The rules below `root`, relative to it, with their rights' names.
+    fn rel_rules(p: &LandlockPlan, root: &Path) -> Vec<(String, Vec<String>)> {
+        let mut got: Vec<(String, Vec<String>)> = p
+            .rules
+            .iter()
+            .filter(|r| r.path.starts_with(root))
+            .map(|r| {
+                let rel = r.path.strip_prefix(root).expect("below root");
+                (rel.display().to_string(), names(r.rights))
+            })
+            .collect();
+        got.sort();
+        got
+    }
+
+    #[test]
+    fn missing_deny_paths_carve_their_deepest_existing_directory() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let root = fs::canonicalize(t.path()).expect("canon");
+        let home = root.join("home");
+        for d in [
+            ".cargo/registry",
+            ".config/nvim",
+            ".local",
+            "proj",
+            "data/other",
+            "aws-real",
+        ] {
+            fs::create_dir_all(home.join(d)).expect("mkdir");
+        }
+        fs::write(home.join(".cargo/env"), "x").expect("write");
+        fs::write(home.join(".docker"), "a file").expect("write");
+        let link = |target: &Path, at: &Path| std::os::unix::fs::symlink(target, at).expect("ln");
+        // A dangling link whose target's directory exists, and a link to
+        // an existing directory that lacks the secret.
+        link(&home.join("data/kube"), &home.join(".kube"));
+        link(Path::new("aws-real"), &home.join(".aws"));
+        let denied = [
+            ".cargo/credentials.toml",
+            ".config/gh",
+            ".local/share/keyrings",
+            ".kube/config",
+            ".aws/credentials",
+            ".docker/config.json",
+            "nothing/at/all",
+        ]
+        .map(|d| home.join(d));
+        let p = plan(&spec(vec![home.clone()], vec![], denied.to_vec())).expect("plan");
+        let dir = names(read_access());
+        let file = names(read_access() & AccessFs::from_file(LATEST));
+        let list = vec!["read_dir".to_string()];
+        let mut want: Vec<(String, Vec<String>)> = vec![
+            (String::new(), list.clone()),
+            (".cargo".into(), list.clone()),
+            (".cargo/registry".into(), dir.clone()),
+            (".cargo/env".into(), file.clone()),
+            (".config".into(), list.clone()),
+            (".config/nvim".into(), dir.clone()),
+            (".local".into(), list.clone()),
+            ("proj".into(), dir.clone()),
+            ("data".into(), list.clone()),
+            ("data/other".into(), dir.clone()),
+            ("aws-real".into(), list.clone()),
+            (".docker".into(), file.clone()),
+        ];
+        want.sort();
+        assert_eq!(rel_rules(&p, &home), want);
+        let states: Vec<(&str, Option<PathBuf>)> = p
+            .deny_read
+            .iter()
+            .map(|d| (d.state, d.carved.clone()))
+            .collect();
+        assert_eq!(
+            states,
+            vec![
+                ("absent", Some(home.join(".cargo"))),
+                ("absent", Some(home.join(".config"))),
+                ("absent", Some(home.join(".local"))),
+                ("absent", Some(home.join("data"))),
+                ("absent", Some(home.join("aws-real"))),
+                ("absent", Some(home.clone())),
+                ("absent", Some(home.clone())),
+            ]
+        );
+        assert_eq!(p.deny_read[3].real, Some(home.join("data/kube/config")));
+        assert_eq!(p.deny_read[5].real, Some(home.join(".docker/config.json")));
+    }
+
+    #[test]
+    fn missing_deny_paths_in_a_writable_root_are_reported_not_carved() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let root = fs::canonicalize(t.path()).expect("canon");
+        let work = root.join("work");
+        fs::create_dir_all(work.join("sub")).expect("mkdir");
+        fs::create_dir_all(work.join("keys")).expect("mkdir");
+        fs::write(work.join("keys/k"), "x").expect("write");
+        let denied = [
+            work.join(".env"),
+            work.join("sub/secret"),
+            work.join("keys"),
+        ];
+        let p = plan(&spec(vec![], vec![work.clone()], denied.to_vec())).expect("plan");
+        // The existing one carves the root as before; the missing ones do
+        // not carve `sub` (nor would they carve the root).
+        let w = names(write_access());
+        let list = vec!["read_dir".to_string()];
+        assert_eq!(
+            rel_rules(&p, &work),
+            vec![(String::new(), list), ("sub".into(), w)]
+        );
+        let states: Vec<(&str, Option<&Path>)> = p
+            .deny_read
+            .iter()
+            .map(|d| (d.state, d.writable_root.as_deref()))
+            .collect();
+        assert_eq!(
+            states,
+            vec![
+                ("unguarded", Some(work.as_path())),
+                ("unguarded", Some(work.as_path())),
+                ("denied", None),
+            ]
+        );
+    }
+
+    #[test]
+    fn deny_point_follows_links_and_stops_at_what_cannot_resolve() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let root = fs::canonicalize(t.path()).expect("canon");
+        fs::create_dir_all(root.join("a/b")).expect("mkdir");
+        let link = |target: &Path, at: &Path| std::os::unix::fs::symlink(target, at).expect("ln");
+        link(Path::new("../a/b/x"), &root.join("a/rel"));
+        link(&root.join("loop2"), &root.join("loop1"));
+        link(&root.join("loop1"), &root.join("loop2"));
+        let mut c = Canon::default();
+        let mut at = |p: &Path| deny_point(&mut c, p);
+        assert_eq!(
+            at(&root.join("a/rel/y")),
+            Some((root.join("a/b/x/y"), root.join("a/b")))
+        );
+        assert_eq!(
+            at(&root.join("a/missing/../b/z")),
+            Some((root.join("a/missing"), root.join("a")))
+        );
+        assert_eq!(
+            at(&root.join("a/./b/../c")),
+            Some((root.join("a/c"), root.join("a")))
+        );
+        assert_eq!(at(&root.join("loop1/x")), None);
+        assert_eq!(at(Path::new("relative/x")), None);
     }
 
     #[test]
