@@ -2,6 +2,7 @@
 
 mod cli;
 mod daily;
+mod deny_created;
 mod env;
 mod fs;
 mod kernel_escapes;
