@@ -281,6 +281,22 @@ pub fn explain(
         show(&spec.write),
         show(&spec.deny_read)
     ));
+    // A deny path that does not exist inside a writable root is not carved
+    // (see `sandbox::landlock::deny_points`): say so, it is not denied.
+    if let Ok(p) = sandbox::landlock::plan(spec) {
+        let unguarded: Vec<std::path::PathBuf> = p
+            .deny_read
+            .into_iter()
+            .filter(|d| d.state == "unguarded")
+            .map(|d| d.path)
+            .collect();
+        if !unguarded.is_empty() {
+            out.push_str(&format!(
+                "  deny read, not guarded: {} (missing, inside a writable root: created during the run, it is readable; create it before the run to have it denied)\n",
+                show(&unguarded)
+            ));
+        }
+    }
     out.push_str(&format!(
         "  network: {:?}  unix sockets: {}  enforcement: {:?}\n",
         spec.network, spec.unix_sockets, spec.enforcement

@@ -208,6 +208,10 @@ fn canonical(p: &Path) -> Option<PathBuf> {
 struct Canon {
     paths: std::collections::HashMap<PathBuf, Option<PathBuf>>,
     dirs: std::collections::HashMap<PathBuf, Result<(PathBuf, OwnedFd), i32>>,
+    /// Paths `fstatat` found missing (not a dangling symlink: no entry at
+    /// all), spelled as their real directory and their name: where a
+    /// denied path would appear is then known without asking again.
+    absent: std::collections::HashSet<PathBuf>,
 }
 
 impl Canon {
@@ -255,7 +259,10 @@ impl Canon {
         let st =
             match nix::sys::stat::fstatat(dir_fd, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW) {
                 Ok(st) => st,
-                Err(nix::errno::Errno::ENOENT) => return None,
+                Err(nix::errno::Errno::ENOENT) => {
+                    self.absent.insert(dir_real.join(name));
+                    return None;
+                }
                 Err(_) => return canonical(p),
             };
         if st.st_mode & libc::S_IFMT == libc::S_IFLNK {
@@ -311,7 +318,12 @@ fn deny_point(canon: &mut Canon, p: &Path) -> Option<(PathBuf, PathBuf)> {
                 Component::CurDir | Component::RootDir | Component::Prefix(_) => continue,
             };
             let next = cur.join(name);
-            match fs::symlink_metadata(&next) {
+            let meta = if canon.absent.contains(&next) {
+                Err(std::io::Error::from_raw_os_error(libc::ENOENT))
+            } else {
+                fs::symlink_metadata(&next)
+            };
+            match meta {
                 Ok(m) if m.file_type().is_symlink() => {
                     let Ok(target) = fs::read_link(&next) else {
                         return Some((next, cur));

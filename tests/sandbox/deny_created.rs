@@ -373,9 +373,14 @@ fn missing_deny_path_in_a_writable_root_is_reported_unguarded() {
         "the cwd stays writable"
     );
     let script = waiting_script(&w, probe());
-    let (got, text) = mid_run(&w, as_caller(&w, &script), &[token.clone()], || {
-        create_all(&[token.clone()]);
-    });
+    let (got, text) = mid_run(
+        &w,
+        as_caller(&w, &script),
+        std::slice::from_ref(&token),
+        || {
+            create_all(std::slice::from_ref(&token));
+        },
+    );
     assert_eq!(got, vec![(token.clone(), 0)], "{text}");
     // Once it exists it is carved out as before, at the cost documented
     // for a deny path in a writable root: its directories only get
