@@ -16,7 +16,7 @@
 //!   existing directory is carved (`~/.cargo` for a missing
 //!   `~/.cargo/credentials.toml`), so the secret is unreadable when it is
 //!   created during the run; except inside a writable root, where that
-//!   directory is not carved (see [`deny_points`]);
+//!   directory is not carved (see `deny_points`);
 //! - in a writable root that contains a denied path, the carved ancestors
 //!   themselves only get `ReadDir`: new files cannot be created directly in
 //!   them (existing entries stay writable);
@@ -682,7 +682,7 @@ const DEV_RO: &[&str] = &["/dev/random", "/dev/urandom"];
 /// Computes the rules for `spec`. Read roots that do not exist are
 /// skipped; a writable root that does not exist is an error; a denied path
 /// that does not exist is carved out where it would appear (see
-/// [`deny_points`]).
+/// `deny_points`).
 ///
 /// `/dev` is carved out of every root that contains it: only null, zero,
 /// full, random, urandom, tty, ptmx, the terminal the command was given and
