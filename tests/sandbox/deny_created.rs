@@ -2,7 +2,7 @@
 //! unreadable when it is created during the run (`cargo login`, `gh auth
 //! login`, an agent refreshing its token), whatever its spelling: a file
 //! missing in an existing directory, a missing directory, two missing
-//! levels, the state directory (behind a dangling symlink as root, in a
+//! levels, a directory missing in HOME (carved anyway), the state directory (behind a dangling symlink as root, in a
 //! directory the user cannot create it in as the user). Before, such a
 //! path was dropped from the plan and its existing parent granted whole.
 //!
@@ -54,6 +54,7 @@ fn created(w: &World) -> Vec<PathBuf> {
         ".config/gh/hosts.yml",
         ".local/share/keyrings/login.keyring",
         ".cargo/notes.txt",
+        ".gnupg/pubring.kbx",
     ]
     .iter()
     .map(|r| w.home.join(r))
@@ -257,6 +258,8 @@ fn denied_when_created_mid_run(user: bool) {
         ),
         (w.home.join(".config/gh"), w.home.join(".config")),
         (w.home.join(".local/share/keyrings"), w.home.join(".local")),
+        // Its directory is HOME, carved for `~/.ssh` anyway.
+        (w.home.join(".gnupg"), w.home.clone()),
         (w.dirs.state.clone(), w.base.join("later")),
     ] {
         let s = state_of(&path);
@@ -301,7 +304,7 @@ fn denied_when_created_mid_run(user: bool) {
     for p in &files {
         std::fs::remove_file(p).expect("rm");
     }
-    for d in [".config/gh", ".local/share"] {
+    for d in [".config/gh", ".local/share", ".gnupg"] {
         std::fs::remove_dir_all(w.home.join(d)).expect("rm -r");
     }
     std::fs::remove_dir_all(&state_real).expect("rm -r");
