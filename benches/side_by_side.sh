@@ -35,8 +35,12 @@ cd "$(dirname "$0")/.."
 root=$PWD
 runs=${1:-300}
 
-triple=x86_64-unknown-linux-gnu
-[ -n "${SAFE_EXEC_NO_BUILD:-}" ] || RUSTFLAGS="-C target-feature=+crt-static" cargo build --quiet --profile dist --target "$triple" \
+# The target packaging/build-deb.sh ships (static musl);
+# SAFE_EXEC_TRIPLE=x86_64-unknown-linux-gnu measures static-pie glibc.
+triple=${SAFE_EXEC_TRIPLE:-x86_64-unknown-linux-musl}
+rustflags=
+case $triple in *-gnu) rustflags="-C target-feature=+crt-static" ;; esac
+[ -n "${SAFE_EXEC_NO_BUILD:-}" ] || RUSTFLAGS="$rustflags" cargo build --quiet --profile dist --target "$triple" \
     --manifest-path "$root/Cargo.toml" --bin safe-exec --example floor
 out=${CARGO_TARGET_DIR:-$root/target}/$triple/dist
 bin=${SAFE_EXEC_BIN:-$out/safe-exec}   # SAFE_EXEC_BIN=path: compare another build

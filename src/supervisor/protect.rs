@@ -187,7 +187,9 @@ impl Probe {
     /// network filesystems) report 1 or anything: there the answer is "not
     /// known" and the directory is listed.
     fn has_no_subdirs(&mut self, dir: &Path) -> bool {
-        use nix::sys::statfs::{EXT4_SUPER_MAGIC, TMPFS_MAGIC, XFS_SUPER_MAGIC, statfs};
+        use nix::sys::statfs::{EXT4_SUPER_MAGIC, FsType, TMPFS_MAGIC, statfs};
+        // XFS's magic (`XFSB`): nix names it for glibc targets only.
+        const XFS_SUPER_MAGIC: FsType = FsType(0x5846_5342);
         if !self
             .lstat(dir)
             .is_some_and(|m| m.is_dir() && m.nlink() == 2)

@@ -18,7 +18,26 @@
 //!
 //! Threads started with `std::thread` get their own guard pages as always.
 
+use std::ffi::{CStr, OsString, c_char, c_int};
+use std::os::unix::ffi::OsStringExt;
 use std::ptr::addr_of_mut;
+use std::sync::OnceLock;
+
+/// The process's arguments as the C entry point received them, recorded by
+/// [`init`]: the standard library collects them from glibc's constructor
+/// call, which musl does not make, so with `#![no_main]` its
+/// `std::env::args_os` is empty there.
+static ARGS: OnceLock<Vec<OsString>> = OnceLock::new();
+
+/// The arguments (`argv`, program name first; empty when the process was
+/// started with none): those [`init`] recorded, else the standard library's
+/// (the library's own tests and other binaries never call `init`).
+pub fn args_os() -> Vec<OsString> {
+    match ARGS.get() {
+        Some(a) => a.clone(),
+        None => std::env::args_os().collect(),
+    }
+}
 
 /// Size of the main thread's alternate signal stack: the handlers only
 /// `write` and `_exit`; glibc's `SIGSTKSZ` is 8 KiB, and `AT_MINSIGSTKSZ`
@@ -35,8 +54,10 @@ static mut ALT_STACK: AltStack = AltStack([0; ALT_STACK_SIZE]);
 ///
 /// # Safety
 ///
-/// Call once, first thing in `main`, while the process has one thread.
-pub unsafe fn init() {
+/// Call once, first thing in `main`, while the process has one thread, with
+/// `main`'s own `argc` and `argv` (`argv[0..argc]` valid C strings, or
+/// `argc` 0).
+pub unsafe fn init(argc: c_int, argv: *const *const c_char) {
     use nix::sys::signal::{SigHandler, Signal, signal};
     sanitize_standard_fds();
     // SAFETY: single-threaded start (the caller's contract); SIG_IGN runs
@@ -51,6 +72,23 @@ pub unsafe fn init() {
     // thread. Failing leaves the handlers on the normal stack: only a
     // stack overflow then ends without the prepared refusal (as a crash).
     unsafe { libc::sigaltstack(&stack, std::ptr::null_mut()) };
+    let count = if argv.is_null() {
+        0
+    } else {
+        usize::try_from(argc).unwrap_or(0)
+    };
+    let args = (0..count)
+        .map_while(|i| {
+            // SAFETY: `i < argc` and `argv` is `main`'s: a valid pointer to
+            // `argc` pointers (the caller's contract); a null entry ends it.
+            let p = unsafe { *argv.add(i) };
+            // SAFETY: a non-null `argv` entry is a NUL-terminated string
+            // that lives as long as the process.
+            (!p.is_null())
+                .then(|| OsString::from_vec(unsafe { CStr::from_ptr(p) }.to_bytes().to_vec()))
+        })
+        .collect();
+    let _ = ARGS.set(args);
 }
 
 /// Opens `/dev/null` on each of the descriptors 0, 1 and 2 that is closed
