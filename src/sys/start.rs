@@ -72,23 +72,34 @@ pub unsafe fn init(argc: c_int, argv: *const *const c_char) {
     // thread. Failing leaves the handlers on the normal stack: only a
     // stack overflow then ends without the prepared refusal (as a crash).
     unsafe { libc::sigaltstack(&stack, std::ptr::null_mut()) };
+    if !argv.is_null() {
+        // SAFETY: the caller's contract on `argc` and `argv`.
+        let _ = ARGS.set(unsafe { args_from(argc, argv) });
+    }
+}
+
+/// The strings of `argv[0..argc]`, up to the first null entry.
+///
+/// # Safety
+///
+/// `argv` is null or points to `argc` pointers, each null or a
+/// NUL-terminated string.
+unsafe fn args_from(argc: c_int, argv: *const *const c_char) -> Vec<OsString> {
     let count = if argv.is_null() {
         0
     } else {
         usize::try_from(argc).unwrap_or(0)
     };
-    let args = (0..count)
+    (0..count)
         .map_while(|i| {
-            // SAFETY: `i < argc` and `argv` is `main`'s: a valid pointer to
-            // `argc` pointers (the caller's contract); a null entry ends it.
+            // SAFETY: `i < argc` pointers (the caller's contract).
             let p = unsafe { *argv.add(i) };
-            // SAFETY: a non-null `argv` entry is a NUL-terminated string
-            // that lives as long as the process.
+            // SAFETY: a non-null entry is a NUL-terminated string (the
+            // caller's contract).
             (!p.is_null())
                 .then(|| OsString::from_vec(unsafe { CStr::from_ptr(p) }.to_bytes().to_vec()))
         })
-        .collect();
-    let _ = ARGS.set(args);
+        .collect()
 }
 
 /// Opens `/dev/null` on each of the descriptors 0, 1 and 2 that is closed
@@ -155,7 +166,7 @@ mod tests {
             // process (descriptors 0-2 are open, SIGPIPE is ignored already
             // by the test harness's runtime, the alternate stack is this
             // thread's).
-            unsafe { init() };
+            unsafe { init(0, std::ptr::null()) };
             // SAFETY: `stack_t` is plain data; all zeroes is a valid value.
             let mut old: libc::stack_t = unsafe { std::mem::zeroed() };
             // SAFETY: reads this thread's alternate stack into a local.
@@ -183,5 +194,25 @@ mod tests {
         })
         .join()
         .expect("thread");
+    }
+
+    #[test]
+    fn arguments_are_read_up_to_argc_or_the_first_null() {
+        let words = ["safe-exec", "-c", "caf\u{e9} b"];
+        let owned = words.map(|s| std::ffi::CString::new(s).expect("c"));
+        let mut ptrs: Vec<*const c_char> = owned.iter().map(|c| c.as_ptr()).collect();
+        ptrs.push(std::ptr::null());
+        let want: Vec<OsString> = words.map(OsString::from).to_vec();
+        // SAFETY: `ptrs` holds three valid strings and a null, alive here;
+        // a count past the null stops at the null; zero and negative counts
+        // and a null argv read nothing.
+        unsafe {
+            assert_eq!(args_from(3, ptrs.as_ptr()), want);
+            assert_eq!(args_from(9, ptrs.as_ptr()), want);
+            assert_eq!(args_from(1, ptrs.as_ptr()), want[..1].to_vec());
+            assert!(args_from(0, ptrs.as_ptr()).is_empty());
+            assert!(args_from(-1, ptrs.as_ptr()).is_empty());
+            assert!(args_from(2, std::ptr::null()).is_empty());
+        }
     }
 }
