@@ -385,18 +385,24 @@ fn merged_profile(all: &[(String, String)], name: &str, chain: &mut Vec<String>)
     }
 }
 
-/// The shipped binary is a static PIE (`+crt-static`): at every start,
-/// before `main`, glibc applies its ~12,600 relative relocations itself.
-/// Packed (`DT_RELR`, GNU ld >= 2.38; applied by glibc >= 2.36, also in a
-/// static PIE's self-relocation) their table shrinks from ~300 KiB of
-/// `.rela.dyn` that start-up reads to a few KiB. Only for the static build:
-/// a dynamic binary with `DT_RELR` would need glibc >= 2.36 wherever it runs.
+/// The shipped binary is a static PIE (musl, or glibc with `+crt-static`):
+/// at every start, before `main`, the C library applies its ~10,000
+/// relative relocations itself. Packed (`DT_RELR`, GNU ld >= 2.38; applied
+/// in a static PIE's self-relocation by glibc >= 2.36 and musl >= 1.2.4,
+/// Rust's own musl is 1.2.5) their table shrinks from ~250 KiB of
+/// `.rela.dyn` that start-up reads to a few KiB. Only for static builds: a
+/// dynamic binary with `DT_RELR` would need a C library that applies them
+/// wherever it runs.
 fn pack_relative_relocations() {
     let var = |k: &str| std::env::var(k).unwrap_or_default();
     let static_crt = var("CARGO_CFG_TARGET_FEATURE")
         .split(',')
         .any(|f| f == "crt-static");
-    if static_crt && var("CARGO_CFG_TARGET_OS") == "linux" && var("CARGO_CFG_TARGET_ENV") == "gnu" {
+    // musl links statically unless `-C target-feature=-crt-static` says
+    // otherwise (cargo does not always list its default `crt-static`).
+    let env = var("CARGO_CFG_TARGET_ENV");
+    let musl_static = env == "musl" && !var("CARGO_ENCODED_RUSTFLAGS").contains("-crt-static");
+    if var("CARGO_CFG_TARGET_OS") == "linux" && ((static_crt && env == "gnu") || musl_static) {
         println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
     }
 }

@@ -21,8 +21,8 @@ command -v hyperfine >/dev/null || {
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq hyperfine
 }
 
-triple=x86_64-unknown-linux-gnu
-RUSTFLAGS="-C target-feature=+crt-static" cargo build --quiet --profile dist --target "$triple" --bin safe-exec
+. "$root/packaging/shipped-target.sh"   # sets triple, rustflags
+RUSTFLAGS="$rustflags" cargo build --quiet --profile dist --target "$triple" --bin safe-exec
 bin=${CARGO_TARGET_DIR:-$root/target}/$triple/dist/safe-exec
 
 work=$(mktemp -d)

@@ -16,9 +16,9 @@ cd "$(dirname "$0")/.."
 root=$PWD
 runs=${1:-500}
 command -v hyperfine >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq hyperfine; }
-# The binary as shipped (packaging/build-deb.sh): static-pie glibc.
-triple=x86_64-unknown-linux-gnu
-RUSTFLAGS="-C target-feature=+crt-static" cargo build --quiet --profile dist --target "$triple" --bin safe-exec
+# The binary as shipped (packaging/build-deb.sh): static musl.
+. "$root/packaging/shipped-target.sh"   # sets triple, rustflags
+RUSTFLAGS="$rustflags" cargo build --quiet --profile dist --target "$triple" --bin safe-exec
 bin=${CARGO_TARGET_DIR:-$root/target}/$triple/dist/safe-exec
 
 work=$(mktemp -d)

@@ -20,7 +20,7 @@
 #                   (what the audit log costs, in the same rounds)
 #
 # Both binaries are built as shipped (packaging/build-deb.sh): the `dist`
-# profile, static-pie glibc. The driver (python3, posix_spawn + wait4) starts
+# profile, static musl (packaging/shipped-target.sh). The driver (python3, posix_spawn + wait4) starts
 # the rows round-robin, one run of each per round, so load on a shared
 # machine hits every row alike; it reports median, 10th percentile and
 # minimum wall time and their ratios to the floor, the median CPU time
@@ -35,8 +35,8 @@ cd "$(dirname "$0")/.."
 root=$PWD
 runs=${1:-300}
 
-triple=x86_64-unknown-linux-gnu
-[ -n "${SAFE_EXEC_NO_BUILD:-}" ] || RUSTFLAGS="-C target-feature=+crt-static" cargo build --quiet --profile dist --target "$triple" \
+. "$root/packaging/shipped-target.sh"   # sets triple, rustflags
+[ -n "${SAFE_EXEC_NO_BUILD:-}" ] || RUSTFLAGS="$rustflags" cargo build --quiet --profile dist --target "$triple" \
     --manifest-path "$root/Cargo.toml" --bin safe-exec --example floor
 out=${CARGO_TARGET_DIR:-$root/target}/$triple/dist
 bin=${SAFE_EXEC_BIN:-$out/safe-exec}   # SAFE_EXEC_BIN=path: compare another build

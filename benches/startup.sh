@@ -27,9 +27,9 @@ if [ ${#need[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
 fi
 
-# The binary as shipped (packaging/build-deb.sh): static-pie glibc.
-triple=x86_64-unknown-linux-gnu
-RUSTFLAGS="-C target-feature=+crt-static" cargo build --quiet --profile dist --target "$triple" --manifest-path "$root/Cargo.toml" --bin safe-exec
+# The binary as shipped (packaging/build-deb.sh): static musl.
+. "$root/packaging/shipped-target.sh"   # sets triple, rustflags
+RUSTFLAGS="$rustflags" cargo build --quiet --profile dist --target "$triple" --manifest-path "$root/Cargo.toml" --bin safe-exec
 bin=${CARGO_TARGET_DIR:-$root/target}/$triple/dist/safe-exec
 
 work=$(mktemp -d)

@@ -21,8 +21,8 @@ root=$PWD
 runs=${1:-10}
 files=${2:-200}
 
-triple=x86_64-unknown-linux-gnu
-[ -n "${SAFE_EXEC_NO_BUILD:-}" ] || RUSTFLAGS="-C target-feature=+crt-static" cargo build --quiet --profile dist --target "$triple" \
+. "$root/packaging/shipped-target.sh"   # sets triple, rustflags
+[ -n "${SAFE_EXEC_NO_BUILD:-}" ] || RUSTFLAGS="$rustflags" cargo build --quiet --profile dist --target "$triple" \
     --manifest-path "$root/Cargo.toml" --bin safe-exec --example floor
 out=${CARGO_TARGET_DIR:-$root/target}/$triple/dist
 bin=${SAFE_EXEC_BIN:-$out/safe-exec}

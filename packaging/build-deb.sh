@@ -2,7 +2,7 @@
 # Builds the Debian package: target/debian/safe-exec_VERSION-1_ARCH.deb.
 #
 #   bash packaging/build-deb.sh            # dist build (LTO), assets, .deb, lintian
-#   SAFE_EXEC_NO_BUILD=1 bash packaging/build-deb.sh   # reuse target/x86_64-unknown-linux-gnu/dist/safe-exec
+#   SAFE_EXEC_NO_BUILD=1 bash packaging/build-deb.sh   # reuse target/x86_64-unknown-linux-musl/dist/safe-exec
 #
 # Installs cargo-deb from crates.io when it is missing. The man page and the
 # completions are generated here by the binary that goes into the package
@@ -19,15 +19,15 @@ if ! command -v cargo-deb >/dev/null 2>&1 && [ ! -x "${CARGO_HOME:-$HOME/.cargo}
 fi
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
-# The shipped binary is linked statically (glibc static-pie): no dynamic
-# loader work at each start, which is most of safe-exec's own start-up cost
-# (docs/performance.md). `--target` is needed so build scripts and
-# proc-macros stay dynamic.
-triple=x86_64-unknown-linux-gnu
-bin=target/$triple/dist/safe-exec
+# The shipped binary is linked statically (musl, packaging/shipped-target.sh):
+# no dynamic loader and no glibc start-up at each start, which is most of
+# safe-exec's own start-up cost (docs/performance.md). `--target` is needed
+# so build scripts and proc-macros stay dynamic.
+. packaging/shipped-target.sh   # sets triple, rustflags
+bin=${CARGO_TARGET_DIR:-target}/$triple/dist/safe-exec
 if [ -z "${SAFE_EXEC_NO_BUILD:-}" ] || [ ! -x "$bin" ]; then
   log "cargo build --profile dist --target $triple, static (slow: LTO, one codegen unit)"
-  RUSTFLAGS="-C target-feature=+crt-static" cargo build --profile dist --locked --quiet --target "$triple" --bin safe-exec >&2
+  RUSTFLAGS="$rustflags" cargo build --profile dist --locked --quiet --target "$triple" --bin safe-exec >&2
 fi
 
 out=target/packaging

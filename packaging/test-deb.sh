@@ -12,7 +12,7 @@
 #   sudo bash packaging/test-deb.sh [PATH.deb]
 #
 # Without an argument the package is built first (packaging/build-deb.sh;
-# SAFE_EXEC_NO_BUILD=1 reuses target/x86_64-unknown-linux-gnu/dist/safe-exec). Needs root,
+# SAFE_EXEC_NO_BUILD=1 reuses target/x86_64-unknown-linux-musl/dist/safe-exec). Needs root,
 # debootstrap and network access to the Debian mirror of
 # /etc/apt/sources.list on the first run; the minimal root is cached as a
 # tarball in $SAFE_EXEC_PACKAGING_CACHE (default

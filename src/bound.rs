@@ -279,8 +279,8 @@ fn set_timer(time: Duration) {
             tv_usec: 0,
         },
         it_value: libc::timeval {
-            tv_sec: time.as_secs().min(i32::MAX as u64) as libc::time_t,
-            tv_usec: time.subsec_micros() as libc::suseconds_t,
+            tv_sec: time.as_secs().min(i32::MAX as u64) as _,
+            tv_usec: time.subsec_micros() as _,
         },
     };
     // SAFETY: `t` is a valid itimerval; the old value is not wanted.

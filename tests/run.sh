@@ -8,7 +8,10 @@
 # 2. Builds (with progress), then runs every Rust test target with
 #    --no-fail-fast, then the bats suites under tests/bats/ against the
 #    binary cargo just built (its path asked from cargo, not guessed).
-# 3. Ends with one line `tests: N passed, N failed, N skipped` (skipped =
+# 3. Runs the integration tests again for the target the package ships
+#    (static musl: packaging/shipped-target.sh, which installs it with
+#    rustup when missing), against the binary built for it.
+# 4. Ends with one line `tests: N passed, N failed, N skipped` (skipped =
 #    #[ignore]d tests and bats skips) and exits non-zero if anything failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -108,6 +111,28 @@ if [ -d tests/bats ]; then
     echo "tests/run.sh: bats is not installed: the bats suites did not run" >&2
     failed=$((failed + 1))
   fi
+fi
+
+# The shipped target (static musl, packaging/shipped-target.sh, which installs
+# its standard library with rustup when missing): the integration tests
+# again, against the binary built for it, so that what the package ships is
+# what the tests ran.
+if . packaging/shipped-target.sh; then
+  if [ "$triple" != "$(rustc -vV | sed -n 's/^host: //p')" ]; then
+    RUSTFLAGS="$rustflags" cargo test --target "$triple" --test tests --no-fail-fast 2>&1 | tee "$log"
+    cargo_rc=${PIPESTATUS[0]}
+    before=$failed
+    while read -r p f i; do
+      passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + i))
+    done < <(sed -nE 's/^test result: [A-Za-z]+\. ([0-9]+) passed; ([0-9]+) failed; ([0-9]+) ignored.*/\1 \2 \3/p' "$log")
+    if [ "$cargo_rc" -ne 0 ] && [ "$failed" -eq "$before" ]; then
+      echo "tests/run.sh: cargo test --target $triple exited $cargo_rc without a failed test: counted as one failure" >&2
+      failed=$((failed + 1))
+    fi
+  fi
+else
+  echo "tests/run.sh: the shipped target's standard library is missing: its tests did not run" >&2
+  failed=$((failed + 1))
 fi
 
 echo "tests: $passed passed, $failed failed, $skipped skipped"

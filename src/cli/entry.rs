@@ -25,7 +25,8 @@ pub fn is_own_subcommand(word: &str) -> bool {
 /// `/usr/lib/safe-exec/bin/bash`): it then behaves as the configured shell,
 /// whatever its arguments.
 pub fn started_as_bash() -> bool {
-    std::env::args_os()
+    crate::sys::start::args_os()
+        .into_iter()
         .next()
         .map(PathBuf::from)
         .and_then(|p| p.file_name().map(|n| n == "bash"))

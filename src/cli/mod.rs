@@ -265,8 +265,9 @@ pub const SUBCOMMANDS: &[&str] = &[
 
 /// Entry point: returns the process exit code.
 pub fn main() -> i32 {
-    let args: Vec<OsString> = std::env::args_os().collect();
-    let rest = &args[1..];
+    let args: Vec<OsString> = crate::sys::start::args_os();
+    // (`execve` with an empty argv gives no program name.)
+    let rest = args.get(1..).unwrap_or_default();
     let first = rest.first().and_then(|a| a.to_str());
     if entry::started_as_bash() {
         return as_bash(rest);

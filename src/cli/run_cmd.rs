@@ -357,7 +357,8 @@ fn default_dollar0(parsed: &mut shell_args::RunArgs) {
     if parsed.name_given {
         return;
     }
-    let argv0 = std::env::args_os()
+    let argv0 = crate::sys::start::args_os()
+        .into_iter()
         .next()
         .and_then(|a| a.into_string().ok());
     if let (RunCommand::String { positional, .. }, Some(a0)) = (&mut parsed.command, argv0)

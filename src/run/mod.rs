@@ -339,8 +339,12 @@ fn supervise(
     // allocates too: let it share the main malloc arena instead of glibc
     // creating one per thread. safe-exec's few threads (this one, the
     // hooks' I/O pumps) contend for nothing that matters.
+    // (glibc only: musl's allocator has no per-thread arenas.)
     // SAFETY: mallopt only sets a malloc tunable.
-    unsafe { libc::mallopt(libc::M_ARENA_MAX, 1) };
+    #[cfg(target_env = "gnu")]
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1)
+    };
     let result = std::thread::scope(|scope| {
         let stop_read = stop.read;
         let roots = &roots;

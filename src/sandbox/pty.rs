@@ -44,7 +44,7 @@ pub fn open_peer_of(master: &OwnedFd, flags: libc::c_int) -> io::Result<OwnedFd>
     let flags = (flags & allowed) | libc::O_NOCTTY;
     // SAFETY: ioctl on a pty master we own; returns a new descriptor or -1.
     // (`nix` has no TIOCGPTPEER wrapper; its ioctl macros are unsafe too.)
-    let peer = unsafe { libc::ioctl(master.as_raw_fd(), TIOCGPTPEER, flags) };
+    let peer = unsafe { libc::ioctl(master.as_raw_fd(), TIOCGPTPEER as _, flags) };
     if peer < 0 {
         return Err(io::Error::last_os_error());
     }

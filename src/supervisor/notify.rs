@@ -659,10 +659,11 @@ impl CopiedMsg {
             m.msg_namelen = n.len() as libc::socklen_t;
         }
         m.msg_iov = iov.as_mut_ptr();
-        m.msg_iovlen = iov.len();
+        // (`size_t` in glibc, `int` in musl.)
+        m.msg_iovlen = iov.len() as _;
         if !control.is_empty() {
             m.msg_control = control.as_mut_ptr().cast();
-            m.msg_controllen = control.len();
+            m.msg_controllen = control.len() as _;
         }
         // SAFETY: every pointer in `m` refers to buffers alive for the call.
         unsafe { libc::sendmsg(fd, &m, flags) as i64 }

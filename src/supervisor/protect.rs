@@ -187,7 +187,7 @@ impl Probe {
     /// network filesystems) report 1 or anything: there the answer is "not
     /// known" and the directory is listed.
     fn has_no_subdirs(&mut self, dir: &Path) -> bool {
-        use nix::sys::statfs::{EXT4_SUPER_MAGIC, TMPFS_MAGIC, XFS_SUPER_MAGIC, statfs};
+        use nix::sys::statfs::{EXT4_SUPER_MAGIC, TMPFS_MAGIC, statfs};
         if !self
             .lstat(dir)
             .is_some_and(|m| m.is_dir() && m.nlink() == 2)
@@ -200,6 +200,9 @@ impl Probe {
         })
     }
 }
+
+/// XFS's magic number (`XFSB`): nix names it for glibc targets only.
+const XFS_SUPER_MAGIC: nix::sys::statfs::FsType = nix::sys::statfs::FsType(0x5846_5342);
 
 /// Directories inside `root` that are not symlinks, by relative path.
 fn is_real_dir(p: &Path) -> bool {
@@ -756,7 +759,7 @@ mod tests {
             let t = f.filesystem_type();
             t == nix::sys::statfs::EXT4_SUPER_MAGIC
                 || t == nix::sys::statfs::TMPFS_MAGIC
-                || t == nix::sys::statfs::XFS_SUPER_MAGIC
+                || t == XFS_SUPER_MAGIC
         });
         assert_eq!(
             Probe::default().has_no_subdirs(flat.path()),

@@ -18,7 +18,26 @@
 //!
 //! Threads started with `std::thread` get their own guard pages as always.
 
+use std::ffi::{CStr, OsString, c_char, c_int};
+use std::os::unix::ffi::OsStringExt;
 use std::ptr::addr_of_mut;
+use std::sync::OnceLock;
+
+/// The process's arguments as the C entry point received them, recorded by
+/// [`init`]: the standard library collects them from glibc's constructor
+/// call, which musl does not make, so with `#![no_main]` its
+/// `std::env::args_os` is empty there.
+static ARGS: OnceLock<Vec<OsString>> = OnceLock::new();
+
+/// The arguments (`argv`, program name first; empty when the process was
+/// started with none): those [`init`] recorded, else the standard library's
+/// (the library's own tests and other binaries never call `init`).
+pub fn args_os() -> Vec<OsString> {
+    match ARGS.get() {
+        Some(a) => a.clone(),
+        None => std::env::args_os().collect(),
+    }
+}
 
 /// Size of the main thread's alternate signal stack: the handlers only
 /// `write` and `_exit`; glibc's `SIGSTKSZ` is 8 KiB, and `AT_MINSIGSTKSZ`
@@ -35,8 +54,10 @@ static mut ALT_STACK: AltStack = AltStack([0; ALT_STACK_SIZE]);
 ///
 /// # Safety
 ///
-/// Call once, first thing in `main`, while the process has one thread.
-pub unsafe fn init() {
+/// Call once, first thing in `main`, while the process has one thread, with
+/// `main`'s own `argc` and `argv` (`argv[0..argc]` valid C strings, or
+/// `argc` 0).
+pub unsafe fn init(argc: c_int, argv: *const *const c_char) {
     use nix::sys::signal::{SigHandler, Signal, signal};
     sanitize_standard_fds();
     // SAFETY: single-threaded start (the caller's contract); SIG_IGN runs
@@ -51,6 +72,34 @@ pub unsafe fn init() {
     // thread. Failing leaves the handlers on the normal stack: only a
     // stack overflow then ends without the prepared refusal (as a crash).
     unsafe { libc::sigaltstack(&stack, std::ptr::null_mut()) };
+    if !argv.is_null() {
+        // SAFETY: the caller's contract on `argc` and `argv`.
+        let _ = ARGS.set(unsafe { args_from(argc, argv) });
+    }
+}
+
+/// The strings of `argv[0..argc]`, up to the first null entry.
+///
+/// # Safety
+///
+/// `argv` is null or points to `argc` pointers, each null or a
+/// NUL-terminated string.
+unsafe fn args_from(argc: c_int, argv: *const *const c_char) -> Vec<OsString> {
+    let count = if argv.is_null() {
+        0
+    } else {
+        usize::try_from(argc).unwrap_or(0)
+    };
+    (0..count)
+        .map_while(|i| {
+            // SAFETY: `i < argc` pointers (the caller's contract).
+            let p = unsafe { *argv.add(i) };
+            // SAFETY: a non-null entry is a NUL-terminated string (the
+            // caller's contract).
+            (!p.is_null())
+                .then(|| OsString::from_vec(unsafe { CStr::from_ptr(p) }.to_bytes().to_vec()))
+        })
+        .collect()
 }
 
 /// Opens `/dev/null` on each of the descriptors 0, 1 and 2 that is closed
@@ -117,7 +166,7 @@ mod tests {
             // process (descriptors 0-2 are open, SIGPIPE is ignored already
             // by the test harness's runtime, the alternate stack is this
             // thread's).
-            unsafe { init() };
+            unsafe { init(0, std::ptr::null()) };
             // SAFETY: `stack_t` is plain data; all zeroes is a valid value.
             let mut old: libc::stack_t = unsafe { std::mem::zeroed() };
             // SAFETY: reads this thread's alternate stack into a local.
@@ -145,5 +194,25 @@ mod tests {
         })
         .join()
         .expect("thread");
+    }
+
+    #[test]
+    fn arguments_are_read_up_to_argc_or_the_first_null() {
+        let words = ["safe-exec", "-c", "caf\u{e9} b"];
+        let owned = words.map(|s| std::ffi::CString::new(s).expect("c"));
+        let mut ptrs: Vec<*const c_char> = owned.iter().map(|c| c.as_ptr()).collect();
+        ptrs.push(std::ptr::null());
+        let want: Vec<OsString> = words.map(OsString::from).to_vec();
+        // SAFETY: `ptrs` holds three valid strings and a null, alive here;
+        // a count past the null stops at the null; zero and negative counts
+        // and a null argv read nothing.
+        unsafe {
+            assert_eq!(args_from(3, ptrs.as_ptr()), want);
+            assert_eq!(args_from(9, ptrs.as_ptr()), want);
+            assert_eq!(args_from(1, ptrs.as_ptr()), want[..1].to_vec());
+            assert!(args_from(0, ptrs.as_ptr()).is_empty());
+            assert!(args_from(-1, ptrs.as_ptr()).is_empty());
+            assert!(args_from(2, std::ptr::null()).is_empty());
+        }
     }
 }
