@@ -94,7 +94,7 @@ impl RefusedRoot {
             )
         } else if self.entry.contains("{tmp}") {
             format!(
-                "the temp directory {path} (`{}`: $TMPDIR, else /tmp) is not writable: {why}; set TMPDIR to a directory apart from the home directory",
+                "the temp directory {path} (`{}`: $TMPDIR, else /tmp) is not writable: {why}; set TMPDIR to a temporary directory of your own, apart from the home directory and the system directories",
                 self.entry
             )
         } else {

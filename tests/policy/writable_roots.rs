@@ -313,7 +313,7 @@ fn other_entries_are_refused_the_same_way() {
         .expect("run");
     let v: Value = serde_json::from_slice(&out.stdout).expect("json");
     let want = format!(
-        "the temp directory {} (`{{tmp}}`: $TMPDIR, else /tmp) is not writable: it is the home directory, whose dotfiles run at the next login; set TMPDIR to a directory apart from the home directory",
+        "the temp directory {} (`{{tmp}}`: $TMPDIR, else /tmp) is not writable: it is the home directory, whose dotfiles run at the next login; set TMPDIR to a temporary directory of your own, apart from the home directory and the system directories",
         w.home.display()
     );
     assert!(
