@@ -8,9 +8,10 @@
 pub mod keywords;
 pub mod patterns;
 pub mod profile;
+pub mod refuse;
 pub mod registry;
 pub mod rules;
 pub mod schema;
 pub mod sections;
 
-pub use profile::{Placeholders, Profile, SYSTEM_ROOTS};
+pub use profile::{Placeholders, Profile, RefusedRoot};

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use super::refuse;
 use super::registry::Registry;
 use super::rules::RuleSet;
 use super::schema::{NetworkSetting, ProfileDoc};
@@ -54,6 +55,55 @@ pub struct Roots {
     /// Secret file names wherever they are (`[paths] secret_names`), with
     /// `!` exceptions.
     pub secret_names: Vec<String>,
+    /// Why entries of `[paths] write` are not writable roots here (the
+    /// working directory is the home directory, `/etc/cron.d`...): one
+    /// warning each, shown with every decision.
+    pub refused: Vec<String>,
+}
+
+/// An entry of `[paths] write` that is not a writable root in this
+/// situation (see [`refuse::refusal`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefusedRoot {
+    /// The entry as the profile spells it (`{cwd}`).
+    pub entry: String,
+    /// What it expanded to.
+    pub path: PathBuf,
+    /// Why it is refused.
+    pub why: String,
+}
+
+impl RefusedRoot {
+    /// The warning shown with decisions: what is not writable, why, and
+    /// what to do instead.
+    pub fn warning(&self) -> String {
+        let (path, why) = (self.path.display(), &self.why);
+        if self.entry.contains("{cwd}") {
+            let what = if self.entry == "{cwd}" {
+                format!("the working directory {path}")
+            } else {
+                format!("the writable root `{}` ({path})", self.entry)
+            };
+            format!(
+                "{what} is not writable: {why}; commands cannot write there. Run the agent in a project directory (e.g. ~/src/NAME or /tmp/NAME), or `cd` into one"
+            )
+        } else if self.entry.contains("{git_root}") {
+            format!(
+                "the repository root {path} (`{}`) is not writable: {why}",
+                self.entry
+            )
+        } else if self.entry.contains("{tmp}") {
+            format!(
+                "the temp directory {path} (`{}`: $TMPDIR, else /tmp) is not writable: {why}; set TMPDIR to a temporary directory of your own, apart from the home directory and the system directories",
+                self.entry
+            )
+        } else {
+            format!(
+                "the writable root `{}` ({path}) is refused: {why}; remove it from `[paths] write`",
+                self.entry
+            )
+        }
+    }
 }
 
 /// Placeholder expansions resolved through the filesystem, for one
@@ -161,10 +211,12 @@ impl Placeholders {
         Some(crate::sys::path::real_prefix_memo(&p, memo))
     }
 
-    /// Writable roots, minus the ones that would hand the command the
-    /// machine: `/`, a system directory, an ancestor of the home directory,
-    /// or the home directory coming from `{tmp}` (`TMPDIR=/` or
-    /// `--cwd /` must not make everything writable).
+    /// Writable roots, minus the ones that would hand the command what
+    /// runs later outside the sandbox: `/`, the home directory and its
+    /// ancestors, system directories and what is inside them (`/etc/cron.d`,
+    /// `/usr/local/bin`), and for the roots that follow the working
+    /// directory the hidden directories of a home ([`refuse::refusal`]).
+    /// `TMPDIR=/`, `--cwd /` or a `cd ~` must not make them writable.
     pub fn writable(&self, list: &[String]) -> Vec<PathBuf> {
         let expanded = list.iter().map(|s| self.expand(s)).collect::<Vec<_>>();
         self.writable_of(list, expanded)
@@ -176,14 +228,34 @@ impl Placeholders {
         list.iter()
             .zip(expanded)
             .filter_map(|(s, p)| p.map(|p| (s, p)))
-            .filter(|(entry, p)| {
-                let system = SYSTEM_ROOTS.iter().any(|r| p == Path::new(r));
-                let above_home = self.home.starts_with(p) && *p != self.home;
-                let home_as_tmp = entry.contains("{tmp}") && *p == self.home;
-                !(system || above_home || home_as_tmp)
-            })
+            .filter(|(entry, p)| self.refusal(entry, p).is_none())
             .map(|(_, p)| p)
             .collect()
+    }
+
+    /// The entries of `list` (already expanded) that are refused as
+    /// writable roots, each path once.
+    fn refused_of(&self, list: &[String], expanded: Vec<Option<PathBuf>>) -> Vec<RefusedRoot> {
+        let mut out: Vec<RefusedRoot> = Vec::new();
+        for (entry, p) in list.iter().zip(expanded) {
+            let Some(p) = p else { continue };
+            if let Some(why) = self.refusal(entry, &p)
+                && !out.iter().any(|r| r.path == p)
+            {
+                out.push(RefusedRoot {
+                    entry: entry.clone(),
+                    path: p,
+                    why,
+                });
+            }
+        }
+        out
+    }
+
+    /// Why the expanded entry `p` of `[paths] write` is not a writable root.
+    fn refusal(&self, entry: &str, p: &Path) -> Option<String> {
+        let movable = entry.contains("{cwd}") || entry.contains("{git_root}");
+        refuse::refusal(p, &self.home, movable)
     }
 }
 
@@ -235,12 +307,6 @@ fn substitute_once(s: &str, values: &[(&str, Cow<'_, str>)]) -> Option<String> {
 // Whether `shell_join("/", s)` is `s` itself.
 use crate::sys::path::is_clean_absolute;
 
-/// Directories that are never a writable root, whatever the placeholders say.
-pub const SYSTEM_ROOTS: &[&str] = &[
-    "/", "/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/proc",
-    "/sbin", "/srv", "/sys", "/usr", "/var", "/home", "/mnt", "/media", "/run", "/snap",
-];
-
 impl Profile {
     /// The writable roots with placeholders resolved: the one definition the
     /// sandbox, the policy and the parser's trust decisions share (see
@@ -248,6 +314,13 @@ impl Profile {
     pub fn writable_roots(&self, ph: &Placeholders) -> Vec<PathBuf> {
         let list = &self.doc.paths.write;
         ph.writable_of(list, self.expand_each(ph, list))
+    }
+
+    /// The entries of `[paths] write` that are not writable roots for `ph`,
+    /// and why (see [`Placeholders::writable`]).
+    pub fn refused_roots(&self, ph: &Placeholders) -> Vec<RefusedRoot> {
+        let list = &self.doc.paths.write;
+        ph.refused_of(list, self.expand_each(ph, list))
     }
 
     /// [`Placeholders::expand`] of each entry, `None` for an absent

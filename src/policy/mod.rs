@@ -85,6 +85,12 @@ pub const NETWORK_WARNING: &str = "This command contacts external hosts and may 
 pub fn evaluate(model: &CommandModel, ctx: &PolicyContext, raw: Option<&str>) -> Verdict {
     let ctx = &PolicyContext::for_command(model, ctx);
     let mut v = Verdict::default();
+    // A `[paths] write` entry that is refused here (the working directory
+    // is the home directory, `/etc/cron.d`): say so with every decision,
+    // since writes there fail in the sandbox.
+    for w in &ctx.roots.refused {
+        v.warn(w.clone());
+    }
 
     for u in &model.unknown {
         unknown::unknown(&mut v, ctx, u);

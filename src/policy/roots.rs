@@ -34,6 +34,7 @@ impl Profile {
             home: ph.home.clone(),
             protected: p.protected.clone(),
             secret_names: p.secret_names.clone(),
+            refused: self.refused_roots(ph).iter().map(|r| r.warning()).collect(),
         }
     }
 }

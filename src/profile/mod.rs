@@ -18,7 +18,7 @@ use crate::config::profile::ExpandCache;
 use crate::config::registry::{self, Registry};
 use crate::config::rules::{RuleDef, RuleSet};
 pub use crate::config::schema;
-pub use crate::config::{Placeholders, Profile, SYSTEM_ROOTS};
+pub use crate::config::{Placeholders, Profile, RefusedRoot};
 use merge::merge;
 use schema::ProfileDoc;
 pub use select::{Selection, SelectionInputs, select};

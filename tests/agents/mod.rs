@@ -7,4 +7,5 @@ mod hook_bounds;
 mod hook_protocols;
 mod layers;
 mod real;
+mod roots;
 mod shell;

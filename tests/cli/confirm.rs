@@ -182,6 +182,9 @@ fn without_a_terminal_an_ask_is_a_denial_naming_confirmation() {
         ])
         .current_dir(&e.cwd)
         .env("HOME", e.root.join("home"))
+        // A `{tmp}` apart from HOME: `/tmp` holding HOME is no writable
+        // root, and the warning saying so would come first.
+        .env("TMPDIR", e.root.join("tmp"))
         .env("SAFE_EXEC_STATE_DIR", e.root.join("state"))
         .env("SAFE_EXEC_SYSTEM_CONFIG", e.root.join("none.toml"))
         .stdin(Stdio::null())

@@ -7,3 +7,4 @@ mod ordinary;
 mod parse_bounds;
 mod review;
 mod unconfined_classes;
+mod writable_roots;

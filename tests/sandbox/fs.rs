@@ -278,18 +278,26 @@ fn secret_inside_a_writable_root_is_neither_readable_nor_writable() {
     let Some(mut w) = landlock_world() else {
         return;
     };
-    w.set("write", json!(["{cwd}", "{tmp}", "{home}"]));
-    assert_eq!(w.probe(&["open-read", &w.h(".ssh/id_rsa")]), EACCES);
-    assert_eq!(w.probe(&["open-write", &w.h(".ssh/id_rsa")]), EACCES);
-    assert_eq!(w.probe(&["create", &w.h(".ssh/authorized_keys")]), EACCES);
-    assert!(!w.home.join(".ssh/authorized_keys").exists());
+    // The home directory is never a writable root (red team 5, F6): a
+    // secret directory inside the project stands in for `~/.ssh`.
+    w.set("deny_read", json!(["{home}/.ssh", "{cwd}/keys/.ssh"]));
+    std::fs::create_dir_all(w.work.join("keys/.ssh")).unwrap();
+    std::fs::write(w.work.join("keys/.ssh/id_rsa"), "PRIVATE KEY\n").unwrap();
+    std::fs::write(w.work.join("keys/.bashrc"), "# bashrc\n").unwrap();
+    assert_eq!(w.probe(&["open-read", &w.w("keys/.ssh/id_rsa")]), EACCES);
+    assert_eq!(w.probe(&["open-write", &w.w("keys/.ssh/id_rsa")]), EACCES);
     assert_eq!(
-        w.probe(&["open-write", &w.h(".bashrc")]),
+        w.probe(&["create", &w.w("keys/.ssh/authorized_keys")]),
+        EACCES
+    );
+    assert!(!w.work.join("keys/.ssh/authorized_keys").exists());
+    assert_eq!(
+        w.probe(&["open-write", &w.w("keys/.bashrc")]),
         0,
-        "control: other dotfiles stay writable"
+        "control: other files stay writable"
     );
     // Documented limit: new entries directly in a carved ancestor.
-    assert_eq!(w.probe(&["create", &w.h("newfile")]), EACCES);
+    assert_eq!(w.probe(&["create", &w.w("keys/newfile")]), EACCES);
 }
 
 #[test]
@@ -390,4 +398,82 @@ fn missing_writable_root_is_a_setup_error() {
         0,
         "missing read roots are skipped"
     );
+}
+
+/// Red team 5, F6: the working directory the agent moved to (`cd ~`, then
+/// the next call) is no writable root when it is the home directory or one
+/// of its hidden directories: writing a dotfile there fails in the kernel,
+/// as the caller and as an unprivileged user. Positive control: a project
+/// in HOME and `sub` of it stay writable.
+#[test]
+fn home_and_its_dot_directories_as_cwd_are_not_writable() {
+    let Some(w) = landlock_world() else {
+        return;
+    };
+    let proj = w.home.join("proj");
+    let sub = proj.join("sub");
+    let autostart = w.home.join(".config/autostart");
+    for d in [&sub, &autostart] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let in_dir = |cwd: &std::path::Path, args: &[&str]| -> i32 {
+        let out = w
+            .command(&probe_argv(probe(), args))
+            .current_dir(cwd)
+            .output()
+            .expect("run safe-exec");
+        probe_ran(&out, args)
+    };
+    let home_parent = w.home.join("proj/..");
+    for cwd in [&w.home, &home_parent] {
+        assert_eq!(in_dir(cwd, &["open-write", &w.h(".bashrc")]), EACCES);
+        assert_eq!(in_dir(cwd, &["create", &w.h(".profile")]), EACCES);
+    }
+    assert_eq!(
+        in_dir(&autostart, &["create", &w.h(".config/autostart/e.desktop")]),
+        EACCES
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.home.join(".bashrc")).unwrap(),
+        "# bashrc\n"
+    );
+    assert!(!w.home.join(".profile").exists());
+    assert!(!autostart.join("e.desktop").exists());
+    // Positive controls.
+    assert_eq!(
+        in_dir(&proj, &["create", &w.h("proj/f")]),
+        0,
+        "control: project in HOME"
+    );
+    assert_eq!(
+        in_dir(&sub, &["create", &w.h("proj/sub/f")]),
+        0,
+        "control: cd sub"
+    );
+    assert!(sub.join("f").exists());
+    if !is_root() {
+        return;
+    }
+    // The same as an unprivileged user, whose HOME (opened to it) and
+    // hidden directory it could otherwise write.
+    need_tool("setpriv", "util-linux");
+    let u = AsUser::new(&w);
+    for d in [&proj, &sub, &autostart, &w.home.join(".config")] {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    let as_user = |cwd: &std::path::Path, args: &[&str]| -> i32 {
+        let mut c = test_user_command(&w);
+        c.current_dir(cwd);
+        probe_ran(&u.run_in(c, &probe_argv(&u.probe, args), false), args)
+    };
+    assert_eq!(as_user(&w.home, &["create", &w.h(".profile")]), EACCES);
+    assert_eq!(
+        as_user(&autostart, &["create", &w.h(".config/autostart/u.desktop")]),
+        EACCES
+    );
+    assert!(!w.home.join(".profile").exists());
+    assert!(!autostart.join("u.desktop").exists());
+    assert_eq!(as_user(&proj, &["create", &w.h("proj/g")]), 0, "control");
+    assert_eq!(as_user(&sub, &["create", &w.h("proj/sub/g")]), 0, "control");
 }

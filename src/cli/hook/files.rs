@@ -46,7 +46,15 @@ pub fn check(
     access: Access,
     file: &str,
 ) -> Result<(), String> {
-    let path = paths::resolve(cwd, file);
+    let path = match tilde(&roots.home, file) {
+        Tilde::None => paths::resolve(cwd, file),
+        Tilde::Home(p) => paths::resolve(cwd, &p),
+        Tilde::Ambiguous => {
+            return Err(format!(
+                "`{tool}` of {file} is refused: a path starting with `~NAME` is ambiguous (another user's home directory, or a file of that name); give the absolute path, or `./{file}` for a file in the working directory"
+            ));
+        }
+    };
     if let Some(name) = path.file_name().and_then(|n| n.to_str())
         && secret_name(&extra.secret_names, name)
     {
@@ -93,6 +101,32 @@ pub fn check(
             d.display()
         ),
     })
+}
+
+/// What a leading `~` of a file tool's path means.
+#[derive(Debug, PartialEq, Eq)]
+enum Tilde {
+    /// No leading `~`: relative to the working directory, or absolute.
+    None,
+    /// `~` or `~/...`: the home directory, as the agents' file tools (and
+    /// the shell) expand it; the path with the home directory spelled out.
+    Home(String),
+    /// `~NAME...` (`~root/x`, `~+`, `~-`): the shell would read another
+    /// user's home or a directory stack entry, a file tool may take it
+    /// literally; refused rather than guessed.
+    Ambiguous,
+}
+
+/// The reading of a leading `~` in `file` (see [`Tilde`]).
+fn tilde(home: &Path, file: &str) -> Tilde {
+    let Some(rest) = file.strip_prefix('~') else {
+        return Tilde::None;
+    };
+    if rest.is_empty() || rest.starts_with('/') {
+        Tilde::Home(format!("{}{rest}", home.display()))
+    } else {
+        Tilde::Ambiguous
+    }
 }
 
 /// Whether `name` matches the secret names (the last matching `!NAME`
@@ -290,5 +324,33 @@ mod tests {
         assert!(check(&roots(), &x, cwd, "Read", Access::Read, "/etc/hostname").is_ok());
         assert_eq!(access_of("NotebookEdit"), Some(Access::Write));
         assert_eq!(access_of("WebFetch"), None);
+    }
+
+    #[test]
+    fn a_leading_tilde_is_the_home_directory_or_refused() {
+        let cwd = Path::new("/nonexistent-proj");
+        let x = Extra::default();
+        let home = Path::new("/nonexistent-home");
+        assert_eq!(tilde(home, "~"), Tilde::Home("/nonexistent-home".into()));
+        assert_eq!(
+            tilde(home, "~/.bashrc"),
+            Tilde::Home("/nonexistent-home/.bashrc".into())
+        );
+        assert_eq!(tilde(home, "a/~/b"), Tilde::None);
+        for f in ["~/.bashrc", "~//.profile", "~", "~/proj/../.bashrc"] {
+            let e = check(&roots(), &x, cwd, "Write", Access::Write, f).unwrap_err();
+            assert!(e.contains("outside the writable roots"), "{f}: {e}");
+            assert!(e.contains("/nonexistent-home"), "{f}: {e}");
+        }
+        let e = check(&roots(), &x, cwd, "Read", Access::Read, "~/.ssh/id_rsa").unwrap_err();
+        assert!(e.contains("secret"), "{e}");
+        for f in ["~root/.bashrc", "~+/x", "~-/x", "~x"] {
+            let e = check(&roots(), &x, cwd, "Write", Access::Write, f).unwrap_err();
+            assert!(e.contains("is ambiguous"), "{f}: {e}");
+        }
+        // Positive controls: a `~` elsewhere is an ordinary name.
+        assert!(check(&roots(), &x, cwd, "Write", Access::Write, "a~/b").is_ok());
+        assert!(check(&roots(), &x, cwd, "Write", Access::Write, "./~x").is_ok());
+        assert!(check(&roots(), &x, cwd, "Read", Access::Read, "~/notes.txt").is_ok());
     }
 }

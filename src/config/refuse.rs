@@ -1,0 +1,257 @@
+//! Which directories are never a writable root, whatever `{cwd}`, `{tmp}`,
+//! `{git_root}` or a profile path expand to: the places that hold programs
+//! or configuration that run later for the user or for others, outside any
+//! sandbox. The agent chooses the working directory (a `cd` carries over to
+//! the next call), so `{cwd}` must not be able to become `~`, `/etc/cron.d`
+//! or `/usr/local/bin`.
+//!
+//! The paths compared are real paths (placeholders are resolved through
+//! the filesystem before they get here), so `/bin` on a merged-`/usr`
+//! system is met as `/usr/bin`, and on image-based systems (Fedora
+//! Silverblue and its kin) `/home`, `/opt`, `/srv`, `/mnt` are met as
+//! `/var/home`, `/var/opt`, `/var/srv`, `/var/mnt`.
+
+use std::path::{Component, Path};
+
+/// Trees that are never writable, even when the home directory lies in
+/// them (service accounts have `HOME=/usr/sbin`, `/bin`, `/dev`): programs,
+/// libraries, system configuration, the boot loader and the kernel's own
+/// file systems.
+const SYSTEM_TREES: &[&str] = &[
+    "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/efi",
+    "/proc", "/sys", "/dev", "/run", "/snap", "/nix", "/gnu",
+];
+
+/// Trees of system state (`/var/lib`, `/var/spool`, `/var/log`, cron and
+/// mail spools, package databases) and root's home: never writable, except
+/// strictly inside the home directory (a CI service account such as
+/// Jenkins has `HOME=/var/lib/jenkins` and its workspaces below it) and the
+/// project places listed in [`VAR_PLACES`].
+const STATE_TREES: &[&str] = &["/var", "/root"];
+
+/// Places inside [`STATE_TREES`] and [`SYSTEM_TREES`] that hold projects:
+/// the path itself is refused (it is shared by everything in it), a
+/// directory strictly inside it is a project place. `/var/tmp` is a
+/// temporary directory like `/tmp` and is a place itself.
+const VAR_PLACES: &[&str] = &["/var/www", "/var/srv", "/var/opt", "/var/mnt", "/run/media"];
+
+/// Directories that hold home directories: the directory itself, each home
+/// in it and the hidden directories of each home are refused.
+const HOMES: &[&str] = &["/home", "/var/home"];
+
+/// Directories shared by many projects or installed programs: the
+/// directory itself is refused, a directory inside it (`/opt/app`,
+/// `/srv/site`, `/mnt/c/src`) is a project place.
+const SHARED: &[&str] = &["/opt", "/srv", "/mnt", "/media"];
+
+/// Why `p` (a real, absolute path) cannot be a writable root; `None` when
+/// it can. `home` is the (real) home directory. `movable` is for roots that
+/// follow the working directory (`{cwd}`, `{git_root}`): the agent chooses
+/// them with a `cd`, so the hidden directories of a home (`~/.config`,
+/// `~/.local/bin`, `~/.ssh`) and `~/bin`, which hold what runs later, are
+/// refused for them too; a profile may still name such a directory itself
+/// (`{home}/.cache/go-build`).
+pub fn refusal(p: &Path, home: &Path, movable: bool) -> Option<String> {
+    let root = Path::new("/");
+    if p == root {
+        return Some("it is `/`, the whole machine".into());
+    }
+    let home_real = home != root;
+    if home_real {
+        if p == home {
+            return Some("it is the home directory, whose dotfiles run at the next login".into());
+        }
+        if home.starts_with(p) {
+            return Some(format!("it contains the home directory {}", home.display()));
+        }
+    }
+    if let Some(t) = SYSTEM_TREES.iter().find(|t| p.starts_with(t)) {
+        if let Some(place) = VAR_PLACES.iter().find(|v| p.starts_with(v)) {
+            return (p == Path::new(place)).then(|| shared(place));
+        }
+        return Some(system(t));
+    }
+    if home_real && p.starts_with(home) {
+        return movable.then(|| hidden_in(p, home)).flatten();
+    }
+    if let Some(h) = HOMES.iter().find(|h| p.starts_with(h)) {
+        let h = Path::new(h);
+        if p == h {
+            return Some(format!(
+                "it is {}, the directory of home directories",
+                h.display()
+            ));
+        }
+        let Ok(rest) = p.strip_prefix(h) else {
+            return None;
+        };
+        let mut parts = rest.components();
+        let (Some(Component::Normal(user)), next) = (parts.next(), parts.next()) else {
+            return None;
+        };
+        let user_home = h.join(user);
+        return match next {
+            None => Some(format!(
+                "it is {}, a home directory, whose dotfiles run at its owner's next login",
+                user_home.display()
+            )),
+            Some(_) => movable.then(|| hidden_in(p, &user_home)).flatten(),
+        };
+    }
+    if p.starts_with("/var/tmp") {
+        return None;
+    }
+    if let Some(place) = VAR_PLACES.iter().find(|v| p.starts_with(v)) {
+        return (p == Path::new(place)).then(|| shared(place));
+    }
+    if let Some(t) = STATE_TREES.iter().find(|t| p.starts_with(t)) {
+        return Some(if *t == "/root" {
+            "it is inside /root, the home directory of root (not the caller's home)".into()
+        } else {
+            "it is inside /var, which holds system state run by others (`/var/lib`, `/var/spool` with cron jobs, `/var/log`); only `/var/tmp` and project places (`/var/www/NAME`) can be".into()
+        });
+    }
+    SHARED.iter().find(|s| p == Path::new(s)).map(|s| shared(s))
+}
+
+/// The refusal of a shared directory itself.
+fn shared(place: &str) -> String {
+    format!(
+        "it is {place} itself, shared by the projects and programs installed in it; a directory inside it can be"
+    )
+}
+
+/// The refusal of a system tree.
+fn system(tree: &str) -> String {
+    format!(
+        "it is inside {tree}, a system directory of programs and configuration that run outside any sandbox"
+    )
+}
+
+/// Why `p`, inside `home`, is refused for a root the agent moves: it is in
+/// a hidden directory of the home (`~/.config`, `~/.local`) or in `~/bin`.
+fn hidden_in(p: &Path, home: &Path) -> Option<String> {
+    let first = p.strip_prefix(home).ok()?.components().next()?;
+    let Component::Normal(name) = first else {
+        return None;
+    };
+    let name = name.to_string_lossy();
+    (name.starts_with('.') || name == "bin").then(|| {
+        format!(
+            "it is inside {}, which holds configuration or programs that run later outside any sandbox",
+            home.join(&*name).display()
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(p: &str, home: &str, movable: bool) -> bool {
+        refusal(Path::new(p), Path::new(home), movable).is_some()
+    }
+
+    #[test]
+    fn system_trees_home_and_its_ancestors_are_refused() {
+        let home = "/home/u";
+        for p in [
+            "/",
+            "/home",
+            "/home/u",
+            "/home/v",
+            "/etc",
+            "/etc/cron.d",
+            "/etc/ssh",
+            "/etc/profile.d",
+            "/usr",
+            "/usr/local",
+            "/usr/local/bin",
+            "/usr/bin",
+            "/usr/lib/systemd/system",
+            "/bin",
+            "/sbin",
+            "/lib",
+            "/lib64/x",
+            "/boot/grub",
+            "/proc/self",
+            "/sys/kernel",
+            "/dev/shm",
+            "/run/user/1000",
+            "/var",
+            "/var/lib",
+            "/var/lib/dpkg",
+            "/var/spool/cron",
+            "/var/log",
+            "/var/cache/x",
+            "/var/www",
+            "/var/home",
+            "/var/home/u",
+            "/root",
+            "/root/proj",
+            "/opt",
+            "/srv",
+            "/mnt",
+            "/media",
+            "/nix/store/x",
+            "/run/media",
+        ] {
+            for movable in [true, false] {
+                assert!(refused(p, home, movable), "{p} movable={movable}");
+            }
+        }
+        for p in [
+            "/home/u/.config",
+            "/home/u/.local/bin",
+            "/home/u/bin",
+            "/home/v/.ssh",
+        ] {
+            assert!(refused(p, home, true), "{p}");
+            assert!(!refused(p, home, false), "{p} named by a profile");
+        }
+    }
+
+    #[test]
+    fn project_places_stay_writable() {
+        for (p, home) in [
+            ("/home/u/proj", "/home/u"),
+            ("/home/u/src/x", "/home/u"),
+            ("/home/u/binaries", "/home/u"),
+            ("/home/v/proj", "/home/u"),
+            ("/tmp", "/home/u"),
+            ("/tmp/x", "/home/u"),
+            ("/var/tmp", "/home/u"),
+            ("/var/tmp/x", "/home/u"),
+            ("/srv/site", "/home/u"),
+            ("/opt/app", "/home/u"),
+            ("/mnt/c/src", "/home/u"),
+            ("/media/u/disk/p", "/home/u"),
+            ("/run/media/u/disk", "/home/u"),
+            ("/var/www/site", "/home/u"),
+            ("/var/opt/app", "/var/home/u"),
+            ("/var/home/u/proj", "/var/home/u"),
+            ("/workspace", "/home/u"),
+            ("/work/x", "/home/u"),
+            ("/root/proj", "/root"),
+            ("/var/lib/jenkins/workspace/job", "/var/lib/jenkins"),
+            ("/testbed", "/"),
+        ] {
+            assert_eq!(
+                refusal(Path::new(p), Path::new(home), true),
+                None,
+                "{p} with HOME={home}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_home_in_a_system_tree_does_not_open_it() {
+        // Service accounts: daemon's home is /usr/sbin, bin's /bin.
+        assert!(refused("/usr/sbin/x", "/usr/sbin", true));
+        assert!(refused("/bin/x", "/bin", false));
+        // A home of `/` (no HOME, no passwd entry) opens nothing.
+        assert!(refused("/var/lib/x", "/", true));
+        assert!(refused("/root/x", "/", true));
+        assert!(refused("/etc/x", "/", true));
+    }
+}
