@@ -6,7 +6,7 @@ use super::args::ParsedArgs;
 use super::code::{code_paths, stdin_program};
 use super::languages::{awk_program, git_config, rustc_codegen, sed_script};
 use super::path_checks::Access;
-use super::path_checks::path_operand;
+use super::path_checks::{path_operand, path_reason};
 use super::registry::{Effect, Risk, ValueType};
 use super::written::written_then_run;
 use super::{Decision, Layer, NETWORK_WARNING, PolicyContext, Verdict, confined, variables};
@@ -150,6 +150,14 @@ pub(super) fn typed_value(
         }
         ValueType::WritePath => {
             path_operand(seg, ctx, v, w, Access::Write, destructive, name);
+            Risk::Write
+        }
+        ValueType::MovePath => {
+            // `mv SRC DEST`: the source is written (it leaves its place),
+            // and a directory holding a protected path takes it along
+            // (`mv .git old`, `mv .claude x`), like `rm -rf .git` deletes it.
+            path_operand(seg, ctx, v, w, Access::Write, destructive, name);
+            moved_protected(name, w, seg, ctx, v);
             Risk::Write
         }
         ValueType::DestroyPath => {
@@ -329,4 +337,65 @@ pub(super) fn typed_value(
         | ValueType::Pattern
         | ValueType::Package => Risk::Safe,
     }
+}
+
+/// A move source that holds a protected path (`mv .git gitold`, `mv .claude
+/// x`, `mv .git/hooks h`): refused as `rm -rf .git` is, since the restore
+/// after the run puts the protected files back but not the rest of what was
+/// moved. A glob is expanded as bash would (its last component against the
+/// directory, no dot files unless the pattern starts with `.`); the paths
+/// that are themselves protected were refused by the write check already.
+fn moved_protected(name: &str, w: &Word, seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
+    if w.unresolved {
+        return;
+    }
+    let candidates: Vec<std::path::PathBuf> = if w.glob {
+        glob_children(&ctx.resolve(seg, "."), &w.value)
+    } else {
+        vec![ctx.resolve(seg, &w.value)]
+    };
+    for p in candidates {
+        if ctx.roots.protected_hit(&p, false).is_some() {
+            continue;
+        }
+        if let Some(hit) = ctx.roots.protected_hit(&p, true) {
+            path_reason(
+                v,
+                &p,
+                &super::paths::PathProblem::Protected(hit),
+                &format!("`{name}` moves"),
+            );
+            return;
+        }
+    }
+}
+
+/// The existing paths a glob whose wildcards are all in its last
+/// component matches (`.*`, `dir/.g*`), as bash expands it without
+/// `dotglob`; nothing for a glob with wildcards in a directory part.
+fn glob_children(cwd: &std::path::Path, pattern: &str) -> Vec<std::path::PathBuf> {
+    let (dir, last) = match pattern.rsplit_once('/') {
+        Some(("", l)) => ("/", l),
+        Some((d, l)) => (d, l),
+        None => (".", pattern),
+    };
+    if dir.contains(['*', '?', '[']) || last.is_empty() {
+        return Vec::new();
+    }
+    let base = crate::parse::shell_join(cwd, dir);
+    let Ok(entries) = std::fs::read_dir(&base) else {
+        return Vec::new();
+    };
+    entries
+        .take(100_000)
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| {
+            (last.starts_with('.') || !n.starts_with('.'))
+                && n != "."
+                && n != ".."
+                && super::paths::fnmatch(last.as_bytes(), n.as_bytes())
+        })
+        .map(|n| base.join(n))
+        .collect()
 }

@@ -800,3 +800,92 @@ fn hook_modes() {
         );
     }
 }
+
+/// The decision and the reason ids (`matched_rules`) of `check --json` in
+/// one mode.
+fn decided(w: &World, s: &str, confined: bool) -> (String, Vec<String>) {
+    let v = check(w, s, confined);
+    let ids = v["matched_rules"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|r| r.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    (v["decision"].as_str().unwrap_or("<missing>").into(), ids)
+}
+
+/// Every case decides `want` in the mode(s) given, with reason id `id`
+/// among the matched rules (`""` for an allow: no reason at all).
+fn exactly(w: &World, modes: &[bool], cases: &[&str], want: &str, id: &str) {
+    let mut fails = Vec::new();
+    for c in cases {
+        for &confined in modes {
+            let (d, ids) = decided(w, c, confined);
+            let ok = d == want
+                && if id.is_empty() {
+                    ids.is_empty()
+                } else {
+                    ids.iter().any(|i| i == id)
+                };
+            if !ok {
+                let mode = if confined { "confined" } else { "unconfined" };
+                fails.push(format!("{mode} {c:?} -> {d} {ids:?}; want {want} {id}"));
+            }
+        }
+    }
+    assert!(fails.is_empty(), "\n  {}", fails.join("\n  "));
+}
+
+const BOTH: &[bool] = &[true, false];
+const CONFINED: &[bool] = &[true];
+const UNCONFINED: &[bool] = &[false];
+
+/// Red team 5, F8: moving a directory that holds a protected path takes
+/// it away as `rm -rf .git` deletes it: refused in both modes, with
+/// `roots.protected`, whatever the spelling.
+#[test]
+fn moving_a_protected_ancestor_is_refused() {
+    let w = World::new();
+    for d in [".git/hooks", ".claude", "out"] {
+        std::fs::create_dir_all(w.cwd.join(d)).unwrap();
+    }
+    std::fs::write(w.cwd.join(".git/config"), "[core]\n").unwrap();
+    std::fs::write(w.cwd.join("a.txt"), "a\n").unwrap();
+    exactly(
+        &w,
+        BOTH,
+        &[
+            "mv .git gitold",
+            "mv ./.git gitold",
+            "mv .git/ gitold",
+            "mv -f .git/hooks h",
+            "mv .claude x",
+            "mv -t out .git",
+            "mv --target-directory=out .claude",
+            "mv a.txt .git out/",
+            "mv .gi? gitold",
+            "mv .[gc]* out/",
+            "cd src && mv ../.git ../gitold",
+            "rm -rf .git",
+        ],
+        "deny",
+        "roots.protected",
+    );
+    // Positive controls: ordinary moves, also of dot files, and moves
+    // inside a protected tree's ancestor that leave the protected files.
+    exactly(
+        &w,
+        BOTH,
+        &[
+            "mv a.txt b.txt",
+            "mv src/main.rs src/lib.rs",
+            "mv ./*.txt out/",
+            "mv a.txt out/",
+            "mv .git/COMMIT_EDITMSG out/",
+        ],
+        "allow",
+        "",
+    );
+}
