@@ -842,6 +842,125 @@ const BOTH: &[bool] = &[true, false];
 const CONFINED: &[bool] = &[true];
 const UNCONFINED: &[bool] = &[false];
 
+/// Red team 5, F4: git commands that write a path or the repository's
+/// configuration are typed like `cp` and `git config`: `git worktree
+/// add|move|remove`, `git bundle create`, `git maintenance
+/// register|start|...`, `git remote add|set-url|...`, `git branch
+/// --set-upstream-to`; unconfined, `git -C DIR` outside the roots asks.
+#[test]
+fn git_writes_outside_the_roots_are_typed() {
+    let w = World::new();
+    std::fs::create_dir_all(w.cwd.join(".git/hooks")).unwrap();
+    std::fs::write(w.cwd.join(".git/config"), "[core]\n").unwrap();
+    exactly(
+        &w,
+        BOTH,
+        &[
+            "git worktree add ~/wt HEAD",
+            "git worktree add --detach ~/.config/autostart",
+            "git worktree add -b topic ~/x main",
+            "git worktree add -f -- ~/x",
+            "git -C src worktree add ../../wt HEAD",
+            "cd src && git worktree add ../../wt HEAD",
+            "git worktree move wt ~/y",
+            "git worktree remove ~/wt",
+            "git worktree remove --force /etc/x",
+            "git bundle create ~/x.bundle HEAD",
+            "git bundle create /etc/x.bundle --all",
+        ],
+        "deny",
+        "roots.not_writable",
+    );
+    exactly(
+        &w,
+        BOTH,
+        &[
+            "git worktree add ~/.config/safe-exec HEAD",
+            "git worktree add ~/.ssh/x",
+        ],
+        "deny",
+        "roots.secret",
+    );
+    exactly(
+        &w,
+        BOTH,
+        &["git worktree remove .", "git worktree move . elsewhere"],
+        "deny",
+        "roots.broad_target",
+    );
+    exactly(
+        &w,
+        BOTH,
+        &[
+            "git worktree add .git/hooks/x HEAD",
+            "git remote add evil https://example.com/r.git",
+            "git remote set-url origin https://example.com/r.git",
+            "git remote rename origin o2",
+            "git remote remove origin",
+            "git remote rm origin",
+            "git branch --set-upstream-to=origin/main",
+            "git branch -u origin/main main",
+            "git branch --unset-upstream",
+            "git config user.name me",
+        ],
+        "deny",
+        "roots.protected",
+    );
+    exactly(
+        &w,
+        BOTH,
+        &[
+            "git maintenance register",
+            "git maintenance start",
+            "git maintenance start --scheduler=crontab",
+            "git maintenance unregister",
+            "git maintenance stop",
+        ],
+        "deny",
+        "policy.dangerous_disabled",
+    );
+    exactly(
+        &w,
+        UNCONFINED,
+        &[
+            "git -C /usr status",
+            "cd /usr && git log -1",
+            "git -C ~ status",
+        ],
+        "ask",
+        "policy.unconfined_cwd",
+    );
+    exactly(&w, CONFINED, &["git -C /usr status"], "allow", "");
+    // Positive controls: the same commands inside the writable roots.
+    let tmp_wt = format!("git worktree add {}/wt HEAD", w.tmp.display());
+    exactly(
+        &w,
+        BOTH,
+        &[
+            "git worktree add wt HEAD",
+            "git worktree add -b topic wt main",
+            "cd src && git worktree add ../wt HEAD",
+            &tmp_wt,
+            "git worktree list",
+            "git worktree list --porcelain",
+            "git worktree move wt wt2",
+            "git worktree remove wt",
+            "git worktree prune",
+            "git bundle create repo.bundle --all",
+            "git bundle verify repo.bundle",
+            "git maintenance run --task gc",
+            "git remote -v",
+            "git remote get-url origin",
+            "git branch -a",
+            "git branch topic",
+            "git -C src status",
+            "git config --get user.name",
+        ],
+        "allow",
+        "",
+    );
+}
+
 /// Red team 5, F8: moving a directory that holds a protected path takes
 /// it away as `rm -rf .git` deletes it: refused in both modes, with
 /// `roots.protected`, whatever the spelling.
