@@ -961,6 +961,60 @@ fn git_writes_outside_the_roots_are_typed() {
     );
 }
 
+/// Red team 5, F7: the other untyped writes outside the roots: `cargo
+/// vendor PATH`, the `mktemp` template, `flock FILE`.
+#[test]
+fn other_untyped_writes_are_typed() {
+    let w = World::new();
+    exactly(
+        &w,
+        BOTH,
+        &[
+            "mktemp ~/x.XXXX",
+            "mktemp -d ~/x.XXXX",
+            "mktemp -d /etc/x.XXXXXX",
+            "mktemp -q -- ~/x.XXXX",
+            "cargo vendor ~/v",
+            "cargo vendor --no-delete /etc/v",
+            "flock ~/lock true",
+            "flock -n ~/lock true",
+            "flock -w 5 /etc/x.lock make",
+        ],
+        "deny",
+        "roots.not_writable",
+    );
+    exactly(
+        &w,
+        BOTH,
+        &[
+            "mktemp ~/.config/safe-exec/x.XXXX",
+            "mktemp -d ~/.ssh/x.XXXX",
+            "flock ~/.ssh/lock true",
+        ],
+        "deny",
+        "roots.secret",
+    );
+    exactly(&w, BOTH, &["cargo vendor ."], "deny", "roots.broad_target");
+    // Positive controls.
+    exactly(
+        &w,
+        BOTH,
+        &[
+            "mktemp",
+            "mktemp -d",
+            "mktemp -d -t build.XXXXXX",
+            "mktemp out.XXXXXX",
+            "mktemp -d build.XXXXXX",
+            "mktemp --tmpdir x.XXXX",
+            "flock build.lock true",
+            "flock -n .lock true",
+        ],
+        "allow",
+        "",
+    );
+    exactly(&w, UNCONFINED, &["cargo vendor third_party"], "allow", "");
+}
+
 /// Red team 5, F8: moving a directory that holds a protected path takes
 /// it away as `rm -rf .git` deletes it: refused in both modes, with
 /// `roots.protected`, whatever the spelling.
