@@ -961,6 +961,78 @@ fn git_writes_outside_the_roots_are_typed() {
     );
 }
 
+/// Red team 5, F5: a `kill` operand known only at run time. Unconfined,
+/// nothing keeps the signal inside the command: a pid from a variable or
+/// a substitution asks, one that expands to a negative value (a process
+/// group, `-1`: every process) is refused; confined, the kernel scopes
+/// signals to the sandbox, so only the visible group forms are refused.
+/// The command's own processes stay allowed: `%1`, `$!`, a variable set
+/// only to `$!`, and the shell itself (`$$`, `$BASHPID`).
+#[test]
+fn kill_with_a_pid_known_at_run_time() {
+    let w = World::new();
+    let unknown = [
+        "kill -9 $PPID",
+        "kill -9 ${PPID}",
+        "kill -9 \"$PPID\"",
+        "kill $(pgrep -f claude)",
+        "kill `pgrep node`",
+        "kill -9 $(echo -1)",
+        "X=1; kill $X",
+        "kill -9 -- $PPID",
+        "kill -s KILL $PPID",
+        "kill -n 9 $PPID",
+        "kill -SIGKILL $PPID",
+        "command kill -9 $PPID",
+        "builtin kill -9 $PPID",
+        "env kill -9 $PPID",
+        "/bin/kill -9 $PPID",
+        "PID=$(pgrep node); kill $PID",
+        "for p in $(pgrep node); do kill $p; done",
+        "P=$!; P=$PPID; kill $P",
+    ];
+    exactly(&w, UNCONFINED, &unknown, "ask", "policy.signal_others");
+    exactly(&w, CONFINED, &unknown, "allow", "");
+    exactly(
+        &w,
+        BOTH,
+        &[
+            "X=-1; kill -9 $X",
+            "X=-1; kill -9 -- $X",
+            "X=-1; kill -s KILL \"$X\"",
+            "kill -- -$PPID",
+            "kill -9 -$PPID",
+            "kill -TERM -$$",
+            "kill -9 -- -$(pgrep node)",
+            "command kill -9 -$PPID",
+        ],
+        "deny",
+        "policy.signal_others",
+    );
+    // Positive controls: the command's own processes.
+    exactly(
+        &w,
+        BOTH,
+        &[
+            "kill %1",
+            "kill -9 %1",
+            "sleep 9 & kill $!",
+            "sleep 9 & kill \"$!\"",
+            "sleep 9 & PID=$!; sleep 1; kill $PID",
+            "sleep 9 & P=$!; kill -TERM \"$P\"",
+            "sleep 9 & P=$!; kill ${P}",
+            "kill -0 $$",
+            "kill -0 $BASHPID",
+            "kill -l",
+        ],
+        "allow",
+        "",
+    );
+    // Literal pids are unchanged: ask, and deny for a group.
+    exactly(&w, BOTH, &["kill 1234"], "ask", "policy.signal_others");
+    exactly(&w, BOTH, &["kill -9 -1"], "deny", "policy.signal_others");
+}
+
 /// Red team 5, F7: the other untyped writes outside the roots: `cargo
 /// vendor PATH`, the `mktemp` template, `flock FILE`.
 #[test]
