@@ -343,8 +343,9 @@ pub(super) fn typed_value(
 /// x`, `mv .git/hooks h`): refused as `rm -rf .git` is, since the restore
 /// after the run puts the protected files back but not the rest of what was
 /// moved. A glob is expanded as bash would (its last component against the
-/// directory, no dot files unless the pattern starts with `.`); the paths
-/// that are themselves protected were refused by the write check already.
+/// directory, no dot files unless the pattern starts with `.`) and each
+/// match is checked, protected or holding a protected path; a named path
+/// that is itself protected was refused by the write check already.
 fn moved_protected(name: &str, w: &Word, seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
     if w.unresolved {
         return;
@@ -355,7 +356,9 @@ fn moved_protected(name: &str, w: &Word, seg: &Segment, ctx: &PolicyContext, v: 
         vec![ctx.resolve(seg, &w.value)]
     };
     for p in candidates {
-        if ctx.roots.protected_hit(&p, false).is_some() {
+        // A named path that is itself protected was refused by the write
+        // check; a glob's matches were not (it checks the glob's directory).
+        if !w.glob && ctx.roots.protected_hit(&p, false).is_some() {
             continue;
         }
         if let Some(hit) = ctx.roots.protected_hit(&p, true) {

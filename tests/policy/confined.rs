@@ -1112,6 +1112,8 @@ fn moving_a_protected_ancestor_is_refused() {
             "mv a.txt .git out/",
             "mv .gi? gitold",
             "mv .[gc]* out/",
+            "mv .clau* x",
+            "mv .git/ho* h",
             "cd src && mv ../.git ../gitold",
             "rm -rf .git",
         ],
