@@ -26,6 +26,11 @@ pub(super) fn operands(
         || (p.has_effect(Effect::Delete) && !p.has_effect(Effect::Filter));
     let writes_all = p.has_effect(Effect::Delete) || p.has_effect(Effect::WritesOperands);
     let tree = p.has_effect(Effect::ReadsTree);
+    // `rsync --remove-source-files`: the sources are moved, not copied.
+    let removes_sources = p
+        .options
+        .iter()
+        .any(|o| o.spec.names.iter().any(|n| n == "--remove-source-files"));
     for (w, t) in &p.operands {
         let read = t.plain_path();
         let t = if writes_all && read {
@@ -39,6 +44,7 @@ pub(super) fn operands(
             destructive,
             // `rsync -r SRC`: the source is read as a tree.
             sync_src_tree: tree && t == ValueType::SyncSrc,
+            removes_sources,
         };
         risk = risk.max(typed_value(name, t, w, seg, ctx, v, code, how, "operand"));
     }
@@ -52,6 +58,9 @@ pub(super) struct Reading {
     pub destructive: bool,
     /// Its `sync_src` operands are read as trees (`rsync -r`).
     pub sync_src_tree: bool,
+    /// Its `sync_src` operands are deleted once copied (`rsync
+    /// --remove-source-files`): moved, like `mv`'s sources.
+    pub removes_sources: bool,
 }
 
 /// Checks one operand or option value `w` by its registry type `t`;
@@ -120,6 +129,13 @@ pub(super) fn typed_value(
             let tree = (how.sync_src_tree && t == ValueType::SyncSrc)
                 || (destructive && t == ValueType::SyncDest);
             path_operand(seg, ctx, v, w, kind, tree, name);
+            if how.removes_sources && t == ValueType::SyncSrc {
+                // The files leave the source: written there, and a tree
+                // holding a protected path is moved away (`.git/`).
+                path_operand(seg, ctx, v, w, Access::Write, false, name);
+                moved_protected(name, w, seg, ctx, v);
+                return Risk::Write;
+            }
             if t == ValueType::SyncDest {
                 Risk::Write
             } else {
