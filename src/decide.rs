@@ -76,6 +76,8 @@ pub fn decide(input: &CommandInput, profile: &Profile, sit: &Situation) -> Decid
         links: Vec::new(),
         written_text: Vec::new(),
         resolved: Default::default(),
+        job_vars: Vec::new(),
+        negative_vars: Vec::new(),
     };
     let raw = match input {
         CommandInput::String { text, .. } => Some(text.as_str()),

@@ -467,6 +467,7 @@ vocabulary! {
         NpmConfigAction = "npm_config_action": "an `npm config` action: anything but get/list asks",
         DdOperand = "dd_operand": "a dd operand: `if=` reads, `of=` writes",
         SyncDest = "sync_dest": "an rsync destination: local only, written",
+        MovePath = "move_path": "a path the program moves or renames (`mv SRC`): written, and one holding a protected path is refused (`mv .git x`)",
     }
 }
 
@@ -474,7 +475,9 @@ impl ValueType {
     /// Whether an entry with an option whose value has this type needs examples.
     pub fn needs_examples(self) -> bool {
         match self {
-            ValueType::Command | ValueType::WritePath | ValueType::Code => true,
+            ValueType::Command | ValueType::WritePath | ValueType::MovePath | ValueType::Code => {
+                true
+            }
             ValueType::Literal
             | ValueType::Pid
             | ValueType::ProcessPattern
@@ -555,7 +558,8 @@ impl ValueType {
             | ValueType::ReadTree
             | ValueType::NpmConfigAction
             | ValueType::DdOperand
-            | ValueType::SyncDest => false,
+            | ValueType::SyncDest
+            | ValueType::MovePath => false,
         }
     }
 
@@ -601,7 +605,8 @@ impl ValueType {
             | ValueType::GitConfigKey
             | ValueType::NpmConfigAction
             | ValueType::DdOperand
-            | ValueType::SyncDest => false,
+            | ValueType::SyncDest
+            | ValueType::MovePath => false,
         }
     }
 }

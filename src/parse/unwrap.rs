@@ -36,6 +36,10 @@ pub struct WrapperSpec {
     /// With `shell_string_only`, the remaining operands are files the
     /// wrapper writes (`script [FILE]`).
     pub operand_writes: bool,
+    /// The leading operands are files the wrapper creates or opens for
+    /// writing (`flock FILE CMD`), checked like `> FILE`; a number is a
+    /// file descriptor (`flock 9`), not a file.
+    pub leading_writes: bool,
     /// Options whose value is a shell string (`su -c`, `script -c`).
     pub shell_string: Vec<String>,
     /// Remaining operands are not a command (only the `-c` string runs).
@@ -211,6 +215,9 @@ pub fn unwrap(name: &str, spec: &WrapperSpec, args: &[Word]) -> Unwrapped {
         }
         if leading > 0 {
             // Wrappers stop reading options at their first operand.
+            if spec.leading_writes && !a.bytes().all(|b| b.is_ascii_digit()) {
+                out.writes.push(w.clone());
+            }
             leading -= 1;
             i += 1;
             options_done = true;

@@ -541,6 +541,16 @@ fn parameter_spelling(expr: &ParameterExpr) -> String {
             parameter: Parameter::Positional(i),
             indirect: false,
         } => format!("${i}"),
+        // `PID=$!` is kept as written: the policy knows a variable set only
+        // to `$!` names this command's own process (`kill $PID`).
+        ParameterExpr::Parameter {
+            parameter: Parameter::Special(SpecialParameter::LastBackgroundProcessId),
+            indirect: false,
+        } => "$!".to_string(),
+        ParameterExpr::Parameter {
+            parameter: Parameter::Special(SpecialParameter::ProcessId),
+            indirect: false,
+        } => "$$".to_string(),
         _ => "${...}".to_string(),
     }
 }

@@ -894,7 +894,6 @@ pub fn signals(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
         );
         return;
     }
-    let _ = ctx;
     let hint = "stop the process you started with `kill %1` (or `kill $!`) in the same command";
     let args = &seg.words[1..];
     let mut i = 0;
@@ -926,7 +925,40 @@ pub fn signals(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
             options_done = true;
         }
         let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-        if !w.unresolved && a.strip_prefix('-').is_some_and(digits) {
+        if w.unresolved {
+            match unresolved_pid(w, ctx) {
+                PidWord::Own => {}
+                PidWord::Group => {
+                    v.add(
+                        Layer::Policy,
+                        ReasonId::PolicySignalOthers,
+                        Decision::Deny,
+                        format!("`kill {}` signals a process group (or every process) named at run time, not only processes this command started", w.raw),
+                        Some(hint.into()),
+                    );
+                    v.risk = Risk::Dangerous;
+                    return;
+                }
+                // Confined, the kernel keeps signals inside the sandbox's
+                // own processes (Landlock signal scoping); unconfined
+                // nothing does, and the value may be any process, `-1`
+                // included.
+                PidWord::Unknown if !ctx.confined => {
+                    v.add(
+                        Layer::Policy,
+                        ReasonId::PolicySignalOthers,
+                        Decision::Ask,
+                        format!("`kill {}`: the process id is known only at run time (a variable or a command substitution), so it may be a process this command did not start, a process group or every process", w.raw),
+                        Some(hint.into()),
+                    );
+                    return;
+                }
+                PidWord::Unknown => {}
+            }
+            i += 1;
+            continue;
+        }
+        if a.strip_prefix('-').is_some_and(digits) {
             v.add(
                 Layer::Policy,
                 ReasonId::PolicySignalOthers,
@@ -937,7 +969,7 @@ pub fn signals(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
             v.risk = Risk::Dangerous;
             return;
         }
-        if !w.unresolved && digits(a) {
+        if digits(a) {
             v.add(
                 Layer::Policy,
                 ReasonId::PolicySignalOthers,
@@ -949,6 +981,46 @@ pub fn signals(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
         }
         i += 1;
     }
+}
+
+/// What a `kill` operand that is not literal names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PidWord {
+    /// This command's own: a job (`%1`), the last background process
+    /// (`$!`, or a variable the string sets only to `$!`), or the shell
+    /// running the command itself (`$$`, `$BASHPID`).
+    Own,
+    /// A negative value: a process group, or every process (`-$PPID`,
+    /// `-$$`, `$X` after `X=-1`).
+    Group,
+    /// Anything else (`$PPID`, `$(pgrep node)`, `` `cat pid` ``, `$X`).
+    Unknown,
+}
+
+/// Classifies an unresolved `kill` operand by its spelling.
+fn unresolved_pid(w: &Word, ctx: &PolicyContext) -> PidWord {
+    let raw = w.raw.trim_matches('"');
+    if raw.starts_with('-') || w.value.starts_with('-') {
+        return PidWord::Group;
+    }
+    // `$NAME` or `${NAME}`, nothing else in the word.
+    let name = raw
+        .strip_prefix("${")
+        .and_then(|r| r.strip_suffix('}'))
+        .or_else(|| raw.strip_prefix('$'));
+    let Some(name) = name.filter(|n| {
+        !n.is_empty()
+            && (*n == "!" || *n == "$" || n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+    }) else {
+        return PidWord::Unknown;
+    };
+    if ctx.negative_vars.iter().any(|n| n == name) {
+        return PidWord::Group;
+    }
+    if matches!(name, "!" | "$" | "BASHPID") || ctx.job_vars.iter().any(|n| n == name) {
+        return PidWord::Own;
+    }
+    PidWord::Unknown
 }
 
 #[cfg(test)]

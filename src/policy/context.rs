@@ -49,6 +49,15 @@ pub struct PolicyContext<'a> {
     /// [`PolicyContext::for_command`]), so the next decision asks the
     /// filesystem again.
     pub resolved: std::cell::RefCell<PathMemo>,
+    /// Variables the string sets only ever to `$!` (`PID=$!`), and in no
+    /// other way (`read`, `for`, `declare`): `kill $PID` signals a process
+    /// this command started, like `kill $!` (filled by
+    /// [`evaluate`](super::evaluate)).
+    pub job_vars: Vec<String>,
+    /// Variables the string sets to a value starting with `-` (`X=-1`):
+    /// `kill $X` signals a process group or every process (filled by
+    /// [`evaluate`](super::evaluate)).
+    pub negative_vars: Vec<String>,
 }
 
 /// [`PolicyContext::resolved`]: each answer filed by a hash of its
@@ -118,6 +127,14 @@ impl<'a> PolicyContext<'a> {
             links: symlinks(model, &ctx.profile.registry),
             written_text: confined::written_text(model),
             resolved: Default::default(),
+            job_vars: job_vars(model),
+            negative_vars: model
+                .segments
+                .iter()
+                .flat_map(|s| &s.assignments)
+                .filter(|a| a.value.trim_start().starts_with('-'))
+                .map(|a| a.name.clone())
+                .collect(),
         }
     }
 
@@ -152,6 +169,22 @@ impl<'a> PolicyContext<'a> {
         self.resolved.borrow_mut().insert(cwd, p, r.clone());
         r
     }
+}
+
+/// [`PolicyContext::job_vars`]: names every assignment of which in the
+/// string is exactly `$!`, and that nothing else sets.
+fn job_vars(model: &CommandModel) -> Vec<String> {
+    let all = || model.segments.iter().flat_map(|s| &s.assignments);
+    let mut out: Vec<String> = all()
+        .filter(|a| a.value == "$!")
+        .map(|a| a.name.clone())
+        .collect();
+    out.sort();
+    out.dedup();
+    out.retain(|n| {
+        !model.assigned.iter().any(|m| m == n) && all().all(|a| a.name != *n || a.value == "$!")
+    });
+    out
 }
 
 /// Symbolic links the command makes, in order: `ln -s` and `cp -s` read

@@ -87,6 +87,39 @@ pub fn git(name: &str, p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext, v: &m
             "leave the reflog alone; `git reflog` shows it",
         ),
         "git config" => config_write(p, seg, ctx, v),
+        // Remotes and upstreams live in `.git/config` too: `git remote add
+        // x URL` writes a `[remote "x"]` section exactly as `git config
+        // remote.x.url URL` would, so they are refused the same way.
+        "git remote"
+            if matches!(
+                ops.first(),
+                Some(&("add" | "set-url" | "rename" | "remove" | "rm" | "set-branches"))
+            ) =>
+        {
+            repo_config_write(
+                &format!("git remote {}", ops[0]),
+                seg,
+                ctx,
+                v,
+                "use the URL directly for one command (`git fetch URL`, `git push URL BRANCH`), or ask the user to change the remotes",
+            );
+        }
+        "git branch"
+            if p.options.iter().any(|o| {
+                o.spec
+                    .names
+                    .iter()
+                    .any(|n| matches!(n.as_str(), "-u" | "--unset-upstream" | "-t"))
+            }) =>
+        {
+            repo_config_write(
+                "git branch --set-upstream-to/--unset-upstream/--track",
+                seg,
+                ctx,
+                v,
+                "name the upstream for one command (`git push origin BRANCH`, `git rev-list @{u}` after the user sets it), or ask the user to set it",
+            );
+        }
         _ => {}
     }
 }
@@ -124,6 +157,31 @@ fn config_write(p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext, v: &mut Verd
     if elsewhere || reads || !changes {
         return;
     }
+    let key = p
+        .operands
+        .first()
+        .map(|(w, _)| w.value.as_str())
+        .unwrap_or("");
+    repo_config_write(
+        "git config",
+        seg,
+        ctx,
+        v,
+        &format!(
+            "set it for one command instead: `git -c {key}=VALUE ...`, or ask the user to change the repository's configuration"
+        ),
+    );
+}
+
+/// A git command (`what`) that writes the repository's `.git/config`, a
+/// protected file: refused with `instead`.
+fn repo_config_write(
+    what: &str,
+    seg: &Segment,
+    ctx: &PolicyContext,
+    v: &mut Verdict,
+    instead: &str,
+) {
     // The repository git config writes to: the nearest `.git` above the
     // working directory (a repository this same command creates has none
     // yet: its own directory).
@@ -134,22 +192,15 @@ fn config_write(p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext, v: &mut Verd
         .unwrap_or(&seg.cwd)
         .join(".git/config");
     if let Some(hit) = ctx.roots.protected_hit(&config, false) {
-        let key = p
-            .operands
-            .first()
-            .map(|(w, _)| w.value.as_str())
-            .unwrap_or("");
         v.add(
             Layer::Policy,
             ReasonId::RootsProtected,
             Decision::Deny,
             format!(
-                "`git config` changes `{}`: a protected file ([paths] protected) that runs later outside any sandbox",
+                "`{what}` changes `{}`: a protected file ([paths] protected) that runs later outside any sandbox",
                 hit.display()
             ),
-            Some(format!(
-                "set it for one command instead: `git -c {key}=VALUE ...`, or ask the user to change the repository's configuration"
-            )),
+            Some(instead.into()),
         );
         v.risk = Risk::Dangerous;
     }

@@ -88,6 +88,7 @@ pub(super) fn options(
             let how = Reading {
                 destructive,
                 sync_src_tree: false,
+                removes_sources: false,
             };
             risk = risk.max(typed_value(
                 name, t, val, seg, ctx, v, code, how, &o.written,

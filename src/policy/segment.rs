@@ -185,9 +185,13 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
     };
     // Unconfined, a program that runs code or writes works in its working
     // directory: one outside the writable roots (`make -C ~`, `cd ~ &&
-    // cargo build`) writes there with nothing to stop it.
+    // cargo build`) writes there with nothing to stop it. Any git command
+    // also runs what that repository's own configuration names
+    // (`core.fsmonitor`, `core.pager`, hooks): `git -C /elsewhere status`
+    // trusts a configuration the roots do not protect.
+    let git = name == "git" || name.starts_with("git ");
     if !ctx.confined
-        && (spec.interpreter || spec.risk >= Risk::Write)
+        && (spec.interpreter || spec.risk >= Risk::Write || git)
         && ctx.roots.check_write(&seg.cwd, false).is_err()
     {
         v.add(

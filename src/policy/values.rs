@@ -6,7 +6,7 @@ use super::args::ParsedArgs;
 use super::code::{code_paths, stdin_program};
 use super::languages::{awk_program, git_config, rustc_codegen, sed_script};
 use super::path_checks::Access;
-use super::path_checks::path_operand;
+use super::path_checks::{path_operand, path_reason};
 use super::registry::{Effect, Risk, ValueType};
 use super::written::written_then_run;
 use super::{Decision, Layer, NETWORK_WARNING, PolicyContext, Verdict, confined, variables};
@@ -26,6 +26,11 @@ pub(super) fn operands(
         || (p.has_effect(Effect::Delete) && !p.has_effect(Effect::Filter));
     let writes_all = p.has_effect(Effect::Delete) || p.has_effect(Effect::WritesOperands);
     let tree = p.has_effect(Effect::ReadsTree);
+    // `rsync --remove-source-files`: the sources are moved, not copied.
+    let removes_sources = p
+        .options
+        .iter()
+        .any(|o| o.spec.names.iter().any(|n| n == "--remove-source-files"));
     for (w, t) in &p.operands {
         let read = t.plain_path();
         let t = if writes_all && read {
@@ -39,6 +44,7 @@ pub(super) fn operands(
             destructive,
             // `rsync -r SRC`: the source is read as a tree.
             sync_src_tree: tree && t == ValueType::SyncSrc,
+            removes_sources,
         };
         risk = risk.max(typed_value(name, t, w, seg, ctx, v, code, how, "operand"));
     }
@@ -52,6 +58,9 @@ pub(super) struct Reading {
     pub destructive: bool,
     /// Its `sync_src` operands are read as trees (`rsync -r`).
     pub sync_src_tree: bool,
+    /// Its `sync_src` operands are deleted once copied (`rsync
+    /// --remove-source-files`): moved, like `mv`'s sources.
+    pub removes_sources: bool,
 }
 
 /// Checks one operand or option value `w` by its registry type `t`;
@@ -120,6 +129,13 @@ pub(super) fn typed_value(
             let tree = (how.sync_src_tree && t == ValueType::SyncSrc)
                 || (destructive && t == ValueType::SyncDest);
             path_operand(seg, ctx, v, w, kind, tree, name);
+            if how.removes_sources && t == ValueType::SyncSrc {
+                // The files leave the source: written there, and a tree
+                // holding a protected path is moved away (`.git/`).
+                path_operand(seg, ctx, v, w, Access::Write, false, name);
+                moved_protected(name, w, seg, ctx, v);
+                return Risk::Write;
+            }
             if t == ValueType::SyncDest {
                 Risk::Write
             } else {
@@ -150,6 +166,14 @@ pub(super) fn typed_value(
         }
         ValueType::WritePath => {
             path_operand(seg, ctx, v, w, Access::Write, destructive, name);
+            Risk::Write
+        }
+        ValueType::MovePath => {
+            // `mv SRC DEST`: the source is written (it leaves its place),
+            // and a directory holding a protected path takes it along
+            // (`mv .git old`, `mv .claude x`), like `rm -rf .git` deletes it.
+            path_operand(seg, ctx, v, w, Access::Write, destructive, name);
+            moved_protected(name, w, seg, ctx, v);
             Risk::Write
         }
         ValueType::DestroyPath => {
@@ -329,4 +353,68 @@ pub(super) fn typed_value(
         | ValueType::Pattern
         | ValueType::Package => Risk::Safe,
     }
+}
+
+/// A move source that holds a protected path (`mv .git gitold`, `mv .claude
+/// x`, `mv .git/hooks h`): refused as `rm -rf .git` is, since the restore
+/// after the run puts the protected files back but not the rest of what was
+/// moved. A glob is expanded as bash would (its last component against the
+/// directory, no dot files unless the pattern starts with `.`) and each
+/// match is checked, protected or holding a protected path; a named path
+/// that is itself protected was refused by the write check already.
+fn moved_protected(name: &str, w: &Word, seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
+    if w.unresolved {
+        return;
+    }
+    let candidates: Vec<std::path::PathBuf> = if w.glob {
+        glob_children(&ctx.resolve(seg, "."), &w.value)
+    } else {
+        vec![ctx.resolve(seg, &w.value)]
+    };
+    for p in candidates {
+        // A named path that is itself protected was refused by the write
+        // check; a glob's matches were not (it checks the glob's directory).
+        if !w.glob && ctx.roots.protected_hit(&p, false).is_some() {
+            continue;
+        }
+        if let Some(hit) = ctx.roots.protected_hit(&p, true) {
+            path_reason(
+                v,
+                &p,
+                &super::paths::PathProblem::Protected(hit),
+                &format!("`{name}` moves"),
+            );
+            return;
+        }
+    }
+}
+
+/// The existing paths a glob whose wildcards are all in its last
+/// component matches (`.*`, `dir/.g*`), as bash expands it without
+/// `dotglob`; nothing for a glob with wildcards in a directory part.
+fn glob_children(cwd: &std::path::Path, pattern: &str) -> Vec<std::path::PathBuf> {
+    let (dir, last) = match pattern.rsplit_once('/') {
+        Some(("", l)) => ("/", l),
+        Some((d, l)) => (d, l),
+        None => (".", pattern),
+    };
+    if dir.contains(['*', '?', '[']) || last.is_empty() {
+        return Vec::new();
+    }
+    let base = crate::parse::shell_join(cwd, dir);
+    let Ok(entries) = std::fs::read_dir(&base) else {
+        return Vec::new();
+    };
+    entries
+        .take(100_000)
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| {
+            (last.starts_with('.') || !n.starts_with('.'))
+                && n != "."
+                && n != ".."
+                && super::paths::fnmatch(last.as_bytes(), n.as_bytes())
+        })
+        .map(|n| base.join(n))
+        .collect()
 }

@@ -800,3 +800,342 @@ fn hook_modes() {
         );
     }
 }
+
+/// The decision and the reason ids (`matched_rules`) of `check --json` in
+/// one mode.
+fn decided(w: &World, s: &str, confined: bool) -> (String, Vec<String>) {
+    let v = check(w, s, confined);
+    let ids = v["matched_rules"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|r| r.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    (v["decision"].as_str().unwrap_or("<missing>").into(), ids)
+}
+
+/// Every case decides `want` in the mode(s) given, with reason id `id`
+/// among the matched rules (`""` for an allow: no reason at all).
+fn exactly(w: &World, modes: &[bool], cases: &[&str], want: &str, id: &str) {
+    let mut fails = Vec::new();
+    for c in cases {
+        for &confined in modes {
+            let (d, ids) = decided(w, c, confined);
+            let ok = d == want
+                && if id.is_empty() {
+                    ids.is_empty()
+                } else {
+                    ids.iter().any(|i| i == id)
+                };
+            if !ok {
+                let mode = if confined { "confined" } else { "unconfined" };
+                fails.push(format!("{mode} {c:?} -> {d} {ids:?}; want {want} {id}"));
+            }
+        }
+    }
+    assert!(fails.is_empty(), "\n  {}", fails.join("\n  "));
+}
+
+const BOTH: &[bool] = &[true, false];
+const CONFINED: &[bool] = &[true];
+const UNCONFINED: &[bool] = &[false];
+
+/// Red team 5, F4: git commands that write a path or the repository's
+/// configuration are typed like `cp` and `git config`: `git worktree
+/// add|move|remove`, `git bundle create`, `git maintenance
+/// register|start|...`, `git remote add|set-url|...`, `git branch
+/// --set-upstream-to`; unconfined, `git -C DIR` outside the roots asks.
+#[test]
+fn git_writes_outside_the_roots_are_typed() {
+    let w = World::new();
+    std::fs::create_dir_all(w.cwd.join(".git/hooks")).unwrap();
+    std::fs::write(w.cwd.join(".git/config"), "[core]\n").unwrap();
+    exactly(
+        &w,
+        BOTH,
+        &[
+            "git worktree add ~/wt HEAD",
+            "git worktree add --detach ~/.config/autostart",
+            "git worktree add -b topic ~/x main",
+            "git worktree add -f -- ~/x",
+            "git -C src worktree add ../../wt HEAD",
+            "cd src && git worktree add ../../wt HEAD",
+            "git worktree move wt ~/y",
+            "git worktree remove ~/wt",
+            "git worktree remove --force /etc/x",
+            "git bundle create ~/x.bundle HEAD",
+            "git bundle create /etc/x.bundle --all",
+        ],
+        "deny",
+        "roots.not_writable",
+    );
+    exactly(
+        &w,
+        BOTH,
+        &[
+            "git worktree add ~/.config/safe-exec HEAD",
+            "git worktree add ~/.ssh/x",
+        ],
+        "deny",
+        "roots.secret",
+    );
+    exactly(
+        &w,
+        BOTH,
+        &["git worktree remove .", "git worktree move . elsewhere"],
+        "deny",
+        "roots.broad_target",
+    );
+    exactly(
+        &w,
+        BOTH,
+        &[
+            "git worktree add .git/hooks/x HEAD",
+            "git remote add evil https://example.com/r.git",
+            "git remote set-url origin https://example.com/r.git",
+            "git remote rename origin o2",
+            "git remote remove origin",
+            "git remote rm origin",
+            "git branch --set-upstream-to=origin/main",
+            "git branch -u origin/main main",
+            "git branch --unset-upstream",
+            "git config user.name me",
+        ],
+        "deny",
+        "roots.protected",
+    );
+    exactly(
+        &w,
+        BOTH,
+        &[
+            "git maintenance register",
+            "git maintenance start",
+            "git maintenance start --scheduler=crontab",
+            "git maintenance unregister",
+            "git maintenance stop",
+        ],
+        "deny",
+        "policy.dangerous_disabled",
+    );
+    exactly(
+        &w,
+        UNCONFINED,
+        &[
+            "git -C /usr status",
+            "cd /usr && git log -1",
+            "git -C ~ status",
+        ],
+        "ask",
+        "policy.unconfined_cwd",
+    );
+    exactly(&w, CONFINED, &["git -C /usr status"], "allow", "");
+    // Positive controls: the same commands inside the writable roots.
+    let tmp_wt = format!("git worktree add {}/wt HEAD", w.tmp.display());
+    exactly(
+        &w,
+        BOTH,
+        &[
+            "git worktree add wt HEAD",
+            "git worktree add -b topic wt main",
+            "cd src && git worktree add ../wt HEAD",
+            &tmp_wt,
+            "git worktree list",
+            "git worktree list --porcelain",
+            "git worktree move wt wt2",
+            "git worktree remove wt",
+            "git worktree prune",
+            "git bundle create repo.bundle --all",
+            "git bundle verify repo.bundle",
+            "git maintenance run --task gc",
+            "git remote -v",
+            "git remote get-url origin",
+            "git branch -a",
+            "git branch topic",
+            "git -C src status",
+            "git config --get user.name",
+        ],
+        "allow",
+        "",
+    );
+}
+
+/// Red team 5, F5: a `kill` operand known only at run time. Unconfined,
+/// nothing keeps the signal inside the command: a pid from a variable or
+/// a substitution asks, one that expands to a negative value (a process
+/// group, `-1`: every process) is refused; confined, the kernel scopes
+/// signals to the sandbox, so only the visible group forms are refused.
+/// The command's own processes stay allowed: `%1`, `$!`, a variable set
+/// only to `$!`, and the shell itself (`$$`, `$BASHPID`).
+#[test]
+fn kill_with_a_pid_known_at_run_time() {
+    let w = World::new();
+    let unknown = [
+        "kill -9 $PPID",
+        "kill -9 ${PPID}",
+        "kill -9 \"$PPID\"",
+        "kill $(pgrep -f claude)",
+        "kill `pgrep node`",
+        "kill -9 $(echo -1)",
+        "X=1; kill $X",
+        "kill -9 -- $PPID",
+        "kill -s KILL $PPID",
+        "kill -n 9 $PPID",
+        "kill -SIGKILL $PPID",
+        "command kill -9 $PPID",
+        "builtin kill -9 $PPID",
+        "env kill -9 $PPID",
+        "/bin/kill -9 $PPID",
+        "PID=$(pgrep node); kill $PID",
+        "for p in $(pgrep node); do kill $p; done",
+        "P=$!; P=$PPID; kill $P",
+    ];
+    exactly(&w, UNCONFINED, &unknown, "ask", "policy.signal_others");
+    exactly(&w, CONFINED, &unknown, "allow", "");
+    exactly(
+        &w,
+        BOTH,
+        &[
+            "X=-1; kill -9 $X",
+            "X=-1; kill -9 -- $X",
+            "X=-1; kill -s KILL \"$X\"",
+            "kill -- -$PPID",
+            "kill -9 -$PPID",
+            "kill -TERM -$$",
+            "kill -9 -- -$(pgrep node)",
+            "command kill -9 -$PPID",
+        ],
+        "deny",
+        "policy.signal_others",
+    );
+    // Positive controls: the command's own processes.
+    exactly(
+        &w,
+        BOTH,
+        &[
+            "kill %1",
+            "kill -9 %1",
+            "sleep 9 & kill $!",
+            "sleep 9 & kill \"$!\"",
+            "sleep 9 & PID=$!; sleep 1; kill $PID",
+            "sleep 9 & P=$!; kill -TERM \"$P\"",
+            "sleep 9 & P=$!; kill ${P}",
+            "kill -0 $$",
+            "kill -0 $BASHPID",
+            "kill -l",
+        ],
+        "allow",
+        "",
+    );
+    // Literal pids are unchanged: ask, and deny for a group.
+    exactly(&w, BOTH, &["kill 1234"], "ask", "policy.signal_others");
+    exactly(&w, BOTH, &["kill -9 -1"], "deny", "policy.signal_others");
+}
+
+/// Red team 5, F7: the other untyped writes outside the roots: `cargo
+/// vendor PATH`, the `mktemp` template, `flock FILE`.
+#[test]
+fn other_untyped_writes_are_typed() {
+    let w = World::new();
+    exactly(
+        &w,
+        BOTH,
+        &[
+            "mktemp ~/x.XXXX",
+            "mktemp -d ~/x.XXXX",
+            "mktemp -d /etc/x.XXXXXX",
+            "mktemp -q -- ~/x.XXXX",
+            "cargo vendor ~/v",
+            "cargo vendor --no-delete /etc/v",
+            "flock ~/lock true",
+            "flock -n ~/lock true",
+            "flock -w 5 /etc/x.lock make",
+        ],
+        "deny",
+        "roots.not_writable",
+    );
+    exactly(
+        &w,
+        BOTH,
+        &[
+            "mktemp ~/.config/safe-exec/x.XXXX",
+            "mktemp -d ~/.ssh/x.XXXX",
+            "flock ~/.ssh/lock true",
+        ],
+        "deny",
+        "roots.secret",
+    );
+    exactly(&w, BOTH, &["cargo vendor ."], "deny", "roots.broad_target");
+    // Positive controls.
+    exactly(
+        &w,
+        BOTH,
+        &[
+            "mktemp",
+            "mktemp -d",
+            "mktemp -d -t build.XXXXXX",
+            "mktemp out.XXXXXX",
+            "mktemp -d build.XXXXXX",
+            "mktemp --tmpdir x.XXXX",
+            "flock build.lock true",
+            "flock -n .lock true",
+        ],
+        "allow",
+        "",
+    );
+    exactly(&w, UNCONFINED, &["cargo vendor third_party"], "allow", "");
+}
+
+/// Red team 5, F8: moving a directory that holds a protected path takes
+/// it away as `rm -rf .git` deletes it: refused in both modes, with
+/// `roots.protected`, whatever the spelling.
+#[test]
+fn moving_a_protected_ancestor_is_refused() {
+    let w = World::new();
+    for d in [".git/hooks", ".claude", "out"] {
+        std::fs::create_dir_all(w.cwd.join(d)).unwrap();
+    }
+    std::fs::write(w.cwd.join(".git/config"), "[core]\n").unwrap();
+    std::fs::write(w.cwd.join("a.txt"), "a\n").unwrap();
+    exactly(
+        &w,
+        BOTH,
+        &[
+            "mv .git gitold",
+            "mv ./.git gitold",
+            "mv .git/ gitold",
+            "mv -f .git/hooks h",
+            "mv .claude x",
+            "mv -t out .git",
+            "mv --target-directory=out .claude",
+            "mv a.txt .git out/",
+            "mv .gi? gitold",
+            "mv .[gc]* out/",
+            "mv .clau* x",
+            "mv .git/ho* h",
+            "rsync -a --remove-source-files .git/ x/",
+            "rsync -r --remove-source-files .claude x",
+            "cd src && mv ../.git ../gitold",
+            "rm -rf .git",
+        ],
+        "deny",
+        "roots.protected",
+    );
+    // Positive controls: ordinary moves, also of dot files, and moves
+    // inside a protected tree's ancestor that leave the protected files.
+    exactly(
+        &w,
+        BOTH,
+        &[
+            "mv a.txt b.txt",
+            "mv src/main.rs src/lib.rs",
+            "mv ./*.txt out/",
+            "mv a.txt out/",
+            "mv .git/COMMIT_EDITMSG out/",
+            "rsync -a --remove-source-files out/ done/",
+        ],
+        "allow",
+        "",
+    );
+}
