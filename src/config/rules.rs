@@ -1357,7 +1357,10 @@ mod tests {
         // The whole rule set over the views of real commands: the same
         // severity, rules and views as asking every candidate's regex.
         let set = RuleSet::new(&[]);
-        let ctx = crate::parse::ParseContext::new("/work/project".into(), "/home/user".into());
+        let ctx = crate::parse::ParseContext::new(
+            std::path::Path::new("/work/project"),
+            std::path::Path::new("/home/user"),
+        );
         for h in haystacks().iter().step_by(5) {
             let model = crate::parse::parse_string(h, &ctx);
             let views = views(&model, &[], Some(h));

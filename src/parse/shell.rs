@@ -45,13 +45,14 @@ struct Inherit {
 
 /// Stateful walk over one command (and everything nested in it).
 pub struct Walker<'a> {
-    ctx: &'a ParseContext,
+    ctx: &'a ParseContext<'a>,
     model: CommandModel,
     options: ParserOptions,
     cwd: Option<PathBuf>,
     depth: u32,
     origin: Origin,
-    positional: Vec<String>,
+    /// Borrowed from the context until a nested `bash -c` gives its own.
+    positional: std::borrow::Cow<'a, [String]>,
     next_pipeline: u32,
     pipeline: u32,
     pipe_index: u32,
@@ -86,7 +87,7 @@ pub struct Walker<'a> {
 
 impl<'a> Walker<'a> {
     /// A walker at the top level.
-    pub fn new(ctx: &'a ParseContext, form: Form) -> Self {
+    pub fn new(ctx: &'a ParseContext<'a>, form: Form) -> Self {
         Self {
             ctx,
             model: CommandModel {
@@ -98,10 +99,10 @@ impl<'a> Walker<'a> {
                 assigned: Vec::new(),
             },
             options: ParserOptions::default(),
-            cwd: Some(ctx.cwd.clone()),
+            cwd: Some(ctx.cwd.to_path_buf()),
             depth: 0,
             origin: Origin::TopLevel,
-            positional: ctx.positional.clone(),
+            positional: std::borrow::Cow::Borrowed(&ctx.positional),
             next_pipeline: 0,
             pipeline: 0,
             pipe_index: 0,
@@ -144,24 +145,24 @@ impl<'a> Walker<'a> {
         self.model
     }
 
-    fn known_vars(&self) -> KnownVars {
+    fn known_vars(&self) -> KnownVars<'_> {
         KnownVars {
-            home: self.ctx.home.to_string_lossy().into_owned(),
+            home: self.ctx.home.to_string_lossy(),
             pwd: self
                 .cwd
                 .as_ref()
-                .map(|p| p.to_string_lossy().into_owned())
+                .map(|p| p.to_string_lossy())
                 .unwrap_or_default(),
             tmpdir: if self.tainted.contains("TMPDIR") {
                 None
             } else {
                 self.ctx.tmpdir.clone()
             },
-            positional: self.positional.clone(),
+            positional: std::borrow::Cow::Borrowed(&self.positional),
             home_known: !self.tainted.contains("HOME"),
             pwd_known: !self.tainted.contains("PWD"),
             positional_known: !self.tainted.contains("@"),
-            numeric: self.numeric.clone(),
+            numeric: std::borrow::Cow::Borrowed(&self.numeric),
         }
     }
 
@@ -318,7 +319,7 @@ impl<'a> Walker<'a> {
             return;
         }
         let saved_origin = std::mem::replace(&mut self.origin, origin);
-        let saved_pos = positional.map(|p| std::mem::replace(&mut self.positional, p));
+        let saved_pos = positional.map(|p| std::mem::replace(&mut self.positional, p.into()));
         let saved_pipe = (self.pipeline, self.pipe_index);
         let saved_cwd = self.cwd.clone();
         let saved_doubt = self.cwd_doubt;
@@ -494,8 +495,11 @@ impl<'a> Walker<'a> {
                 let pushed =
                     self.push_redirects(redirs.as_ref().map(|r| r.0.as_slice()).unwrap_or(&[]));
                 let mut words = vec![Word::literal("[[")];
-                let vars = self.known_vars();
-                super::hazards::test_evaluates(&test.expr, &vars, &mut self.model.unknown);
+                // (The known variables borrow the walker: the reasons are
+                // gathered apart, then appended in the same order.)
+                let mut found = Vec::new();
+                super::hazards::test_evaluates(&test.expr, &self.known_vars(), &mut found);
+                self.model.unknown.append(&mut found);
                 collect_test_words(&test.expr, &mut |w| {
                     let r = self.resolve_word(&w.value);
                     words.push(r);
@@ -718,7 +722,9 @@ impl<'a> Walker<'a> {
                 self.model.constructs.heredoc = true;
                 let body = if doc.requires_expansion {
                     // Unquoted delimiter: `$(...)` in the body runs.
-                    match word::resolve_heredoc(&doc.doc.value, &self.known_vars(), &self.options) {
+                    let resolved =
+                        word::resolve_heredoc(&doc.doc.value, &self.known_vars(), &self.options);
+                    match resolved {
                         Some(r) => {
                             for sub in &r.substitutions {
                                 self.model.constructs.substitution = true;
@@ -1172,7 +1178,7 @@ impl<'a> Walker<'a> {
         self.cwd = match (target, &self.cwd) {
             // `cd -` after a `cd` of this string: `$OLDPWD` is known.
             (Some(t), Some(_)) if t.value == "-" && back.is_some() => back,
-            (None, _) => Some(self.ctx.home.clone()),
+            (None, _) => Some(self.ctx.home.to_path_buf()),
             (Some(t), Some(c)) if !t.unresolved && !t.glob && t.value != "-" => {
                 let lexical = join_clean(c, &t.value);
                 let has_parent = t.value.split('/').any(|p| p == "..");
@@ -1268,7 +1274,7 @@ impl<'a> Walker<'a> {
             Some(c) => c,
             None => {
                 unknown.get_or_insert_with(|| "the working directory is not known here (after `cd -`, `popd`, a `cd` that may fail, or a `cd` in only some branches of an `if`, `case` or `&&`/`||` list)".into());
-                self.ctx.cwd.clone()
+                self.ctx.cwd.to_path_buf()
             }
         };
         let program = words

@@ -14,8 +14,8 @@ use crate::parse::Word;
 pub struct UsedOption<'a> {
     /// The spelling used (`--forc` for `--force`).
     pub written: String,
-    /// The option's canonical (first) name.
-    pub name: String,
+    /// The option's canonical (first) name (borrowed from the entry).
+    pub name: &'a str,
     /// Its registry spec (borrowed from the entry: cloning it for every
     /// option used, and dropping it, was a few percent of a decision).
     pub spec: &'a OptionSpec,
@@ -256,7 +256,7 @@ fn record<'a>(
     }
     out.options.push(UsedOption {
         written: written.to_string(),
-        name: o.names[0].clone(),
+        name: o.names[0].as_str(),
         spec: o,
         value,
     });

@@ -28,7 +28,11 @@ fn has_flag(p: &ParsedArgs, short: char, long: &str) -> bool {
             || (!o.written.starts_with("--")
                 && o.written.starts_with('-')
                 && o.written[1..].contains(short))
-            || o.name == format!("-{short}")
+            || o.name.strip_prefix('-').is_some_and(|r| {
+                // `-{short}` without building the string.
+                let mut c = r.chars();
+                c.next() == Some(short) && c.next().is_none()
+            })
     })
 }
 

@@ -26,9 +26,9 @@ use crate::parse::{Origin, Segment, Word};
 /// Checks one segment against the registry, roots and its own shape.
 pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<String>) {
     let label = if seg.program.is_empty() {
-        "(redirection)".to_string()
+        "(redirection)"
     } else {
-        seg.program.clone()
+        seg.program.as_str()
     };
     for n in &seg.notes {
         v.note(Layer::Parse, format!("{label}: {n}"));
@@ -72,7 +72,7 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
         return;
     }
     if seg.argv[0].contains('/') {
-        written_then_run(seg, ctx, v, &seg.argv[0], &label, code);
+        written_then_run(seg, ctx, v, &seg.argv[0], label, code);
         untrusted_program_path(seg, ctx, v);
     }
     if seg.origin == Origin::ExecTemplate {
