@@ -982,6 +982,9 @@ pub const CANONICAL: &str = "\u{0}canonical:";
 /// given to interpreters.
 pub fn views(model: &CommandModel, code: &[String], raw: Option<&str>) -> Vec<String> {
     let mut out = Vec::new();
+    // Where each segment's plain rendering is in `out`: a pipeline's view
+    // reuses it instead of rendering the member again.
+    let mut plain_at = Vec::with_capacity(model.segments.len());
     for s in &model.segments {
         let plain = render(s);
         if !s.wrappers.is_empty() || !s.assignments.is_empty() {
@@ -1001,6 +1004,7 @@ pub fn views(model: &CommandModel, code: &[String], raw: Option<&str>) -> Vec<St
                 out.push(format!("{plain} {} {}", r.op, quote(&r.target)));
             }
         }
+        plain_at.push(out.len());
         out.push(plain);
     }
     // Pipelines, in order of their segments.
@@ -1012,12 +1016,17 @@ pub fn views(model: &CommandModel, code: &[String], raw: Option<&str>) -> Vec<St
         .collect();
     ids.dedup();
     for id in ids {
-        let mut members: Vec<&Segment> =
-            model.segments.iter().filter(|s| s.pipeline == id).collect();
-        members.sort_by_key(|s| s.pipe_index);
-        members.dedup_by_key(|s| s.pipe_index);
+        let mut members: Vec<(&Segment, usize)> = model
+            .segments
+            .iter()
+            .zip(&plain_at)
+            .filter(|(s, _)| s.pipeline == id)
+            .map(|(s, at)| (s, *at))
+            .collect();
+        members.sort_by_key(|(s, _)| s.pipe_index);
+        members.dedup_by_key(|(s, _)| s.pipe_index);
         let mut v = String::new();
-        for (i, s) in members.iter().enumerate() {
+        for (i, (s, at)) in members.iter().enumerate() {
             if i > 0 {
                 v.push_str(" | ");
             }
@@ -1025,7 +1034,8 @@ pub fn views(model: &CommandModel, code: &[String], raw: Option<&str>) -> Vec<St
                 v.push_str(w);
                 v.push(' ');
             }
-            v.push_str(&render(s));
+            // `render(s)`, as rendered above.
+            v.push_str(&out[*at]);
         }
         out.push(v);
     }
@@ -1053,7 +1063,9 @@ pub fn views(model: &CommandModel, code: &[String], raw: Option<&str>) -> Vec<St
 /// `program arg...` with words that need it single-quoted. Words with an
 /// expansion are shown as written (`~`, `$HOME`), so rules can name them.
 pub fn render(s: &Segment) -> String {
-    let mut v = String::new();
+    // Sized for the words and a pair of quotes each, at once.
+    let mut v =
+        String::with_capacity(s.program.len() + s.argv.iter().map(|a| a.len() + 3).sum::<usize>());
     for (i, w) in s.argv.iter().enumerate() {
         if i > 0 {
             v.push(' ');
@@ -1079,8 +1091,13 @@ pub(crate) fn quote(w: &str) -> String {
 /// Appends [`quote`]`(w)` to `v` (no string of its own per word).
 pub(crate) fn push_quoted(v: &mut String, w: &str) {
     if w.is_empty()
-        || w.chars()
-            .any(|c| c.is_whitespace() || "'\"`;&|<>()\\".contains(c))
+        || w.chars().any(|c| {
+            c.is_whitespace()
+                || matches!(
+                    c,
+                    '\'' | '"' | '`' | ';' | '&' | '|' | '<' | '>' | '(' | ')' | '\\'
+                )
+        })
     {
         v.push('\'');
         for (i, part) in w.split('\'').enumerate() {

@@ -622,13 +622,21 @@ impl<'a> Walker<'a> {
 
     /// An argument word, brace-expanded into the words bash would pass.
     /// (The program word is never expanded: a brace there stays non-literal.)
-    fn resolve_words(&mut self, raw: &str) -> Vec<Word> {
+    /// The words are appended to `out` (a vector per word was built and
+    /// dropped before).
+    fn resolve_words(&mut self, raw: &str, out: &mut Vec<Word>) {
         match word::expand_braces(raw, &self.options) {
             Some(expanded) => {
                 self.model.constructs.brace_expansion = true;
-                expanded.iter().map(|r| self.resolve_word(r)).collect()
+                for r in &expanded {
+                    let w = self.resolve_word(r);
+                    out.push(w);
+                }
             }
-            None => vec![self.resolve_word(raw)],
+            None => {
+                let w = self.resolve_word(raw);
+                out.push(w);
+            }
         }
     }
 
@@ -797,19 +805,17 @@ impl<'a> Walker<'a> {
 
     fn walk_simple(&mut self, sc: &ast::SimpleCommand) {
         let mut assignments = Vec::new();
-        let mut words = Vec::new();
         let mut redirections = Vec::new();
         let mut stdin = None;
-        let mut items: Vec<&CommandPrefixOrSuffixItem> = Vec::new();
-        if let Some(p) = &sc.prefix {
-            items.extend(p.0.iter());
-        }
-        let name_index = items.len();
-        if let Some(p) = &sc.suffix {
-            items.extend(p.0.iter());
-        }
+        // The prefix then the suffix, without collecting them first.
+        let prefix = sc.prefix.as_ref().map_or(&[][..], |p| p.0.as_slice());
+        let suffix = sc.suffix.as_ref().map_or(&[][..], |p| p.0.as_slice());
+        let items = prefix.iter().chain(suffix);
+        let name_index = prefix.len();
+        // Room for every word at once (brace expansion may still grow it).
+        let mut words = Vec::with_capacity(prefix.len() + suffix.len() + 1);
         let mut name_done = false;
-        for (i, item) in items.iter().enumerate() {
+        for (i, item) in items.enumerate() {
             if i == name_index && !name_done {
                 if let Some(w) = &sc.word_or_name {
                     words.push(self.resolve_word(&w.value));
@@ -822,7 +828,7 @@ impl<'a> Walker<'a> {
                         redirections.push(redir);
                     }
                 }
-                CommandPrefixOrSuffixItem::Word(w) => words.extend(self.resolve_words(&w.value)),
+                CommandPrefixOrSuffixItem::Word(w) => self.resolve_words(&w.value, &mut words),
                 CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
                     if i < name_index {
                         self.model.constructs.assignment_prefix = true;

@@ -112,7 +112,7 @@ pub fn parse_args<'a>(spec: &'a CommandSpec, args: &[Word]) -> ParsedArgs<'a> {
                             }
                         },
                     };
-                    only_operands |= record(&mut out, args, &mut i, name, o, value);
+                    only_operands |= record(&mut out, args, &mut i, name.to_string(), o, value);
                 }
                 Lookup::Ambiguous(names) => {
                     out.errors.push(format!(
@@ -136,10 +136,21 @@ pub fn parse_args<'a>(spec: &'a CommandSpec, args: &[Word]) -> ParsedArgs<'a> {
         let chars: Vec<char> = a[1..].chars().collect();
         let mut j = 0;
         while j < chars.len() {
-            let mut name = String::with_capacity(1 + chars[j].len_utf8());
-            name.push('-');
-            name.push(chars[j]);
-            match opts.iter().find(|o| o.names.contains(&name)) {
+            // The option's name is `-` and this character; it is compared
+            // without building it (built only when it is recorded).
+            let ch = chars[j];
+            let mut cbuf = [0u8; 4];
+            let cs: &str = ch.encode_utf8(&mut cbuf);
+            let name = || -> String {
+                let mut s = String::with_capacity(1 + ch.len_utf8());
+                s.push('-');
+                s.push(ch);
+                s
+            };
+            match opts
+                .iter()
+                .find(|o| o.names.iter().any(|m| m.strip_prefix('-') == Some(cs)))
+            {
                 Some(o) => {
                     // The rest of the cluster, for an option with a value.
                     let rest = || -> String { chars[j + 1..].iter().collect() };
@@ -180,15 +191,16 @@ pub fn parse_args<'a>(spec: &'a CommandSpec, args: &[Word]) -> ParsedArgs<'a> {
                                 i += 1;
                                 Some(v.clone())
                             } else {
-                                out.errors.push(format!("option `{name}` needs a value"));
+                                out.errors
+                                    .push(format!("option `{}` needs a value", name()));
                                 None
                             }
                         }
                     };
-                    only_operands |= record(&mut out, args, &mut i, &name, o, value);
+                    only_operands |= record(&mut out, args, &mut i, name(), o, value);
                 }
                 None => {
-                    out.unknown_options.push(name);
+                    out.unknown_options.push(name());
                     if spec.unknown_options != UnknownOptions::Allow {
                         // We cannot know whether the rest is a value.
                         break;
@@ -244,7 +256,7 @@ fn record<'a>(
     out: &mut ParsedArgs<'a>,
     args: &[Word],
     i: &mut usize,
-    written: &str,
+    written: String,
     o: &'a OptionSpec,
     value: Option<Word>,
 ) -> bool {
@@ -255,7 +267,7 @@ fn record<'a>(
         *i += 1;
     }
     out.options.push(UsedOption {
-        written: written.to_string(),
+        written,
         name: o.names[0].as_str(),
         spec: o,
         value,

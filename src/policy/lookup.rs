@@ -62,9 +62,10 @@ pub(super) fn lookup<'w>(
         let sub = [name.as_str(), " ", &rest[idx].value].concat();
         match registry.get(&sub) {
             Some(s) => {
-                parents.push((name.clone(), spec.clone(), &rest[..idx]));
-                name = sub;
-                spec = s;
+                // The parent keeps the name and entry that are replaced.
+                let parent_name = std::mem::replace(&mut name, sub);
+                let parent_spec = std::mem::replace(&mut spec, s);
+                parents.push((parent_name, parent_spec, &rest[..idx]));
                 rest = &rest[idx + 1..];
             }
             None => return Err(sub),
