@@ -1157,6 +1157,66 @@ pub fn mask(raw: &str) -> String {
 mod tests {
     use super::*;
 
+    /// `push_quoted`'s test of a character (a `matches!`) is the set it
+    /// replaced: whitespace or one of the 11 characters of
+    /// `'"`;&|<>()\`, over every character up to U+FFFF.
+    #[test]
+    fn quoted_characters_are_the_set_they_replaced() {
+        for c in (0u32..=0xFFFF).filter_map(char::from_u32) {
+            let mut got = String::new();
+            push_quoted(&mut got, &format!("a{c}b"));
+            let old = c.is_whitespace() || "'\"`;&|<>()\\".contains(c);
+            assert_eq!(got.starts_with('\''), old, "{c:?}");
+        }
+    }
+
+    /// A pipeline's view reuses its members' renderings: the same view as
+    /// rendering each member again, over the rules' examples and the
+    /// strings of the tests, with pipelines, wrappers and redirections.
+    #[test]
+    fn pipeline_views_equal_rendering_each_member() {
+        let ctx = crate::parse::ParseContext::new(
+            std::path::Path::new("/work/project"),
+            std::path::Path::new("/home/user"),
+        );
+        let mut pipelines = 0;
+        for h in haystacks().iter().step_by(3) {
+            let model = crate::parse::parse_string(h, &ctx);
+            let got = views(&model, &[], None);
+            let mut ids: Vec<u32> = model
+                .segments
+                .iter()
+                .map(|s| s.pipeline)
+                .filter(|p| *p != 0)
+                .collect();
+            ids.dedup();
+            let mut want: Vec<String> = Vec::new();
+            for id in ids {
+                let mut members: Vec<&Segment> =
+                    model.segments.iter().filter(|s| s.pipeline == id).collect();
+                members.sort_by_key(|s| s.pipe_index);
+                members.dedup_by_key(|s| s.pipe_index);
+                let mut v = String::new();
+                for (i, s) in members.iter().enumerate() {
+                    if i > 0 {
+                        v.push_str(" | ");
+                    }
+                    for w in &s.wrappers {
+                        v.push_str(w);
+                        v.push(' ');
+                    }
+                    v.push_str(&render(s));
+                }
+                want.push(v);
+                pipelines += 1;
+            }
+            // The pipeline views come right after the segments' views.
+            let start = got.len() - want.len();
+            assert_eq!(got[start..], want[..], "{h:?}");
+        }
+        assert!(pipelines > 50, "only {pipelines} pipelines");
+    }
+
     fn def(id: &str, pattern: &str) -> RuleDef {
         RuleDef {
             id: id.into(),

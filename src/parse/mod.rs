@@ -104,6 +104,7 @@ pub fn normalize_program(word: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     fn ctx() -> ParseContext<'static> {
         let mut c = ParseContext::new(Path::new("/work/repo"), Path::new("/home/u"));

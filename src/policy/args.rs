@@ -149,7 +149,7 @@ pub fn parse_args<'a>(spec: &'a CommandSpec, args: &[Word]) -> ParsedArgs<'a> {
             };
             match opts
                 .iter()
-                .find(|o| o.names.iter().any(|m| m.strip_prefix('-') == Some(cs)))
+                .find(|o| o.names.iter().any(|m| is_short_name(m, cs)))
             {
                 Some(o) => {
                     // The rest of the cluster, for an option with a value.
@@ -273,6 +273,12 @@ fn record<'a>(
         value,
     });
     o.effects.contains(&Effect::Last)
+}
+
+/// Whether the option name `m` is `-` followed by `c` (one character,
+/// UTF-8 encoded), without building `-c`.
+fn is_short_name(m: &str, c: &str) -> bool {
+    m.strip_prefix('-') == Some(c)
 }
 
 fn has_plus(opts: &[&OptionSpec]) -> bool {
@@ -400,6 +406,31 @@ fn describe(list: &[OperandSlot]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A short option found without building its name: `m` without its
+    /// leading `-` equal to the character is `m == "-" + c`, over
+    /// generated names and characters (ASCII, multi-byte, `-` itself).
+    #[test]
+    fn short_name_comparison_equals_building_the_name() {
+        let chars = ['a', 'r', 'f', '-', '0', '9', 'é', '€', '𝄞', 'Z', ' '];
+        let mut names: Vec<String> = vec![String::new(), "-".into(), "--".into()];
+        for a in chars {
+            names.push(format!("-{a}"));
+            names.push(format!("--{a}"));
+            names.push(format!("{a}"));
+            for b in chars {
+                names.push(format!("-{a}{b}"));
+            }
+        }
+        for c in chars {
+            let mut cbuf = [0u8; 4];
+            let cs: &str = c.encode_utf8(&mut cbuf);
+            for m in &names {
+                let built = format!("-{c}");
+                assert_eq!(is_short_name(m, cs), *m == built, "{m:?} {c:?}");
+            }
+        }
+    }
 
     fn spec(options: &[&str], operands: &[&str]) -> CommandSpec {
         let opts = options
