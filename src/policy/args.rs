@@ -4,8 +4,8 @@
 //! are the same command to the policy.
 
 use super::registry::{
-    CommandSpec, Effect, OperandSlot, OptionSpec, OptionStyle, Quantifier, UnknownOptions,
-    ValueKind, ValueType,
+    CommandSpec, Effect, OperandSlot, OptionEntry, OptionSpec, OptionStyle, Quantifier,
+    UnknownOptions, ValueKind, ValueType,
 };
 use crate::parse::Word;
 
@@ -48,7 +48,7 @@ pub fn parse_args<'a>(spec: &'a CommandSpec, args: &[Word]) -> ParsedArgs<'a> {
     let mut out = ParsedArgs::default();
     // Borrowed: cloning every spec of the entry at every call was a third
     // of a warm decision.
-    let opts: Vec<&'a OptionSpec> = spec.options.iter().map(|o| o.spec()).collect();
+    let opts = Opts(&spec.options);
     let mut operands: Vec<Word> = Vec::new();
     let mut i = 0;
     let mut only_operands = spec.option_style == OptionStyle::None;
@@ -58,7 +58,7 @@ pub fn parse_args<'a>(spec: &'a CommandSpec, args: &[Word]) -> ParsedArgs<'a> {
         i += 1;
         if only_operands
             || a == "-"
-            || !(a.starts_with('-') || (a.starts_with('+') && a.len() > 1 && has_plus(&opts)))
+            || !(a.starts_with('-') || (a.starts_with('+') && a.len() > 1 && has_plus(opts)))
         {
             if a == "--" && !only_operands {
                 only_operands = true;
@@ -87,7 +87,7 @@ pub fn parse_args<'a>(spec: &'a CommandSpec, args: &[Word]) -> ParsedArgs<'a> {
                 _ => (a, None),
             };
             let found = find_long(
-                &opts,
+                opts,
                 name,
                 spec.option_style == OptionStyle::Gnu && a.starts_with("--"),
             );
@@ -121,7 +121,7 @@ pub fn parse_args<'a>(spec: &'a CommandSpec, args: &[Word]) -> ParsedArgs<'a> {
                     ));
                 }
                 Lookup::Missing => {
-                    if is_numeric_option(a, &opts) {
+                    if is_numeric_option(a, opts) {
                         continue;
                     }
                     out.unknown_options.push(name.to_string());
@@ -130,7 +130,7 @@ pub fn parse_args<'a>(spec: &'a CommandSpec, args: &[Word]) -> ParsedArgs<'a> {
             continue;
         }
         // A cluster of short options: -rf, -ofile, -n5.
-        if is_numeric_option(a, &opts) || is_signal_option(a, &opts) {
+        if is_numeric_option(a, opts) || is_signal_option(a, opts) {
             continue;
         }
         let chars: Vec<char> = a[1..].chars().collect();
@@ -281,12 +281,23 @@ fn is_short_name(m: &str, c: &str) -> bool {
     m.strip_prefix('-') == Some(c)
 }
 
-fn has_plus(opts: &[&OptionSpec]) -> bool {
+/// An entry's options as their specs, borrowed (a vector of references
+/// was collected at every call).
+#[derive(Clone, Copy)]
+struct Opts<'a>(&'a [OptionEntry]);
+
+impl<'a> Opts<'a> {
+    fn iter(self) -> impl Iterator<Item = &'a OptionSpec> {
+        self.0.iter().map(OptionEntry::spec)
+    }
+}
+
+fn has_plus(opts: Opts<'_>) -> bool {
     opts.iter()
         .any(|o| o.names.iter().any(|n| n.starts_with('+')))
 }
 
-fn is_numeric_option(a: &str, opts: &[&OptionSpec]) -> bool {
+fn is_numeric_option(a: &str, opts: Opts<'_>) -> bool {
     a.len() > 1
         && a[1..].chars().all(|c| c.is_ascii_digit())
         && opts.iter().any(|o| o.names.iter().any(|n| n == "-NUM"))
@@ -294,7 +305,7 @@ fn is_numeric_option(a: &str, opts: &[&OptionSpec]) -> bool {
 
 /// `-TERM`, `-SIGKILL`, `-USR1` for entries that list `-SIGNAL` (`kill`):
 /// a signal name, not a cluster of `-T -E -R -M`.
-fn is_signal_option(a: &str, opts: &[&OptionSpec]) -> bool {
+fn is_signal_option(a: &str, opts: Opts<'_>) -> bool {
     let name = &a[1..];
     a.len() > 2
         && name.starts_with(|c: char| c.is_ascii_alphabetic())
@@ -305,9 +316,15 @@ fn is_signal_option(a: &str, opts: &[&OptionSpec]) -> bool {
 }
 
 fn with_value(w: &Word, v: String) -> Word {
+    // Every field but the value (cloning the whole word copied the value
+    // too, then dropped it).
     Word {
         value: v,
-        ..w.clone()
+        raw: w.raw.clone(),
+        literal: w.literal,
+        quoted: w.quoted,
+        glob: w.glob,
+        unresolved: w.unresolved,
     }
 }
 
@@ -317,7 +334,7 @@ enum Lookup<'a> {
     Missing,
 }
 
-fn find_long<'a>(opts: &[&'a OptionSpec], name: &str, abbrev: bool) -> Lookup<'a> {
+fn find_long<'a>(opts: Opts<'a>, name: &str, abbrev: bool) -> Lookup<'a> {
     if let Some(o) = opts.iter().find(|o| o.names.iter().any(|n| n == name)) {
         return Lookup::Found(o);
     }
@@ -326,7 +343,6 @@ fn find_long<'a>(opts: &[&'a OptionSpec], name: &str, abbrev: bool) -> Lookup<'a
     }
     let matches: Vec<&OptionSpec> = opts
         .iter()
-        .copied()
         .filter(|o| {
             o.names
                 .iter()
