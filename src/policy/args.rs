@@ -28,8 +28,10 @@ pub struct UsedOption<'a> {
 pub struct ParsedArgs<'a> {
     /// Options in order.
     pub options: Vec<UsedOption<'a>>,
-    /// Operands with the type assigned by the entry's operand list.
-    pub operands: Vec<(Word, ValueType)>,
+    /// Operands with the type assigned by the entry's operand list
+    /// (borrowed from the arguments: copying each word was two
+    /// allocations).
+    pub operands: Vec<(&'a Word, ValueType)>,
     /// Options the entry does not list.
     pub unknown_options: Vec<String>,
     /// Problems that make the command malformed for the entry.
@@ -44,12 +46,12 @@ impl ParsedArgs<'_> {
 }
 
 /// Parses `args` (the words after the program or subcommand) against `spec`.
-pub fn parse_args<'a>(spec: &'a CommandSpec, args: &[Word]) -> ParsedArgs<'a> {
+pub fn parse_args<'a>(spec: &'a CommandSpec, args: &'a [Word]) -> ParsedArgs<'a> {
     let mut out = ParsedArgs::default();
     // Borrowed: cloning every spec of the entry at every call was a third
     // of a warm decision.
     let opts = Opts(&spec.options);
-    let mut operands: Vec<Word> = Vec::new();
+    let mut operands: Vec<&'a Word> = Vec::new();
     let mut i = 0;
     let mut only_operands = spec.option_style == OptionStyle::None;
     while i < args.len() {
@@ -64,7 +66,7 @@ pub fn parse_args<'a>(spec: &'a CommandSpec, args: &[Word]) -> ParsedArgs<'a> {
                 only_operands = true;
                 continue;
             }
-            operands.push(w.clone());
+            operands.push(w);
             if spec.option_style == OptionStyle::Posix {
                 only_operands = true;
             }
@@ -483,7 +485,8 @@ mod tests {
             &["--recur", "--forc", "x"],
             &["x", "-rf"],
         ] {
-            let p = parse_args(&s, &words(form));
+            let ws = words(form);
+            let p = parse_args(&s, &ws);
             assert!(p.has_effect(Effect::Recursive), "{form:?}");
             assert_eq!(p.options.len(), 2, "{form:?}");
             assert_eq!(p.operands.len(), 1, "{form:?}");
@@ -493,12 +496,14 @@ mod tests {
     #[test]
     fn attached_values_and_double_dash() {
         let s = spec(&["-o --output =write_path !write"], &["read_path*"]);
-        let p = parse_args(&s, &words(&["-ofile", "a"]));
+        let ws = words(&["-ofile", "a"]);
+        let p = parse_args(&s, &ws);
         assert_eq!(
             p.options[0].value.as_ref().map(|w| w.value.as_str()),
             Some("file")
         );
-        let p = parse_args(&s, &words(&["--output=f", "--", "-rf"]));
+        let ws = words(&["--output=f", "--", "-rf"]);
+        let p = parse_args(&s, &ws);
         assert_eq!(p.operands[0].0.value, "-rf");
         assert!(p.unknown_options.is_empty());
     }

@@ -170,6 +170,9 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
     // options and the entry's own checks all read the same parse).
     let parent_parsed: Vec<ParsedArgs<'_>> =
         parents.iter().map(|(_, s, a)| parse_args(s, a)).collect();
+    // `find`'s implied starting point, when it has none (declared before
+    // the parse that borrows it).
+    let find_start: Word;
     let mut parsed = parse_args(&spec, args);
     let moved;
     let seg = match moved_base(seg, &parents, &parent_parsed, &parsed) {
@@ -208,9 +211,8 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
     }
     // `find` without a starting point searches `.`.
     if name == "find" && parsed.operands.is_empty() {
-        parsed
-            .operands
-            .push((Word::literal("."), ValueType::ReadPath));
+        find_start = Word::literal(".");
+        parsed.operands.push((&find_start, ValueType::ReadPath));
     }
     // An interpreter with no inline code and no script file reads its
     // program from standard input (`echo '...' | python3`).
