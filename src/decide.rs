@@ -21,12 +21,18 @@ pub struct Decided {
 }
 
 /// Parse context for a profile and situation.
-pub fn parse_context(profile: &Profile, sit: &Situation, positional: Vec<String>) -> ParseContext {
+/// The situation's paths and the positional parameters are borrowed, not
+/// copied.
+pub fn parse_context<'a>(
+    profile: &Profile,
+    sit: &'a Situation,
+    positional: &'a [String],
+) -> ParseContext<'a> {
     let shell = &profile.doc.shell;
-    let mut ctx = ParseContext::new(sit.places.cwd.clone(), sit.places.home.clone());
+    let mut ctx = ParseContext::new(sit.places.cwd.as_path(), sit.places.home.as_path());
     ctx.tmpdir = sit.tmpdir_env.clone();
     ctx.cdpath = std::env::var_os("CDPATH").is_some_and(|v| !v.is_empty());
-    ctx.positional = positional;
+    ctx.positional = positional.into();
     ctx.max_depth = shell.max_depth;
     ctx.max_segments = shell.max_segments;
     ctx.max_length = shell.max_length;
@@ -53,11 +59,9 @@ pub fn parse_context(profile: &Profile, sit: &Situation, positional: Vec<String>
 /// Parses the input (layer 0).
 pub fn parse_input(input: &CommandInput, profile: &Profile, sit: &Situation) -> CommandModel {
     match input {
-        CommandInput::List(argv) => {
-            parse::parse_list(argv, &parse_context(profile, sit, Vec::new()))
-        }
+        CommandInput::List(argv) => parse::parse_list(argv, &parse_context(profile, sit, &[])),
         CommandInput::String { text, positional } => {
-            parse::parse_string(text, &parse_context(profile, sit, positional.clone()))
+            parse::parse_string(text, &parse_context(profile, sit, positional))
         }
     }
 }

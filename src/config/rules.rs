@@ -982,6 +982,9 @@ pub const CANONICAL: &str = "\u{0}canonical:";
 /// given to interpreters.
 pub fn views(model: &CommandModel, code: &[String], raw: Option<&str>) -> Vec<String> {
     let mut out = Vec::new();
+    // Where each segment's plain rendering is in `out`: a pipeline's view
+    // reuses it instead of rendering the member again.
+    let mut plain_at = Vec::with_capacity(model.segments.len());
     for s in &model.segments {
         let plain = render(s);
         if !s.wrappers.is_empty() || !s.assignments.is_empty() {
@@ -1001,6 +1004,7 @@ pub fn views(model: &CommandModel, code: &[String], raw: Option<&str>) -> Vec<St
                 out.push(format!("{plain} {} {}", r.op, quote(&r.target)));
             }
         }
+        plain_at.push(out.len());
         out.push(plain);
     }
     // Pipelines, in order of their segments.
@@ -1012,12 +1016,17 @@ pub fn views(model: &CommandModel, code: &[String], raw: Option<&str>) -> Vec<St
         .collect();
     ids.dedup();
     for id in ids {
-        let mut members: Vec<&Segment> =
-            model.segments.iter().filter(|s| s.pipeline == id).collect();
-        members.sort_by_key(|s| s.pipe_index);
-        members.dedup_by_key(|s| s.pipe_index);
+        let mut members: Vec<(&Segment, usize)> = model
+            .segments
+            .iter()
+            .zip(&plain_at)
+            .filter(|(s, _)| s.pipeline == id)
+            .map(|(s, at)| (s, *at))
+            .collect();
+        members.sort_by_key(|(s, _)| s.pipe_index);
+        members.dedup_by_key(|(s, _)| s.pipe_index);
         let mut v = String::new();
-        for (i, s) in members.iter().enumerate() {
+        for (i, (s, at)) in members.iter().enumerate() {
             if i > 0 {
                 v.push_str(" | ");
             }
@@ -1025,7 +1034,8 @@ pub fn views(model: &CommandModel, code: &[String], raw: Option<&str>) -> Vec<St
                 v.push_str(w);
                 v.push(' ');
             }
-            v.push_str(&render(s));
+            // `render(s)`, as rendered above.
+            v.push_str(&out[*at]);
         }
         out.push(v);
     }
@@ -1053,7 +1063,9 @@ pub fn views(model: &CommandModel, code: &[String], raw: Option<&str>) -> Vec<St
 /// `program arg...` with words that need it single-quoted. Words with an
 /// expansion are shown as written (`~`, `$HOME`), so rules can name them.
 pub fn render(s: &Segment) -> String {
-    let mut v = String::new();
+    // Sized for the words and a pair of quotes each, at once.
+    let mut v =
+        String::with_capacity(s.program.len() + s.argv.iter().map(|a| a.len() + 3).sum::<usize>());
     for (i, w) in s.argv.iter().enumerate() {
         if i > 0 {
             v.push(' ');
@@ -1079,8 +1091,13 @@ pub(crate) fn quote(w: &str) -> String {
 /// Appends [`quote`]`(w)` to `v` (no string of its own per word).
 pub(crate) fn push_quoted(v: &mut String, w: &str) {
     if w.is_empty()
-        || w.chars()
-            .any(|c| c.is_whitespace() || "'\"`;&|<>()\\".contains(c))
+        || w.chars().any(|c| {
+            c.is_whitespace()
+                || matches!(
+                    c,
+                    '\'' | '"' | '`' | ';' | '&' | '|' | '<' | '>' | '(' | ')' | '\\'
+                )
+        })
     {
         v.push('\'');
         for (i, part) in w.split('\'').enumerate() {
@@ -1139,6 +1156,66 @@ pub fn mask(raw: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `push_quoted`'s test of a character (a `matches!`) is the set it
+    /// replaced: whitespace or one of the 11 characters of
+    /// `'"`;&|<>()\`, over every character up to U+FFFF.
+    #[test]
+    fn quoted_characters_are_the_set_they_replaced() {
+        for c in (0u32..=0xFFFF).filter_map(char::from_u32) {
+            let mut got = String::new();
+            push_quoted(&mut got, &format!("a{c}b"));
+            let old = c.is_whitespace() || "'\"`;&|<>()\\".contains(c);
+            assert_eq!(got.starts_with('\''), old, "{c:?}");
+        }
+    }
+
+    /// A pipeline's view reuses its members' renderings: the same view as
+    /// rendering each member again, over the rules' examples and the
+    /// strings of the tests, with pipelines, wrappers and redirections.
+    #[test]
+    fn pipeline_views_equal_rendering_each_member() {
+        let ctx = crate::parse::ParseContext::new(
+            std::path::Path::new("/work/project"),
+            std::path::Path::new("/home/user"),
+        );
+        let mut pipelines = 0;
+        for h in haystacks().iter().step_by(3) {
+            let model = crate::parse::parse_string(h, &ctx);
+            let got = views(&model, &[], None);
+            let mut ids: Vec<u32> = model
+                .segments
+                .iter()
+                .map(|s| s.pipeline)
+                .filter(|p| *p != 0)
+                .collect();
+            ids.dedup();
+            let mut want: Vec<String> = Vec::new();
+            for id in ids {
+                let mut members: Vec<&Segment> =
+                    model.segments.iter().filter(|s| s.pipeline == id).collect();
+                members.sort_by_key(|s| s.pipe_index);
+                members.dedup_by_key(|s| s.pipe_index);
+                let mut v = String::new();
+                for (i, s) in members.iter().enumerate() {
+                    if i > 0 {
+                        v.push_str(" | ");
+                    }
+                    for w in &s.wrappers {
+                        v.push_str(w);
+                        v.push(' ');
+                    }
+                    v.push_str(&render(s));
+                }
+                want.push(v);
+                pipelines += 1;
+            }
+            // The pipeline views come right after the segments' views.
+            let start = got.len() - want.len();
+            assert_eq!(got[start..], want[..], "{h:?}");
+        }
+        assert!(pipelines > 50, "only {pipelines} pipelines");
+    }
 
     fn def(id: &str, pattern: &str) -> RuleDef {
         RuleDef {
@@ -1357,7 +1434,10 @@ mod tests {
         // The whole rule set over the views of real commands: the same
         // severity, rules and views as asking every candidate's regex.
         let set = RuleSet::new(&[]);
-        let ctx = crate::parse::ParseContext::new("/work/project".into(), "/home/user".into());
+        let ctx = crate::parse::ParseContext::new(
+            std::path::Path::new("/work/project"),
+            std::path::Path::new("/home/user"),
+        );
         for h in haystacks().iter().step_by(5) {
             let model = crate::parse::parse_string(h, &ctx);
             let views = views(&model, &[], Some(h));

@@ -8,7 +8,8 @@ mod shell;
 pub mod unwrap;
 pub mod word;
 
-use std::path::PathBuf;
+use std::borrow::Cow;
+use std::path::Path;
 
 pub use model::{
     Assignment, CommandModel, Constructs, Form, Operator, Origin, Redirection, Segment, Word,
@@ -18,15 +19,15 @@ use crate::builtin;
 
 /// What layer 0 needs to know about the caller's situation.
 #[derive(Debug, Clone)]
-pub struct ParseContext {
+pub struct ParseContext<'a> {
     /// Working directory the command starts in.
-    pub cwd: PathBuf,
+    pub cwd: Cow<'a, Path>,
     /// The user's home directory (for `~` and `$HOME`).
-    pub home: PathBuf,
+    pub home: Cow<'a, Path>,
     /// `$TMPDIR` if set.
     pub tmpdir: Option<String>,
     /// `$0 $1 ...` for `-c STRING NAME ARGS...`.
-    pub positional: Vec<String>,
+    pub positional: Cow<'a, [String]>,
     /// Maximum nesting of `bash -c`, substitutions and `eval`.
     pub max_depth: u32,
     /// Maximum number of simple commands.
@@ -43,14 +44,16 @@ pub use shell::TrustedStep;
 pub use shell::join_clean as shell_join;
 pub use shell::shell_quote;
 
-impl ParseContext {
-    /// A context with the default limits.
-    pub fn new(cwd: PathBuf, home: PathBuf) -> Self {
+impl<'a> ParseContext<'a> {
+    /// A context with the default limits. The paths (and the positional
+    /// parameters) may be borrowed from the caller's situation: building
+    /// a context for every decision then copies nothing.
+    pub fn new(cwd: impl Into<Cow<'a, Path>>, home: impl Into<Cow<'a, Path>>) -> Self {
         Self {
-            cwd,
-            home,
+            cwd: cwd.into(),
+            home: home.into(),
             tmpdir: None,
-            positional: Vec::new(),
+            positional: Cow::Borrowed(&[]),
             max_depth: 8,
             max_segments: 1000,
             max_length: 256 * 1024,
@@ -101,10 +104,11 @@ pub fn normalize_program(word: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
-    fn ctx() -> ParseContext {
-        let mut c = ParseContext::new("/work/repo".into(), "/home/u".into());
-        c.positional = vec!["safe-exec".into()];
+    fn ctx() -> ParseContext<'static> {
+        let mut c = ParseContext::new(Path::new("/work/repo"), Path::new("/home/u"));
+        c.positional = vec!["safe-exec".to_string()].into();
         c
     }
 

@@ -45,13 +45,14 @@ struct Inherit {
 
 /// Stateful walk over one command (and everything nested in it).
 pub struct Walker<'a> {
-    ctx: &'a ParseContext,
+    ctx: &'a ParseContext<'a>,
     model: CommandModel,
     options: ParserOptions,
     cwd: Option<PathBuf>,
     depth: u32,
     origin: Origin,
-    positional: Vec<String>,
+    /// Borrowed from the context until a nested `bash -c` gives its own.
+    positional: std::borrow::Cow<'a, [String]>,
     next_pipeline: u32,
     pipeline: u32,
     pipe_index: u32,
@@ -86,7 +87,7 @@ pub struct Walker<'a> {
 
 impl<'a> Walker<'a> {
     /// A walker at the top level.
-    pub fn new(ctx: &'a ParseContext, form: Form) -> Self {
+    pub fn new(ctx: &'a ParseContext<'a>, form: Form) -> Self {
         Self {
             ctx,
             model: CommandModel {
@@ -98,10 +99,10 @@ impl<'a> Walker<'a> {
                 assigned: Vec::new(),
             },
             options: ParserOptions::default(),
-            cwd: Some(ctx.cwd.clone()),
+            cwd: Some(ctx.cwd.to_path_buf()),
             depth: 0,
             origin: Origin::TopLevel,
-            positional: ctx.positional.clone(),
+            positional: std::borrow::Cow::Borrowed(&ctx.positional),
             next_pipeline: 0,
             pipeline: 0,
             pipe_index: 0,
@@ -144,24 +145,24 @@ impl<'a> Walker<'a> {
         self.model
     }
 
-    fn known_vars(&self) -> KnownVars {
+    fn known_vars(&self) -> KnownVars<'_> {
         KnownVars {
-            home: self.ctx.home.to_string_lossy().into_owned(),
+            home: self.ctx.home.to_string_lossy(),
             pwd: self
                 .cwd
                 .as_ref()
-                .map(|p| p.to_string_lossy().into_owned())
+                .map(|p| p.to_string_lossy())
                 .unwrap_or_default(),
             tmpdir: if self.tainted.contains("TMPDIR") {
                 None
             } else {
                 self.ctx.tmpdir.clone()
             },
-            positional: self.positional.clone(),
+            positional: std::borrow::Cow::Borrowed(&self.positional),
             home_known: !self.tainted.contains("HOME"),
             pwd_known: !self.tainted.contains("PWD"),
             positional_known: !self.tainted.contains("@"),
-            numeric: self.numeric.clone(),
+            numeric: std::borrow::Cow::Borrowed(&self.numeric),
         }
     }
 
@@ -318,7 +319,7 @@ impl<'a> Walker<'a> {
             return;
         }
         let saved_origin = std::mem::replace(&mut self.origin, origin);
-        let saved_pos = positional.map(|p| std::mem::replace(&mut self.positional, p));
+        let saved_pos = positional.map(|p| std::mem::replace(&mut self.positional, p.into()));
         let saved_pipe = (self.pipeline, self.pipe_index);
         let saved_cwd = self.cwd.clone();
         let saved_doubt = self.cwd_doubt;
@@ -494,8 +495,11 @@ impl<'a> Walker<'a> {
                 let pushed =
                     self.push_redirects(redirs.as_ref().map(|r| r.0.as_slice()).unwrap_or(&[]));
                 let mut words = vec![Word::literal("[[")];
-                let vars = self.known_vars();
-                super::hazards::test_evaluates(&test.expr, &vars, &mut self.model.unknown);
+                // (The known variables borrow the walker: the reasons are
+                // gathered apart, then appended in the same order.)
+                let mut found = Vec::new();
+                super::hazards::test_evaluates(&test.expr, &self.known_vars(), &mut found);
+                self.model.unknown.append(&mut found);
                 collect_test_words(&test.expr, &mut |w| {
                     let r = self.resolve_word(&w.value);
                     words.push(r);
@@ -618,13 +622,21 @@ impl<'a> Walker<'a> {
 
     /// An argument word, brace-expanded into the words bash would pass.
     /// (The program word is never expanded: a brace there stays non-literal.)
-    fn resolve_words(&mut self, raw: &str) -> Vec<Word> {
+    /// The words are appended to `out` (a vector per word was built and
+    /// dropped before).
+    fn resolve_words(&mut self, raw: &str, out: &mut Vec<Word>) {
         match word::expand_braces(raw, &self.options) {
             Some(expanded) => {
                 self.model.constructs.brace_expansion = true;
-                expanded.iter().map(|r| self.resolve_word(r)).collect()
+                for r in &expanded {
+                    let w = self.resolve_word(r);
+                    out.push(w);
+                }
             }
-            None => vec![self.resolve_word(raw)],
+            None => {
+                let w = self.resolve_word(raw);
+                out.push(w);
+            }
         }
     }
 
@@ -718,7 +730,9 @@ impl<'a> Walker<'a> {
                 self.model.constructs.heredoc = true;
                 let body = if doc.requires_expansion {
                     // Unquoted delimiter: `$(...)` in the body runs.
-                    match word::resolve_heredoc(&doc.doc.value, &self.known_vars(), &self.options) {
+                    let resolved =
+                        word::resolve_heredoc(&doc.doc.value, &self.known_vars(), &self.options);
+                    match resolved {
                         Some(r) => {
                             for sub in &r.substitutions {
                                 self.model.constructs.substitution = true;
@@ -791,19 +805,17 @@ impl<'a> Walker<'a> {
 
     fn walk_simple(&mut self, sc: &ast::SimpleCommand) {
         let mut assignments = Vec::new();
-        let mut words = Vec::new();
         let mut redirections = Vec::new();
         let mut stdin = None;
-        let mut items: Vec<&CommandPrefixOrSuffixItem> = Vec::new();
-        if let Some(p) = &sc.prefix {
-            items.extend(p.0.iter());
-        }
-        let name_index = items.len();
-        if let Some(p) = &sc.suffix {
-            items.extend(p.0.iter());
-        }
+        // The prefix then the suffix, without collecting them first.
+        let prefix = sc.prefix.as_ref().map_or(&[][..], |p| p.0.as_slice());
+        let suffix = sc.suffix.as_ref().map_or(&[][..], |p| p.0.as_slice());
+        let items = prefix.iter().chain(suffix);
+        let name_index = prefix.len();
+        // Room for every word at once (brace expansion may still grow it).
+        let mut words = Vec::with_capacity(prefix.len() + suffix.len() + 1);
         let mut name_done = false;
-        for (i, item) in items.iter().enumerate() {
+        for (i, item) in items.enumerate() {
             if i == name_index && !name_done {
                 if let Some(w) = &sc.word_or_name {
                     words.push(self.resolve_word(&w.value));
@@ -816,7 +828,7 @@ impl<'a> Walker<'a> {
                         redirections.push(redir);
                     }
                 }
-                CommandPrefixOrSuffixItem::Word(w) => words.extend(self.resolve_words(&w.value)),
+                CommandPrefixOrSuffixItem::Word(w) => self.resolve_words(&w.value, &mut words),
                 CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
                     if i < name_index {
                         self.model.constructs.assignment_prefix = true;
@@ -1172,7 +1184,7 @@ impl<'a> Walker<'a> {
         self.cwd = match (target, &self.cwd) {
             // `cd -` after a `cd` of this string: `$OLDPWD` is known.
             (Some(t), Some(_)) if t.value == "-" && back.is_some() => back,
-            (None, _) => Some(self.ctx.home.clone()),
+            (None, _) => Some(self.ctx.home.to_path_buf()),
             (Some(t), Some(c)) if !t.unresolved && !t.glob && t.value != "-" => {
                 let lexical = join_clean(c, &t.value);
                 let has_parent = t.value.split('/').any(|p| p == "..");
@@ -1268,7 +1280,7 @@ impl<'a> Walker<'a> {
             Some(c) => c,
             None => {
                 unknown.get_or_insert_with(|| "the working directory is not known here (after `cd -`, `popd`, a `cd` that may fail, or a `cd` in only some branches of an `if`, `case` or `&&`/`||` list)".into());
-                self.ctx.cwd.clone()
+                self.ctx.cwd.to_path_buf()
             }
         };
         let program = words

@@ -5,20 +5,22 @@
 use brush_parser::word::{Parameter, ParameterExpr, SpecialParameter, TildeExpr, WordPiece};
 use brush_parser::{ParserOptions, word};
 
+use std::borrow::Cow;
+
 use super::model::Word;
 
 /// Variables the policy may substitute in argument position (contract
 /// clarification: `$HOME`, `$PWD`, `$TMPDIR`, positional parameters).
 #[derive(Debug, Clone, Default)]
-pub struct KnownVars {
+pub struct KnownVars<'a> {
     /// `$HOME` and `~`.
-    pub home: String,
+    pub home: Cow<'a, str>,
     /// `$PWD` (the tracked cwd at this point).
-    pub pwd: String,
+    pub pwd: Cow<'a, str>,
     /// `$TMPDIR`, if the caller has it set.
     pub tmpdir: Option<String>,
     /// `$0`, `$1`, ...
-    pub positional: Vec<String>,
+    pub positional: Cow<'a, [String]>,
     /// `$HOME`/`~` still has its starting value (no assignment seen).
     pub home_known: bool,
     /// `$PWD` still follows the tracked cwd.
@@ -28,7 +30,7 @@ pub struct KnownVars {
     /// Variables whose value the command itself set to an integer literal
     /// (`n=3`, `for i in 1 2 3`): the only names an arithmetic context may
     /// read without becoming unknown.
-    pub numeric: std::collections::BTreeSet<String>,
+    pub numeric: Cow<'a, std::collections::BTreeSet<String>>,
 }
 
 /// Something inside a word that runs a command of its own.
@@ -499,8 +501,8 @@ fn known_parameter(expr: &ParameterExpr, vars: &KnownVars) -> Option<String> {
     };
     match parameter {
         Parameter::Named(n) => match n.as_str() {
-            "HOME" if vars.home_known => Some(vars.home.clone()),
-            "PWD" if vars.pwd_known => Some(vars.pwd.clone()),
+            "HOME" if vars.home_known => Some(vars.home.to_string()),
+            "PWD" if vars.pwd_known => Some(vars.pwd.to_string()),
             "TMPDIR" => vars.tmpdir.clone(),
             _ => None,
         },
@@ -758,11 +760,11 @@ mod tests {
                 home: "/home/u".into(),
                 pwd: "/work".into(),
                 tmpdir: Some("/tmp/t".into()),
-                positional: vec!["sh".into(), "one".into()],
+                positional: vec!["sh".into(), "one".into()].into(),
                 home_known: true,
                 pwd_known: true,
                 positional_known: true,
-                numeric: ["n".to_string()].into_iter().collect(),
+                numeric: Cow::Owned(["n".to_string()].into_iter().collect()),
             },
             KnownVars::default(),
         ];
@@ -870,7 +872,7 @@ mod tests {
             home: "/home/u".into(),
             pwd: "/work".into(),
             tmpdir: None,
-            positional: vec!["sh".into(), "one".into()],
+            positional: vec!["sh".into(), "one".into()].into(),
             home_known: true,
             pwd_known: true,
             positional_known: true,

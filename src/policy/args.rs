@@ -4,8 +4,8 @@
 //! are the same command to the policy.
 
 use super::registry::{
-    CommandSpec, Effect, OperandSlot, OptionSpec, OptionStyle, Quantifier, UnknownOptions,
-    ValueKind, ValueType,
+    CommandSpec, Effect, OperandSlot, OptionEntry, OptionSpec, OptionStyle, Quantifier,
+    UnknownOptions, ValueKind, ValueType,
 };
 use crate::parse::Word;
 
@@ -14,8 +14,8 @@ use crate::parse::Word;
 pub struct UsedOption<'a> {
     /// The spelling used (`--forc` for `--force`).
     pub written: String,
-    /// The option's canonical (first) name.
-    pub name: String,
+    /// The option's canonical (first) name (borrowed from the entry).
+    pub name: &'a str,
     /// Its registry spec (borrowed from the entry: cloning it for every
     /// option used, and dropping it, was a few percent of a decision).
     pub spec: &'a OptionSpec,
@@ -28,8 +28,10 @@ pub struct UsedOption<'a> {
 pub struct ParsedArgs<'a> {
     /// Options in order.
     pub options: Vec<UsedOption<'a>>,
-    /// Operands with the type assigned by the entry's operand list.
-    pub operands: Vec<(Word, ValueType)>,
+    /// Operands with the type assigned by the entry's operand list
+    /// (borrowed from the arguments: copying each word was two
+    /// allocations).
+    pub operands: Vec<(&'a Word, ValueType)>,
     /// Options the entry does not list.
     pub unknown_options: Vec<String>,
     /// Problems that make the command malformed for the entry.
@@ -44,12 +46,12 @@ impl ParsedArgs<'_> {
 }
 
 /// Parses `args` (the words after the program or subcommand) against `spec`.
-pub fn parse_args<'a>(spec: &'a CommandSpec, args: &[Word]) -> ParsedArgs<'a> {
+pub fn parse_args<'a>(spec: &'a CommandSpec, args: &'a [Word]) -> ParsedArgs<'a> {
     let mut out = ParsedArgs::default();
     // Borrowed: cloning every spec of the entry at every call was a third
     // of a warm decision.
-    let opts: Vec<&'a OptionSpec> = spec.options.iter().map(|o| o.spec()).collect();
-    let mut operands: Vec<Word> = Vec::new();
+    let opts = Opts(&spec.options);
+    let mut operands: Vec<&'a Word> = Vec::new();
     let mut i = 0;
     let mut only_operands = spec.option_style == OptionStyle::None;
     while i < args.len() {
@@ -58,13 +60,13 @@ pub fn parse_args<'a>(spec: &'a CommandSpec, args: &[Word]) -> ParsedArgs<'a> {
         i += 1;
         if only_operands
             || a == "-"
-            || !(a.starts_with('-') || (a.starts_with('+') && a.len() > 1 && has_plus(&opts)))
+            || !(a.starts_with('-') || (a.starts_with('+') && a.len() > 1 && has_plus(opts)))
         {
             if a == "--" && !only_operands {
                 only_operands = true;
                 continue;
             }
-            operands.push(w.clone());
+            operands.push(w);
             if spec.option_style == OptionStyle::Posix {
                 only_operands = true;
             }
@@ -87,7 +89,7 @@ pub fn parse_args<'a>(spec: &'a CommandSpec, args: &[Word]) -> ParsedArgs<'a> {
                 _ => (a, None),
             };
             let found = find_long(
-                &opts,
+                opts,
                 name,
                 spec.option_style == OptionStyle::Gnu && a.starts_with("--"),
             );
@@ -112,7 +114,7 @@ pub fn parse_args<'a>(spec: &'a CommandSpec, args: &[Word]) -> ParsedArgs<'a> {
                             }
                         },
                     };
-                    only_operands |= record(&mut out, args, &mut i, name, o, value);
+                    only_operands |= record(&mut out, args, &mut i, name.to_string(), o, value);
                 }
                 Lookup::Ambiguous(names) => {
                     out.errors.push(format!(
@@ -121,7 +123,7 @@ pub fn parse_args<'a>(spec: &'a CommandSpec, args: &[Word]) -> ParsedArgs<'a> {
                     ));
                 }
                 Lookup::Missing => {
-                    if is_numeric_option(a, &opts) {
+                    if is_numeric_option(a, opts) {
                         continue;
                     }
                     out.unknown_options.push(name.to_string());
@@ -130,16 +132,27 @@ pub fn parse_args<'a>(spec: &'a CommandSpec, args: &[Word]) -> ParsedArgs<'a> {
             continue;
         }
         // A cluster of short options: -rf, -ofile, -n5.
-        if is_numeric_option(a, &opts) || is_signal_option(a, &opts) {
+        if is_numeric_option(a, opts) || is_signal_option(a, opts) {
             continue;
         }
         let chars: Vec<char> = a[1..].chars().collect();
         let mut j = 0;
         while j < chars.len() {
-            let mut name = String::with_capacity(1 + chars[j].len_utf8());
-            name.push('-');
-            name.push(chars[j]);
-            match opts.iter().find(|o| o.names.contains(&name)) {
+            // The option's name is `-` and this character; it is compared
+            // without building it (built only when it is recorded).
+            let ch = chars[j];
+            let mut cbuf = [0u8; 4];
+            let cs: &str = ch.encode_utf8(&mut cbuf);
+            let name = || -> String {
+                let mut s = String::with_capacity(1 + ch.len_utf8());
+                s.push('-');
+                s.push(ch);
+                s
+            };
+            match opts
+                .iter()
+                .find(|o| o.names.iter().any(|m| is_short_name(m, cs)))
+            {
                 Some(o) => {
                     // The rest of the cluster, for an option with a value.
                     let rest = || -> String { chars[j + 1..].iter().collect() };
@@ -180,15 +193,16 @@ pub fn parse_args<'a>(spec: &'a CommandSpec, args: &[Word]) -> ParsedArgs<'a> {
                                 i += 1;
                                 Some(v.clone())
                             } else {
-                                out.errors.push(format!("option `{name}` needs a value"));
+                                out.errors
+                                    .push(format!("option `{}` needs a value", name()));
                                 None
                             }
                         }
                     };
-                    only_operands |= record(&mut out, args, &mut i, &name, o, value);
+                    only_operands |= record(&mut out, args, &mut i, name(), o, value);
                 }
                 None => {
-                    out.unknown_options.push(name);
+                    out.unknown_options.push(name());
                     if spec.unknown_options != UnknownOptions::Allow {
                         // We cannot know whether the rest is a value.
                         break;
@@ -244,7 +258,7 @@ fn record<'a>(
     out: &mut ParsedArgs<'a>,
     args: &[Word],
     i: &mut usize,
-    written: &str,
+    written: String,
     o: &'a OptionSpec,
     value: Option<Word>,
 ) -> bool {
@@ -255,20 +269,37 @@ fn record<'a>(
         *i += 1;
     }
     out.options.push(UsedOption {
-        written: written.to_string(),
-        name: o.names[0].clone(),
+        written,
+        name: o.names[0].as_str(),
         spec: o,
         value,
     });
     o.effects.contains(&Effect::Last)
 }
 
-fn has_plus(opts: &[&OptionSpec]) -> bool {
+/// Whether the option name `m` is `-` followed by `c` (one character,
+/// UTF-8 encoded), without building `-c`.
+fn is_short_name(m: &str, c: &str) -> bool {
+    m.strip_prefix('-') == Some(c)
+}
+
+/// An entry's options as their specs, borrowed (a vector of references
+/// was collected at every call).
+#[derive(Clone, Copy)]
+struct Opts<'a>(&'a [OptionEntry]);
+
+impl<'a> Opts<'a> {
+    fn iter(self) -> impl Iterator<Item = &'a OptionSpec> {
+        self.0.iter().map(OptionEntry::spec)
+    }
+}
+
+fn has_plus(opts: Opts<'_>) -> bool {
     opts.iter()
         .any(|o| o.names.iter().any(|n| n.starts_with('+')))
 }
 
-fn is_numeric_option(a: &str, opts: &[&OptionSpec]) -> bool {
+fn is_numeric_option(a: &str, opts: Opts<'_>) -> bool {
     a.len() > 1
         && a[1..].chars().all(|c| c.is_ascii_digit())
         && opts.iter().any(|o| o.names.iter().any(|n| n == "-NUM"))
@@ -276,7 +307,7 @@ fn is_numeric_option(a: &str, opts: &[&OptionSpec]) -> bool {
 
 /// `-TERM`, `-SIGKILL`, `-USR1` for entries that list `-SIGNAL` (`kill`):
 /// a signal name, not a cluster of `-T -E -R -M`.
-fn is_signal_option(a: &str, opts: &[&OptionSpec]) -> bool {
+fn is_signal_option(a: &str, opts: Opts<'_>) -> bool {
     let name = &a[1..];
     a.len() > 2
         && name.starts_with(|c: char| c.is_ascii_alphabetic())
@@ -287,9 +318,15 @@ fn is_signal_option(a: &str, opts: &[&OptionSpec]) -> bool {
 }
 
 fn with_value(w: &Word, v: String) -> Word {
+    // Every field but the value (cloning the whole word copied the value
+    // too, then dropped it).
     Word {
         value: v,
-        ..w.clone()
+        raw: w.raw.clone(),
+        literal: w.literal,
+        quoted: w.quoted,
+        glob: w.glob,
+        unresolved: w.unresolved,
     }
 }
 
@@ -299,7 +336,7 @@ enum Lookup<'a> {
     Missing,
 }
 
-fn find_long<'a>(opts: &[&'a OptionSpec], name: &str, abbrev: bool) -> Lookup<'a> {
+fn find_long<'a>(opts: Opts<'a>, name: &str, abbrev: bool) -> Lookup<'a> {
     if let Some(o) = opts.iter().find(|o| o.names.iter().any(|n| n == name)) {
         return Lookup::Found(o);
     }
@@ -308,7 +345,6 @@ fn find_long<'a>(opts: &[&'a OptionSpec], name: &str, abbrev: bool) -> Lookup<'a
     }
     let matches: Vec<&OptionSpec> = opts
         .iter()
-        .copied()
         .filter(|o| {
             o.names
                 .iter()
@@ -389,6 +425,31 @@ fn describe(list: &[OperandSlot]) -> String {
 mod tests {
     use super::*;
 
+    /// A short option found without building its name: `m` without its
+    /// leading `-` equal to the character is `m == "-" + c`, over
+    /// generated names and characters (ASCII, multi-byte, `-` itself).
+    #[test]
+    fn short_name_comparison_equals_building_the_name() {
+        let chars = ['a', 'r', 'f', '-', '0', '9', 'é', '€', '𝄞', 'Z', ' '];
+        let mut names: Vec<String> = vec![String::new(), "-".into(), "--".into()];
+        for a in chars {
+            names.push(format!("-{a}"));
+            names.push(format!("--{a}"));
+            names.push(format!("{a}"));
+            for b in chars {
+                names.push(format!("-{a}{b}"));
+            }
+        }
+        for c in chars {
+            let mut cbuf = [0u8; 4];
+            let cs: &str = c.encode_utf8(&mut cbuf);
+            for m in &names {
+                let built = format!("-{c}");
+                assert_eq!(is_short_name(m, cs), *m == built, "{m:?} {c:?}");
+            }
+        }
+    }
+
     fn spec(options: &[&str], operands: &[&str]) -> CommandSpec {
         let opts = options
             .iter()
@@ -424,7 +485,8 @@ mod tests {
             &["--recur", "--forc", "x"],
             &["x", "-rf"],
         ] {
-            let p = parse_args(&s, &words(form));
+            let ws = words(form);
+            let p = parse_args(&s, &ws);
             assert!(p.has_effect(Effect::Recursive), "{form:?}");
             assert_eq!(p.options.len(), 2, "{form:?}");
             assert_eq!(p.operands.len(), 1, "{form:?}");
@@ -434,12 +496,14 @@ mod tests {
     #[test]
     fn attached_values_and_double_dash() {
         let s = spec(&["-o --output =write_path !write"], &["read_path*"]);
-        let p = parse_args(&s, &words(&["-ofile", "a"]));
+        let ws = words(&["-ofile", "a"]);
+        let p = parse_args(&s, &ws);
         assert_eq!(
             p.options[0].value.as_ref().map(|w| w.value.as_str()),
             Some("file")
         );
-        let p = parse_args(&s, &words(&["--output=f", "--", "-rf"]));
+        let ws = words(&["--output=f", "--", "-rf"]);
+        let p = parse_args(&s, &ws);
         assert_eq!(p.operands[0].0.value, "-rf");
         assert!(p.unknown_options.is_empty());
     }

@@ -19,7 +19,12 @@ pub(super) fn canonical_view(
 ) -> String {
     // Words are shown as `rules::render` shows them: quoted data stays
     // quoted, expansions as written. Each item follows a space.
-    let mut out = seg.program.clone();
+    // Sized for the usual case at once (a clone of the program name grew
+    // once or twice); a longer spelling still grows as needed.
+    let mut out = String::with_capacity(
+        seg.program.len() + 16 + seg.words.iter().map(|w| w.raw.len() + 4).sum::<usize>(),
+    );
+    out.push_str(&seg.program);
     let shown = |out: &mut String, w: &Word| {
         out.push(' ');
         if !w.literal && !w.glob {
@@ -31,7 +36,7 @@ pub(super) fn canonical_view(
     let push = |out: &mut String, p: &ParsedArgs| {
         for o in &p.options {
             out.push(' ');
-            out.push_str(&o.name);
+            out.push_str(o.name);
             if let Some(v) = &o.value {
                 shown(out, v);
             }

@@ -173,7 +173,7 @@ pub fn written_then_run(
         super::code_paths(name, text, seg, ctx, v);
         return;
     }
-    let pctx = crate::parse::ParseContext::new(seg.cwd.clone(), ctx.roots.home.clone());
+    let pctx = crate::parse::ParseContext::new(seg.cwd.as_path(), ctx.roots.home.as_path());
     let model = crate::parse::parse_string(text, &pctx);
     let inner = super::evaluate(&model, ctx, Some(text));
     for r in inner
@@ -1029,7 +1029,10 @@ mod tests {
 
     fn seg(argv: &[&str]) -> Segment {
         let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
-        let ctx = crate::parse::ParseContext::new("/p".into(), "/home/u".into());
+        let ctx = crate::parse::ParseContext::new(
+            std::path::Path::new("/p"),
+            std::path::Path::new("/home/u"),
+        );
         crate::parse::parse_list(&argv, &ctx).segments.remove(0)
     }
 

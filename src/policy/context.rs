@@ -207,7 +207,7 @@ pub(super) fn symlinks(model: &CommandModel, registry: &registry::Registry) -> V
         if !symbolic {
             continue;
         }
-        let ops: Vec<&Word> = parsed.operands.iter().map(|(w, _)| w).collect();
+        let ops: Vec<&Word> = parsed.operands.iter().map(|(w, _)| *w).collect();
         let dir = parsed
             .options
             .iter()

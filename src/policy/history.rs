@@ -21,6 +21,14 @@ fn refuse(v: &mut Verdict, what: String, instead: &str) {
     v.risk = Risk::Dangerous;
 }
 
+/// Whether `name` is `-{short}` (compared without building the string).
+fn is_short_name(name: &str, short: char) -> bool {
+    name.strip_prefix('-').is_some_and(|r| {
+        let mut c = r.chars();
+        c.next() == Some(short) && c.next().is_none()
+    })
+}
+
 /// Whether an option (or a short cluster) was given: `-W`, `-SW`, `--worktree`.
 fn has_flag(p: &ParsedArgs, short: char, long: &str) -> bool {
     p.options.iter().any(|o| {
@@ -28,7 +36,7 @@ fn has_flag(p: &ParsedArgs, short: char, long: &str) -> bool {
             || (!o.written.starts_with("--")
                 && o.written.starts_with('-')
                 && o.written[1..].contains(short))
-            || o.name == format!("-{short}")
+            || is_short_name(o.name, short)
     })
 }
 
@@ -225,6 +233,30 @@ pub fn find_delete(p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext, v: &mut V
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `has_flag`'s test of the canonical name (`-{short}` compared without
+    /// building it) agrees with building it, over generated names.
+    #[test]
+    fn short_flag_name_comparison_equals_building_it() {
+        let chars = ['W', 'S', 'a', '-', 'é', '𝄞'];
+        let mut names: Vec<String> = vec![String::new(), "-".into()];
+        for a in chars {
+            names.push(format!("-{a}"));
+            names.push(format!("--{a}"));
+            for b in chars {
+                names.push(format!("-{a}{b}"));
+            }
+        }
+        for short in chars {
+            for n in &names {
+                assert_eq!(
+                    is_short_name(n, short),
+                    *n == format!("-{short}"),
+                    "{n:?} {short:?}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn whole_repository_pathspecs() {

@@ -44,7 +44,7 @@ pub(super) fn git_config(name: &str, w: &Word, v: &mut Verdict) -> Risk {
 /// `git config KEY VALUE`, `git config set KEY VALUE`: the key must be on
 /// the allowlist of harmless keys.
 pub(super) fn git_config_command(parsed: &ParsedArgs, v: &mut Verdict) {
-    let options: Vec<String> = parsed.options.iter().map(|o| o.name.clone()).collect();
+    let options: Vec<String> = parsed.options.iter().map(|o| o.name.to_string()).collect();
     let operands: Vec<String> = parsed
         .operands
         .iter()

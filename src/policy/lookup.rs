@@ -62,9 +62,10 @@ pub(super) fn lookup<'w>(
         let sub = [name.as_str(), " ", &rest[idx].value].concat();
         match registry.get(&sub) {
             Some(s) => {
-                parents.push((name.clone(), spec.clone(), &rest[..idx]));
-                name = sub;
-                spec = s;
+                // The parent keeps the name and entry that are replaced.
+                let parent_name = std::mem::replace(&mut name, sub);
+                let parent_spec = std::mem::replace(&mut spec, s);
+                parents.push((parent_name, parent_spec, &rest[..idx]));
                 rest = &rest[idx + 1..];
             }
             None => return Err(sub),
@@ -75,16 +76,17 @@ pub(super) fn lookup<'w>(
 
 /// Index of the first operand (the subcommand), skipping global options.
 pub(super) fn first_operand(spec: &CommandSpec, args: &[Word]) -> Option<usize> {
-    let opts: Vec<&registry::OptionSpec> = spec.options.iter().map(|o| o.spec()).collect();
     let mut i = 0;
     while i < args.len() {
         let a = args[i].value.as_str();
         if !a.starts_with('-') || a == "-" {
             return Some(i);
         }
-        let takes_value = opts
-            .iter()
-            .any(|o| o.value == registry::ValueKind::Required && o.names.iter().any(|n| n == a));
+        // (The specs are read in place: no vector of them per call.)
+        let takes_value =
+            spec.options.iter().map(|o| o.spec()).any(|o| {
+                o.value == registry::ValueKind::Required && o.names.iter().any(|n| n == a)
+            });
         i += if takes_value { 2 } else { 1 };
     }
     None

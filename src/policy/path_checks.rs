@@ -174,7 +174,9 @@ pub(super) fn path_operand(
         );
         return;
     }
-    let mut value = w.value.clone();
+    // The path checked: the word, or a glob's fixed directory part (a
+    // slice of it; no copy).
+    let mut value: &str = &w.value;
     if w.glob && paths::glob_then_parent(&w.value) {
         unknown(
             v,
@@ -202,14 +204,14 @@ pub(super) fn path_operand(
         // Check the fixed directory part of the glob.
         let cut = value.find(['*', '?', '[']).unwrap_or(value.len());
         value = match value[..cut].rfind('/') {
-            Some(0) => "/".to_string(),
-            Some(i) => value[..i].to_string(),
-            None => ".".to_string(),
+            Some(0) => "/",
+            Some(i) => &value[..i],
+            None => ".",
         };
         // `rm -rf *` empties the directory: checked as the directory itself,
         // so in a writable root it is as broad as `rm -rf .`.
     }
-    let p: PathBuf = ctx.resolve(seg, &value);
+    let p: PathBuf = ctx.resolve(seg, value);
     // `mkdir` and `touch` create nothing a program could run or load.
     if t == Access::Write && !matches!(seg.program.as_str(), "mkdir" | "touch") {
         ctx.writes_seen

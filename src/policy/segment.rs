@@ -26,9 +26,9 @@ use crate::parse::{Origin, Segment, Word};
 /// Checks one segment against the registry, roots and its own shape.
 pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code: &mut Vec<String>) {
     let label = if seg.program.is_empty() {
-        "(redirection)".to_string()
+        "(redirection)"
     } else {
-        seg.program.clone()
+        seg.program.as_str()
     };
     for n in &seg.notes {
         v.note(Layer::Parse, format!("{label}: {n}"));
@@ -72,7 +72,7 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
         return;
     }
     if seg.argv[0].contains('/') {
-        written_then_run(seg, ctx, v, &seg.argv[0], &label, code);
+        written_then_run(seg, ctx, v, &seg.argv[0], label, code);
         untrusted_program_path(seg, ctx, v);
     }
     if seg.origin == Origin::ExecTemplate {
@@ -170,6 +170,9 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
     // options and the entry's own checks all read the same parse).
     let parent_parsed: Vec<ParsedArgs<'_>> =
         parents.iter().map(|(_, s, a)| parse_args(s, a)).collect();
+    // `find`'s implied starting point, when it has none (declared before
+    // the parse that borrows it).
+    let find_start: Word;
     let mut parsed = parse_args(&spec, args);
     let moved;
     let seg = match moved_base(seg, &parents, &parent_parsed, &parsed) {
@@ -212,9 +215,8 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
     }
     // `find` without a starting point searches `.`.
     if name == "find" && parsed.operands.is_empty() {
-        parsed
-            .operands
-            .push((Word::literal("."), ValueType::ReadPath));
+        find_start = Word::literal(".");
+        parsed.operands.push((&find_start, ValueType::ReadPath));
     }
     // An interpreter with no inline code and no script file reads its
     // program from standard input (`echo '...' | python3`).

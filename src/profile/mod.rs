@@ -767,7 +767,10 @@ impl EnvLooser for ProfileDoc {
 
 /// A custom rule's example matches this rule (used when loading).
 pub fn rule_matches(rule: &RuleDef, example: &str) -> bool {
-    let ctx = crate::parse::ParseContext::new("/work/project".into(), "/home/user".into());
+    let ctx = crate::parse::ParseContext::new(
+        std::path::Path::new("/work/project"),
+        std::path::Path::new("/home/user"),
+    );
     let model = crate::parse::parse_string(example, &ctx);
     let set = RuleSet::new(std::slice::from_ref(rule));
     let views = crate::policy::rules::views(&model, &[], Some(example));

@@ -2364,7 +2364,7 @@ echo there
         let loc = parse(INPUT).location().unwrap();
 
         assert_eq!(
-            *(loc.start),
+            loc.start,
             SourcePosition {
                 line: 1,
                 column: 1,
@@ -2372,7 +2372,7 @@ echo there
             }
         );
         assert_eq!(
-            *(loc.end),
+            loc.end,
             SourcePosition {
                 line: 2,
                 column: 11,
@@ -2400,7 +2400,7 @@ my_func
         let loc = func_def.location().unwrap();
 
         assert_eq!(
-            *(loc.start),
+            loc.start,
             SourcePosition {
                 line: 1,
                 column: 1,
@@ -2408,7 +2408,7 @@ my_func
             }
         );
         assert_eq!(
-            *(loc.end),
+            loc.end,
             SourcePosition {
                 line: 4,
                 column: 2,
@@ -2431,7 +2431,7 @@ my_func
         let loc = cmd.location().unwrap();
 
         assert_eq!(
-            *(loc.start),
+            loc.start,
             SourcePosition {
                 line: 1,
                 column: 1,
@@ -2439,7 +2439,7 @@ my_func
             }
         );
         assert_eq!(
-            *(loc.end),
+            loc.end,
             SourcePosition {
                 line: 1,
                 column: 28,

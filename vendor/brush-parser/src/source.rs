@@ -1,4 +1,4 @@
-use std::{fmt::Display, sync::Arc};
+use std::fmt::Display;
 
 /// Represents a position in source text.
 #[derive(Clone, Default, Debug)]
@@ -74,10 +74,11 @@ pub struct SourcePositionOffset {
     derive(PartialEq, Eq, serde::Serialize, serde::Deserialize)
 )]
 pub struct SourceSpan {
-    /// The start position.
-    pub start: Arc<SourcePosition>,
+    /// The start position. (safe-exec patch: held by value, not in an
+    /// `Arc`: two allocations per token otherwise.)
+    pub start: SourcePosition,
     /// The end position of the span (exclusive).
-    pub end: Arc<SourcePosition>,
+    pub end: SourcePosition,
 }
 
 impl SourceSpan {

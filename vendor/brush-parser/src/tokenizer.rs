@@ -1,5 +1,4 @@
 use std::borrow::Cow;
-use std::sync::Arc;
 use utf8_chars::BufReadCharsExt;
 
 use crate::{SourcePosition, SourceSpan};
@@ -66,7 +65,7 @@ impl Token {
 #[cfg(feature = "diagnostics")]
 impl From<&Token> for miette::SourceSpan {
     fn from(token: &Token) -> Self {
-        let start = token.location().start.as_ref();
+        let start = &token.location().start;
         Self::new(start.into(), token.location().length())
     }
 }
@@ -271,10 +270,10 @@ impl TokenParseState {
     }
 
     pub fn pop(&mut self, end_position: &SourcePosition) -> Token {
-        let end = Arc::new(end_position.to_owned());
+        // safe-exec patch: the positions are held by value (no `Arc`).
         let token_location = SourceSpan {
-            start: Arc::new(std::mem::take(&mut self.start_position)),
-            end,
+            start: std::mem::take(&mut self.start_position),
+            end: end_position.to_owned(),
         };
 
         let token = if std::mem::take(&mut self.token_is_operator) {

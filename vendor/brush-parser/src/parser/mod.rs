@@ -192,7 +192,9 @@ impl<R: std::io::BufRead> Parser<R> {
 
         tracing::debug!(target: "tokenize", "Tokenizing...");
 
-        let mut tokens = vec![];
+        // safe-exec patch: room for a typical command's tokens at once
+        // (growing from 4 to 8 to 16 reallocated the vector twice).
+        let mut tokens = Vec::with_capacity(8);
         loop {
             let result = match tokenizer.next_token() {
                 Ok(result) => result,
