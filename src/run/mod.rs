@@ -384,8 +384,10 @@ fn supervise(
             // child, still waiting in its first execve, never runs.
             if !snapshot.refused.is_empty() {
                 if let Some((_, l)) = &taken {
-                    // SAFETY: kill our own child.
-                    unsafe { libc::kill(l.pid, libc::SIGKILL) };
+                    let _ = nix::sys::signal::kill(
+                        nix::unistd::Pid::from_raw(l.pid),
+                        nix::sys::signal::Signal::SIGKILL,
+                    );
                 }
                 let _ = tx.send(Err(io::Error::other(ProtectedRefusal(
                     snapshot.refused.join("; "),

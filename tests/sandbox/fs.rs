@@ -283,11 +283,23 @@ fn secret_inside_a_writable_root_is_neither_readable_nor_writable() {
     assert_eq!(w.probe(&["open-write", &w.h(".ssh/id_rsa")]), EACCES);
     assert_eq!(w.probe(&["create", &w.h(".ssh/authorized_keys")]), EACCES);
     assert!(!w.home.join(".ssh/authorized_keys").exists());
+    std::fs::write(w.home.join("notes.txt"), "notes\n").unwrap();
     assert_eq!(
-        w.probe(&["open-write", &w.h(".bashrc")]),
+        w.probe(&["open-write", &w.h("notes.txt")]),
         0,
-        "control: other dotfiles stay writable"
+        "control: other files in HOME stay writable"
     );
+    // `.bashrc` is writable too, and a protected file (red team 5, F6
+    // addendum): the change is put back after the run (exit 126).
+    let bashrc = std::fs::read(w.home.join(".bashrc")).unwrap();
+    let out = w.run(&[probe().to_str().unwrap(), "open-write", &w.h(".bashrc")]);
+    assert_eq!(code(&out), 126, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(".bashrc (restored)"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(std::fs::read(w.home.join(".bashrc")).unwrap(), bashrc);
     // Documented limit: new entries directly in a carved ancestor.
     assert_eq!(w.probe(&["create", &w.h("newfile")]), EACCES);
 }
