@@ -265,14 +265,21 @@ fn ancestors_below<'a>(root: &Path, rel: &'a Path) -> impl Iterator<Item = PathB
 }
 
 fn ancestors_real(probe: &mut Probe, root: &Path, rel: &Path) -> bool {
+    ancestors(probe, root, rel) != Some(false)
+}
+
+/// `Some(true)`: every ancestor inside the root is a real directory;
+/// `None`: one is missing (so is the path: no `lstat` of it needed);
+/// `Some(false)`: one is not a directory (a planted symlink or file).
+fn ancestors(probe: &mut Probe, root: &Path, rel: &Path) -> Option<bool> {
     for cur in ancestors_below(root, rel) {
         match probe.lstat(&cur) {
             Some(m) if m.is_dir() => {}
-            Some(_) => return false,
-            None => return true, // missing ancestor: the path is missing
+            Some(_) => return Some(false),
+            None => return None,
         }
     }
-    true
+    Some(true)
 }
 
 const SKIP: [&str; 3] = ["node_modules", ".git", "target"];
@@ -504,8 +511,10 @@ impl Walk<'_, '_, '_> {
 }
 
 fn state_of(probe: &mut Probe, root: &Path, rel: &Path, budget: &mut u64) -> State {
-    if !ancestors_real(probe, root, rel) {
-        return State::Tampered;
+    match ancestors(probe, root, rel) {
+        Some(false) => return State::Tampered,
+        None => return State::Missing,
+        Some(true) => {}
     }
     let p = root.join(rel);
     let Some(m) = probe.lstat(&p) else {

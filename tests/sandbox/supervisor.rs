@@ -1248,19 +1248,24 @@ fn rt5_f2_snapshot_bounds_fail_closed() {
         let hooks_before = std::fs::read_dir(w.work.join(".git/hooks"))
             .unwrap()
             .count();
-        // One run: 10,001 junk files, then the hook and the agent setting.
+        // One run: the hook and the agent setting, then two directories of
+        // 10,001 junk files each in both trees (listed before them on
+        // tmpfs, newest first; on ext4 in hash order: the old walk's bound
+        // was spent on whichever junk directory came first).
         let out = run_script(
             &w,
             who,
-            "for d in .git/hooks/j30 .claude/j30; do mkdir -p $d && (cd $d && seq 0 10000 | xargs touch); done\n\
-             printf '#!/bin/sh\\ntouch pwned\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit\n\
-             echo '{\"hooks\":{}}' > .claude/settings.local.json\necho mine > notes.txt\n",
+            "printf '#!/bin/sh\\ntouch pwned\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit\n\
+             echo '{\"hooks\":{}}' > .claude/settings.local.json\necho mine > notes.txt\n\
+             for d in .git/hooks/j30 .git/hooks/j39 .claude/j30 .claude/j39; do mkdir -p $d; i=0; while [ $i -le 10000 ]; do : > $d/$i; i=$((i+1)); done; done\n[ -e .claude/j39/10000 ] || exit 3\n",
         );
         assert_restored(&out, who, "junk and hook");
         for gone in [
             ".git/hooks/pre-commit",
             ".git/hooks/j30",
+            ".git/hooks/j39",
             ".claude/j30",
+            ".claude/j39",
             ".claude/settings.local.json",
         ] {
             assert!(!w.work.join(gone).exists(), "{who:?}: {gone} survived");
@@ -1280,9 +1285,10 @@ fn rt5_f2_snapshot_bounds_fail_closed() {
         let out = run_script(
             &w,
             who,
-            "for d in .claude/j30 .claude/j39; do mkdir -p $d && (cd $d && seq 0 10000 | xargs touch); done\n",
+            "for d in .claude/j30 .claude/j39; do mkdir -p $d; i=0; while [ $i -le 10000 ]; do : > $d/$i; i=$((i+1)); done; done\n[ -e .claude/j39/10000 ] || exit 3\n",
         );
         assert_restored(&out, who, "two junk directories");
+        assert!(stderr(&out).contains(".claude/j39"), "{}", stderr(&out));
         assert!(!w.work.join(".claude/j39").exists(), "{who:?}");
         let out = run_script(
             &w,
@@ -1336,7 +1342,12 @@ fn rt5_f2_snapshot_bounds_fail_closed() {
         std::fs::create_dir_all(&sp).unwrap();
         std::fs::write(w.work.join("tools/env/pyvenv.cfg"), "home = /usr\n").unwrap();
         prep(&w, who);
-        let out = run_script(&w, who, "seq 0 4000 | sed 's/^/f/' | xargs touch\n");
+        let out = run_script(
+            &w,
+            who,
+            "i=0; while [ $i -le 4000 ]; do : > f$i; i=$((i+1)); done\n",
+        );
+        assert!(w.work.join("f4000").exists(), "{who:?}: {}", stderr(&out));
         assert_eq!(code(&out), 0, "{who:?}: {}", stderr(&out));
         let out = run_script(
             &w,
