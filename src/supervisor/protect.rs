@@ -92,6 +92,19 @@ struct Pass<'a> {
     refused: Vec<String>,
     /// Before the run: the directories `**` walks listed.
     walked: BTreeSet<PathBuf>,
+    /// After the run: directories that could not be listed (a directory
+    /// the command made unreadable and renamed into place): removed whole,
+    /// then rebuilt from the snapshot.
+    unlistable: Vec<(PathBuf, PathBuf)>,
+}
+
+/// Whether a listing failed for a reason other than the directory being
+/// gone (or no longer a directory).
+fn unlistable(e: &std::io::Error) -> bool {
+    !matches!(
+        e.kind(),
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+    )
 }
 
 impl Pass<'_> {
@@ -447,8 +460,21 @@ impl Walk<'_, '_, '_> {
         if *first == "**" {
             self.walk(rel.clone(), rest, depth);
             let dir = self.root.join(&rel);
-            let Ok(rd) = fs::read_dir(&dir) else {
-                return;
+            let rd = match fs::read_dir(&dir) {
+                Ok(rd) => rd,
+                Err(e) if unlistable(&e) => {
+                    if self.pass.before.is_none() {
+                        self.pass.refused.push(format!(
+                            "the directory {} under the protected pattern `{}` cannot be listed ({e}), so a change there could not be undone; make it readable and run again",
+                            dir.display(),
+                            self.pattern
+                        ));
+                    } else {
+                        self.pass.unlistable.push((self.root.to_path_buf(), rel));
+                    }
+                    return;
+                }
+                Err(_) => return,
             };
             let es: Vec<(OsString, bool)> = rd
                 .flatten()
@@ -598,11 +624,8 @@ fn covered(
                     tree_after(root, &rel, &mut set, pass);
                 } else {
                     let mut n = 0usize;
-                    if !tree(root, &rel, &mut set, &mut n) {
-                        pass.refused.push(format!(
-                            "the protected directory {} holds more than {MAX_TREE} entries: too many to snapshot, so a change to it could not be undone; remove the entries it does not need and run again",
-                            root.join(&rel).display()
-                        ));
+                    if let Err(why) = tree(root, &rel, &mut set, &mut n) {
+                        pass.refused.push(why);
                     }
                 }
             }
@@ -612,25 +635,37 @@ fn covered(
     set
 }
 
-/// The tree below `rel` before the run; `false` when it holds more than
-/// [`MAX_TREE`] entries (then the snapshot is refused).
-fn tree(root: &Path, rel: &Path, set: &mut BTreeSet<PathBuf>, n: &mut usize) -> bool {
-    let Ok(rd) = fs::read_dir(root.join(rel)) else {
-        return true;
+/// The tree below `rel` before the run; an error (the snapshot is then
+/// refused) when it holds more than [`MAX_TREE`] entries or a directory of
+/// it cannot be listed.
+fn tree(root: &Path, rel: &Path, set: &mut BTreeSet<PathBuf>, n: &mut usize) -> Result<(), String> {
+    let dir = root.join(rel);
+    let rd = match fs::read_dir(&dir) {
+        Ok(rd) => rd,
+        Err(e) if unlistable(&e) => {
+            return Err(format!(
+                "the protected directory {} cannot be listed ({e}), so a change to it could not be undone; make it readable and run again",
+                dir.display()
+            ));
+        }
+        Err(_) => return Ok(()),
     };
     for e in rd.flatten() {
         if *n >= MAX_TREE {
-            return false;
+            return Err(format!(
+                "the protected directory {} holds more than {MAX_TREE} entries: too many to snapshot, so a change to it could not be undone; remove the entries it does not need and run again",
+                dir.display()
+            ));
         }
         *n += 1;
         let r = rel.join(e.file_name());
         let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
         set.insert(r.clone());
-        if is_dir && !tree(root, &r, set, n) {
-            return false;
+        if is_dir {
+            tree(root, &r, set, n)?;
         }
     }
-    true
+    Ok(())
 }
 
 /// The tree below `rel` after the run, without a bound: every entry is
@@ -638,9 +673,15 @@ fn tree(root: &Path, rel: &Path, set: &mut BTreeSet<PathBuf>, n: &mut usize) -> 
 /// are entered. An entry that is new is removed whole by the restore, so
 /// what a new directory holds need not be listed (a command that fills
 /// one with a million files costs one removal, not a million names).
-fn tree_after(root: &Path, rel: &Path, set: &mut BTreeSet<PathBuf>, pass: &Pass<'_>) {
-    let Ok(rd) = fs::read_dir(root.join(rel)) else {
-        return;
+fn tree_after(root: &Path, rel: &Path, set: &mut BTreeSet<PathBuf>, pass: &mut Pass<'_>) {
+    let rd = match fs::read_dir(root.join(rel)) {
+        Ok(rd) => rd,
+        Err(e) if unlistable(&e) => {
+            pass.unlistable
+                .push((root.to_path_buf(), rel.to_path_buf()));
+            return;
+        }
+        Err(_) => return,
     };
     for e in rd.flatten() {
         let r = rel.join(e.file_name());
@@ -664,6 +705,7 @@ impl Snapshot {
             before: None,
             refused: Vec::new(),
             walked: BTreeSet::new(),
+            unlistable: Vec::new(),
         };
         for root in roots {
             for rel in covered(&mut probe, root, patterns, &mut pass, &mut s.venvs) {
@@ -699,6 +741,7 @@ impl Snapshot {
             before: Some(self),
             refused: Vec::new(),
             walked: BTreeSet::new(),
+            unlistable: Vec::new(),
         };
         // One pass of looking: nothing is changed until `changed` is known.
         let mut probe = Probe::default();
@@ -706,6 +749,29 @@ impl Snapshot {
             for rel in covered(&mut probe, root, patterns, &mut pass, &mut venvs) {
                 now.insert(root.join(&rel), (root.clone(), rel));
             }
+        }
+        let mut out = Vec::new();
+        // A directory that could not be listed hides what is in it: it goes
+        // whole, and the comparison below puts back what the snapshot had
+        // there (every entry of a protected tree is in it).
+        if !pass.unlistable.is_empty() {
+            for (root, rel) in &pass.unlistable {
+                let abs = root.join(rel);
+                interleave(&abs);
+                let r = at::open_root(root, self.root_ids.get(root).copied())
+                    .and_then(|fd| remove_any(fd.as_fd(), rel));
+                out.push(match r {
+                    Ok(()) => format!(
+                        "{} (could not be listed after the run; removed whole)",
+                        abs.display()
+                    ),
+                    Err(e) => format!(
+                        "{} (could not be listed after the run; could not be removed: {e})",
+                        abs.display()
+                    ),
+                });
+            }
+            probe = Probe::default();
         }
         let mut budget = MAX_BYTES;
         let mut changed: Vec<(PathBuf, PathBuf, PathBuf, State)> = Vec::new();
@@ -730,7 +796,6 @@ impl Snapshot {
                 changed.push((abs.clone(), root.clone(), rel.clone(), State::Missing));
             }
         }
-        let mut out = Vec::new();
         let mut fds: BTreeMap<PathBuf, std::io::Result<OwnedFd>> = BTreeMap::new();
         let mut root_fd = |root: &Path| -> std::io::Result<OwnedFd> {
             let r = fds

@@ -1337,6 +1337,35 @@ fn rt5_f2_snapshot_bounds_fail_closed() {
                 .is_fifo()
         );
         std::fs::remove_file(w.work.join(".envrc")).unwrap();
+        // A directory the command made unreadable (mode 000, made outside
+        // the protected paths, where chmod is allowed) and renamed over
+        // `.git/hooks` (same parent: no cross-directory rename needed):
+        // unprivileged, it cannot be listed after the run; it goes whole
+        // and the snapshot's hooks come back.
+        let hooks = w.work.join(".git/hooks");
+        let mode_before = std::fs::metadata(&hooks).unwrap().permissions().mode() & 0o7777;
+        let out = run_script(
+            &w,
+            who,
+            "mkdir .git/x && printf '#!/bin/sh\\ntouch pwned\\n' > .git/x/pre-commit && chmod 755 .git/x/pre-commit && chmod 000 .git/x && rm -rf .git/hooks && mv .git/x .git/hooks\n",
+        );
+        assert_restored(&out, who, "unreadable directory");
+        let m = std::fs::symlink_metadata(&hooks).unwrap();
+        assert!(m.is_dir(), "{who:?}");
+        assert_eq!(m.permissions().mode() & 0o7777, mode_before, "{who:?}");
+        assert!(
+            !hooks.join("pre-commit").exists(),
+            "{who:?}: {}",
+            stderr(&out)
+        );
+        assert_eq!(std::fs::read_dir(&hooks).unwrap().count(), hooks_before);
+        if who == Who::Nobody {
+            assert!(
+                stderr(&out).contains("could not be listed after the run; removed whole"),
+                "{}",
+                stderr(&out)
+            );
+        }
         // A venv two levels down behind 4,001 new root entries.
         let sp = w.work.join("tools/env/lib/python3.11/site-packages");
         std::fs::create_dir_all(&sp).unwrap();

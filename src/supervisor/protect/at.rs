@@ -202,6 +202,13 @@ fn remove_in(
         let fd = match open_dir(dir, name, DIR_READ) {
             Ok(fd) => fd,
             Err(Errno::ENOTDIR | Errno::ELOOP | Errno::ENOENT) => continue,
+            // A directory its owner cannot read (mode 000, made by the
+            // command): opened without reading (O_PATH) and given 0700
+            // through that descriptor, then listed.
+            Err(Errno::EACCES) => {
+                chmod_path_fd(open_dir(dir, name, DIR_PATH).map_err(io)?, 0o700)?;
+                continue;
+            }
             Err(e) => return Err(io(e)),
         };
         let names = list(&fd)?;
@@ -353,15 +360,7 @@ pub fn put_dir(dir: BorrowedFd<'_>, name: &OsStr, mode: u32) -> io::Result<()> {
             // named through /proc, which resolves to that inode, never
             // by the path in the roots.
             Err(Errno::EACCES) => {
-                let fd = open_dir(dir, name, DIR_PATH).map_err(io)?;
-                let proc = format!("/proc/self/fd/{}", fd.as_raw_fd());
-                return nix::sys::stat::fchmodat(
-                    nix::fcntl::AT_FDCWD,
-                    proc.as_str(),
-                    Mode::from_bits_truncate(mode & 0o7777),
-                    nix::sys::stat::FchmodatFlags::FollowSymlink,
-                )
-                .map_err(io);
+                return chmod_path_fd(open_dir(dir, name, DIR_PATH).map_err(io)?, mode);
             }
             Err(Errno::ENOTDIR | Errno::ELOOP | Errno::ENOENT) => continue,
             Err(e) => return Err(io(e)),
@@ -370,4 +369,18 @@ pub fn put_dir(dir: BorrowedFd<'_>, name: &OsStr, mode: u32) -> io::Result<()> {
     Err(io::Error::other(
         "it kept being replaced while it was put back",
     ))
+}
+
+/// `chmod` of what an `O_PATH` descriptor names (`fchmod` refuses one):
+/// through `/proc/self/fd/N`, which resolves to that inode, never by its
+/// path in the roots.
+fn chmod_path_fd(fd: OwnedFd, mode: u32) -> io::Result<()> {
+    let proc = format!("/proc/self/fd/{}", fd.as_raw_fd());
+    nix::sys::stat::fchmodat(
+        nix::fcntl::AT_FDCWD,
+        proc.as_str(),
+        Mode::from_bits_truncate(mode & 0o7777),
+        nix::sys::stat::FchmodatFlags::FollowSymlink,
+    )
+    .map_err(io)
 }
