@@ -124,14 +124,31 @@ pub enum RunError {
     /// Waiting for or signalling the command failed (exit 125).
     #[error("could not supervise the command: {0}")]
     Supervise(io::Error),
+    /// The protected files could not all be snapshotted: the command was
+    /// not started (exit 126).
+    #[error("denied: the command was not started: {0}")]
+    Protected(String),
 }
+
+/// Why the supervisor thread refused to let the command start (carried
+/// through its channel inside an `io::Error`).
+#[derive(Debug)]
+struct ProtectedRefusal(String);
+
+impl std::fmt::Display for ProtectedRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ProtectedRefusal {}
 
 impl RunError {
     /// Exit code safe-exec exits with for this error (contract table).
     pub fn exit_code(&self) -> i32 {
         match self {
             RunError::NotFound { .. } => 127,
-            RunError::NotExecutable { .. } => 126,
+            RunError::NotExecutable { .. } | RunError::Protected(_) => 126,
             _ => 125,
         }
     }
@@ -366,6 +383,21 @@ fn supervise(
                 _ => None,
             };
             restore_dumpable(dumpable);
+            // A snapshot that cannot cover every protected path (a bound
+            // hit, a file too large or unreadable) fails closed: the
+            // child, still waiting in its first execve, never runs.
+            if !snapshot.refused.is_empty() {
+                if let Some((_, l)) = &taken {
+                    let _ = nix::sys::signal::kill(
+                        nix::unistd::Pid::from_raw(l.pid),
+                        nix::sys::signal::Signal::SIGKILL,
+                    );
+                }
+                let _ = tx.send(Err(io::Error::other(ProtectedRefusal(
+                    snapshot.refused.join("; "),
+                ))));
+                return (sup::Events::default(), snapshot);
+            }
             let listener = match taken {
                 Some((taken, l)) => match taken {
                     Ok(fd) => Some((fd, l.pid)),
@@ -522,6 +554,12 @@ fn supervise_inner(
                 if let Ok(pid) = spawned {
                     // Reaping our own child (killed by the supervisor thread).
                     let _ = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(pid), None);
+                }
+                if let Some(r) = e
+                    .get_ref()
+                    .and_then(|r| r.downcast_ref::<ProtectedRefusal>())
+                {
+                    return Err(RunError::Protected(r.0.clone()));
                 }
                 return Err(RunError::Supervise(e));
             }

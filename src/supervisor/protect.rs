@@ -5,20 +5,38 @@
 //! directory tree, `*` within one component, `**` any number of
 //! directories. `**/site-packages/*.pth` is found through the venvs'
 //! `pyvenv.cfg` (the root itself and two levels below it), never by walking
-//! the tree; other `**` patterns are walked with a bound (depth 6, 4000
-//! directories, skipping node_modules, .git and target) and the bound is
-//! reported when hit.
+//! the tree; a leading `**` of other patterns is walked skipping
+//! node_modules, .git and target; a `**` after a fixed prefix
+//! (`.git/modules/**/config`) is walked whole, except that inside a git
+//! directory only its `modules/` is entered.
+//!
+//! Every bound fails closed (F2): a snapshot that cannot cover a protected
+//! path (a tree of more than [`MAX_TREE`] entries, a `**` walk past
+//! [`MAX_DIRS`] directories or [`MAX_DEPTH`] levels, a file larger than
+//! what is left of [`MAX_BYTES`] or unreadable) refuses the run before the
+//! command starts ([`Snapshot::refused`]). After the run nothing is
+//! bounded: every entry of a protected tree is compared, what was not in
+//! the snapshot is removed whole without being walked, and a directory a
+//! `**` walk did not see before the run that lies past the bound is removed
+//! whole. The restore's writes go through descriptors ([`at`]).
+
+mod at;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::OsString;
 use std::fs;
-use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
 /// Most bytes of protected content kept in memory per run.
 const MAX_BYTES: u64 = 64 * 1024 * 1024;
 /// Most entries below one protected directory tree.
 const MAX_TREE: usize = 10_000;
+/// Most directories one `**` walk lists before the run.
+const MAX_DIRS: usize = 4000;
+/// Deepest level of a `**` walk below where the `**` starts.
+const MAX_DEPTH: usize = 16;
 
 /// What one path was.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,10 +50,17 @@ enum State {
     Dir {
         mode: u32,
     },
+    /// A FIFO, socket or device (`kind`: the `S_IFMT` bits).
+    Special {
+        kind: u32,
+        mode: u32,
+    },
     /// An ancestor inside the root is not a real directory (a symlink
-    /// planted to redirect the path), or the file was too large to keep.
+    /// planted to redirect the path).
     Tampered,
-    TooLarge,
+    /// A regular file that could not be kept (too large, unreadable): the
+    /// snapshot refuses the run; after the run, a change.
+    Unreadable(String),
 }
 
 /// The protected set of every root at one moment.
@@ -45,10 +70,49 @@ pub struct Snapshot {
     /// nested roots, a project in TMPDIR, is found under both and kept
     /// with the last), its path relative to that root, and its state.
     entries: BTreeMap<PathBuf, (PathBuf, PathBuf, State)>,
-    /// Bounds that were hit (reported; those parts are not protected).
+    /// Notes for the report (not refusals).
     pub notes: Vec<String>,
+    /// Why this snapshot does not cover every protected path: when not
+    /// empty the command must not start, and [`Snapshot::restore`] does
+    /// nothing (an incomplete snapshot would call what it missed new).
+    pub refused: Vec<String>,
     /// venvs that existed before the run.
     venvs: BTreeSet<PathBuf>,
+    /// Directories a `**` walk listed before the run (absolute).
+    walked: BTreeSet<PathBuf>,
+    /// Each root's `(dev, ino)` before the run.
+    root_ids: BTreeMap<PathBuf, (u64, u64)>,
+}
+
+/// Which pass [`covered`] serves.
+struct Pass<'a> {
+    /// `None`: the snapshot itself; `Some`: the comparison after the run.
+    before: Option<&'a Snapshot>,
+    /// Before the run: the bounds that were hit.
+    refused: Vec<String>,
+    /// Before the run: the directories `**` walks listed.
+    walked: BTreeSet<PathBuf>,
+    /// After the run: directories that could not be listed (a directory
+    /// the command made unreadable and renamed into place): removed whole,
+    /// then rebuilt from the snapshot.
+    unlistable: Vec<(PathBuf, PathBuf)>,
+}
+
+/// Whether a listing failed for a reason other than the directory being
+/// gone (or no longer a directory).
+fn unlistable(e: &std::io::Error) -> bool {
+    !matches!(
+        e.kind(),
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+    )
+}
+
+impl Pass<'_> {
+    /// Whether `abs` was a directory of a protected tree before the run.
+    fn was_dir(&self, abs: &Path) -> bool {
+        self.before
+            .is_some_and(|b| matches!(b.entries.get(abs), Some((_, _, State::Dir { .. }))))
+    }
 }
 
 /// Whether `rel` (relative to a root) matches `pattern`.
@@ -204,11 +268,6 @@ impl Probe {
 /// XFS's magic number (`XFSB`): nix names it for glibc targets only.
 const XFS_SUPER_MAGIC: nix::sys::statfs::FsType = nix::sys::statfs::FsType(0x5846_5342);
 
-/// Directories inside `root` that are not symlinks, by relative path.
-fn is_real_dir(p: &Path) -> bool {
-    fs::symlink_metadata(p).is_ok_and(|m| m.is_dir())
-}
-
 /// The ancestors of `root/rel` below `root`, outermost first (`root/a`,
 /// `root/a/b` for `rel` = `a/b/c`).
 fn ancestors_below<'a>(root: &Path, rel: &'a Path) -> impl Iterator<Item = PathBuf> + 'a {
@@ -222,14 +281,21 @@ fn ancestors_below<'a>(root: &Path, rel: &'a Path) -> impl Iterator<Item = PathB
 }
 
 fn ancestors_real(probe: &mut Probe, root: &Path, rel: &Path) -> bool {
+    ancestors(probe, root, rel) != Some(false)
+}
+
+/// `Some(true)`: every ancestor inside the root is a real directory;
+/// `None`: one is missing (so is the path: no `lstat` of it needed);
+/// `Some(false)`: one is not a directory (a planted symlink or file).
+fn ancestors(probe: &mut Probe, root: &Path, rel: &Path) -> Option<bool> {
     for cur in ancestors_below(root, rel) {
         match probe.lstat(&cur) {
             Some(m) if m.is_dir() => {}
-            Some(_) => return false,
-            None => return true, // missing ancestor: the path is missing
+            Some(_) => return Some(false),
+            None => return None,
         }
     }
-    true
+    Some(true)
 }
 
 const SKIP: [&str; 3] = ["node_modules", ".git", "target"];
@@ -242,10 +308,10 @@ fn expand(
     probe: &mut Probe,
     root: &Path,
     pattern: &str,
-    notes: &mut Vec<String>,
+    pass: &mut Pass<'_>,
     venvs: &mut BTreeSet<PathBuf>,
-    only_known: bool,
 ) -> Vec<PathBuf> {
+    let only_known = pass.before.is_some();
     let parts: Vec<&str> = pattern
         .trim_end_matches('/')
         .split('/')
@@ -279,11 +345,14 @@ fn expand(
                 .collect::<Vec<_>>()
         } else {
             // The root, then one and two levels below it, each directory
-            // listed once.
+            // listed once, whole: no count bound (F2: a bound here let a
+            // command that adds thousands of entries to the root hide the
+            // user's venv from the next run's snapshot). The listing was
+            // never bounded, only the loop over it; a directory without
+            // subdirectories is still not listed (link count).
             let mut bases = vec![PathBuf::new()];
             let mut frontier = vec![PathBuf::new()];
-            let mut seen = 0usize;
-            'levels: for _ in 0..2 {
+            for _ in 0..2 {
                 let mut next = Vec::new();
                 for b in &frontier {
                     let dir = root.join(b);
@@ -295,17 +364,6 @@ fn expand(
                     }
                     if let Some(es) = probe.list(&dir) {
                         for (name, is_dir) in es {
-                            seen += 1;
-                            if seen > 4000 {
-                                // Bounded: a huge TMPDIR must not make every
-                                // run slow. Said, not silently skipped.
-                                notes.push(format!(
-                                    "protected pattern {pattern}: venv search under {} stopped after 4000 entries",
-                                    root.display()
-                                ));
-                                bases.extend(next.iter().cloned());
-                                break 'levels;
-                            }
                             if SKIP.iter().any(|s| name == *s) {
                                 continue;
                             }
@@ -353,19 +411,17 @@ fn expand(
         }
         return out;
     }
-    let mut out = Vec::new();
-    let mut visited = 0usize;
-    walk(
+    let mut w = Walk {
         probe,
         root,
-        PathBuf::new(),
-        &parts,
-        &mut out,
-        &mut visited,
-        0,
-        notes,
         pattern,
-    );
+        skip: parts.first() == Some(&"**"),
+        out: Vec::new(),
+        visited: 0,
+        pass,
+    };
+    w.walk(PathBuf::new(), &parts, 0);
+    let mut out = w.out;
     if !parts.iter().any(|p| has_glob(p)) {
         let lit: PathBuf = parts.iter().collect();
         if !out.contains(&lit) {
@@ -375,117 +431,179 @@ fn expand(
     out
 }
 
-#[allow(clippy::too_many_arguments)]
-fn walk(
-    probe: &mut Probe,
-    root: &Path,
-    rel: PathBuf,
-    parts: &[&str],
-    out: &mut Vec<PathBuf>,
-    visited: &mut usize,
-    depth: usize,
-    notes: &mut Vec<String>,
-    pattern: &str,
-) {
-    let Some((first, rest)) = parts.split_first() else {
-        out.push(rel);
-        return;
-    };
-    if *first == "**" {
-        walk(
-            probe,
-            root,
-            rel.clone(),
-            rest,
-            out,
-            visited,
-            depth,
-            notes,
-            pattern,
-        );
-        if depth >= 6 || *visited >= 4000 {
-            if *visited == 4000 || depth == 6 {
-                notes.push(format!(
-                    "protected pattern {pattern}: walk bounded at {}",
-                    rel.display()
-                ));
+/// One pattern's walk under one root.
+struct Walk<'p, 'a, 'b> {
+    probe: &'p mut Probe,
+    root: &'p Path,
+    pattern: &'p str,
+    /// Skip node_modules, .git and target (a leading `**`: the project).
+    skip: bool,
+    out: Vec<PathBuf>,
+    /// Directories listed by `**` (after the run: only new ones).
+    visited: usize,
+    pass: &'a mut Pass<'b>,
+}
+
+/// Whether a listing is a git directory's: `HEAD` and either `objects/`
+/// and `refs/` or a `commondir` file (git's own test). Git refuses a
+/// submodule's git directory nested inside another git directory
+/// elsewhere than under its `modules/` (CVE-2019-1387), so a `**` walk in
+/// `.git/` enters only `modules/` of a git directory, not its objects.
+fn is_git_dir(es: &[(OsString, bool)]) -> bool {
+    let has = |n: &str, dir: bool| es.iter().any(|(e, d)| e == n && *d == dir);
+    has("HEAD", false) && ((has("objects", true) && has("refs", true)) || has("commondir", false))
+}
+
+impl Walk<'_, '_, '_> {
+    fn walk(&mut self, rel: PathBuf, parts: &[&str], depth: usize) {
+        let Some((first, rest)) = parts.split_first() else {
+            self.out.push(rel);
+            return;
+        };
+        if *first == "**" {
+            self.walk(rel.clone(), rest, depth);
+            let dir = self.root.join(&rel);
+            let rd = match fs::read_dir(&dir) {
+                Ok(rd) => rd,
+                Err(e) if unlistable(&e) => {
+                    if self.pass.before.is_none() {
+                        self.pass.refused.push(format!(
+                            "the directory {} under the protected pattern `{}` cannot be listed ({e}), so a change there could not be undone; make it readable and run again",
+                            dir.display(),
+                            self.pattern
+                        ));
+                    } else {
+                        self.pass.unlistable.push((self.root.to_path_buf(), rel));
+                    }
+                    return;
+                }
+                Err(_) => return,
+            };
+            let es: Vec<(OsString, bool)> = rd
+                .flatten()
+                .map(|e| (e.file_name(), e.file_type().is_ok_and(|t| t.is_dir())))
+                .collect();
+            if self.pass.before.is_none() {
+                self.pass.walked.insert(dir);
+            }
+            let git = !self.skip && rel.starts_with(".git") && is_git_dir(&es);
+            for (name, is_dir) in es {
+                if !is_dir
+                    || (self.skip && SKIP.iter().any(|s| name == *s))
+                    || (git && name != "modules")
+                {
+                    continue;
+                }
+                let child = rel.join(&name);
+                let old = self
+                    .pass
+                    .before
+                    .is_some_and(|b| b.walked.contains(&self.root.join(&child)));
+                if !old && (depth + 1 > MAX_DEPTH || self.visited >= MAX_DIRS) {
+                    if self.pass.before.is_none() {
+                        self.pass.refused.push(format!(
+                            "the protected pattern `{}` reaches more than {MAX_DIRS} directories or {MAX_DEPTH} levels under {} (at {}): too many to snapshot, so a change there could not be undone; remove what is not needed there (or narrow the pattern in [paths] protected) and run again",
+                            self.pattern,
+                            self.root.display(),
+                            child.display()
+                        ));
+                        return;
+                    }
+                    // After the run: a directory the snapshot never saw,
+                    // past the bound, made by the command: removed whole.
+                    self.out.push(child);
+                    continue;
+                }
+                if !old {
+                    self.visited += 1;
+                }
+                self.walk(child, parts, depth + 1);
             }
             return;
         }
-        if let Ok(rd) = fs::read_dir(root.join(&rel)) {
-            for e in rd.flatten() {
-                let name = e.file_name();
-                if SKIP.iter().any(|s| name == *s) || !e.file_type().is_ok_and(|t| t.is_dir()) {
-                    continue;
-                }
-                *visited += 1;
-                walk(
-                    probe,
-                    root,
-                    rel.join(&name),
-                    parts,
-                    out,
-                    visited,
-                    depth + 1,
-                    notes,
-                    pattern,
-                );
+        if !has_glob(first) {
+            let next = rel.join(first);
+            if rest.is_empty() || self.probe.is_real_dir(&self.root.join(&next)) {
+                self.walk(next, rest, depth);
             }
+            return;
         }
-        return;
-    }
-    if !has_glob(first) {
-        let next = rel.join(first);
-        if rest.is_empty() || probe.is_real_dir(&root.join(&next)) {
-            walk(probe, root, next, rest, out, visited, depth, notes, pattern);
-        }
-        return;
-    }
-    if let Ok(rd) = fs::read_dir(root.join(&rel)) {
-        for e in rd.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if glob(first, &name) {
-                walk(
-                    probe,
-                    root,
-                    rel.join(&name),
-                    rest,
-                    out,
-                    visited,
-                    depth,
-                    notes,
-                    pattern,
-                );
+        if let Ok(rd) = fs::read_dir(self.root.join(&rel)) {
+            for e in rd.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if glob(first, &name) {
+                    self.walk(rel.join(&name), rest, depth);
+                }
             }
         }
     }
 }
 
 fn state_of(probe: &mut Probe, root: &Path, rel: &Path, budget: &mut u64) -> State {
-    if !ancestors_real(probe, root, rel) {
-        return State::Tampered;
+    match ancestors(probe, root, rel) {
+        Some(false) => return State::Tampered,
+        None => return State::Missing,
+        Some(true) => {}
     }
     let p = root.join(rel);
     let Some(m) = probe.lstat(&p) else {
         return State::Missing;
     };
     let mode = m.permissions().mode() & 0o7777;
-    if m.file_type().is_symlink() {
+    let ft = m.file_type();
+    if ft.is_symlink() {
         return fs::read_link(&p).map_or(State::Tampered, State::Symlink);
     }
     if m.is_dir() {
         return State::Dir { mode };
     }
-    if !m.is_file() || m.len() > *budget {
-        return State::TooLarge;
+    if ft.is_fifo() || ft.is_socket() || ft.is_block_device() || ft.is_char_device() {
+        return State::Special {
+            kind: m.mode() & libc::S_IFMT,
+            mode,
+        };
     }
-    match fs::read(&p) {
+    if m.len() > *budget {
+        return State::Unreadable(format!(
+            "{} bytes, more than the {} MiB left of the protected files' limit",
+            m.len(),
+            *budget / (1024 * 1024)
+        ));
+    }
+    match read_regular(&p, *budget, (m.dev(), m.ino())) {
         Ok(content) => {
             *budget = budget.saturating_sub(content.len() as u64);
             State::File { content, mode }
         }
-        Err(_) => State::TooLarge,
+        Err(e) => State::Unreadable(e.to_string()),
     }
+}
+
+/// The content of a regular file, opened without following a symlink and
+/// without blocking (a FIFO swapped in since the `lstat` is refused, not
+/// waited on), at most `limit` bytes. `id`: the `(dev, ino)` the `lstat`
+/// saw; a different file opened (an ancestor swapped for a symlink by a
+/// command still running in the roots) is refused, never read.
+fn read_regular(p: &Path, limit: u64, id: (u64, u64)) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(p)?;
+    let m = f.metadata()?;
+    if !m.is_file() || (m.dev(), m.ino()) != id {
+        return Err(std::io::Error::other("it changed while it was read"));
+    }
+    if m.len() > limit {
+        return Err(std::io::Error::other("it grew past the limit"));
+    }
+    let mut content = Vec::with_capacity(m.len() as usize);
+    f.take(limit + 1).read_to_end(&mut content)?;
+    if content.len() as u64 > limit {
+        return Err(std::io::Error::other("it grew past the limit"));
+    }
+    Ok(content)
 }
 
 /// Every relative path the patterns cover under `root` now, with the
@@ -494,25 +612,24 @@ fn covered(
     probe: &mut Probe,
     root: &Path,
     patterns: &[String],
-    notes: &mut Vec<String>,
+    pass: &mut Pass<'_>,
     venvs: &mut BTreeSet<PathBuf>,
-    only_known: bool,
 ) -> BTreeSet<PathBuf> {
     let mut set = BTreeSet::new();
     probe.list_if_small(root);
     for pat in patterns {
-        for rel in expand(probe, root, pat, notes, venvs, only_known) {
+        for rel in expand(probe, root, pat, pass, venvs) {
             if pat.ends_with('/')
                 && probe.is_real_dir(&root.join(&rel))
                 && ancestors_real(probe, root, &rel)
             {
-                let mut n = 0usize;
-                tree(root, &rel, &mut set, &mut n);
-                if n >= MAX_TREE {
-                    notes.push(format!(
-                        "protected directory {}: more than {MAX_TREE} entries",
-                        rel.display()
-                    ));
+                if pass.before.is_some() {
+                    tree_after(root, &rel, &mut set, pass);
+                } else {
+                    let mut n = 0usize;
+                    if let Err(why) = tree(root, &rel, &mut set, &mut n) {
+                        pass.refused.push(why);
+                    }
                 }
             }
             set.insert(rel);
@@ -521,58 +638,143 @@ fn covered(
     set
 }
 
-fn tree(root: &Path, rel: &Path, set: &mut BTreeSet<PathBuf>, n: &mut usize) {
-    let Ok(rd) = fs::read_dir(root.join(rel)) else {
-        return;
+/// The tree below `rel` before the run; an error (the snapshot is then
+/// refused) when it holds more than [`MAX_TREE`] entries or a directory of
+/// it cannot be listed.
+fn tree(root: &Path, rel: &Path, set: &mut BTreeSet<PathBuf>, n: &mut usize) -> Result<(), String> {
+    let dir = root.join(rel);
+    let rd = match fs::read_dir(&dir) {
+        Ok(rd) => rd,
+        Err(e) if unlistable(&e) => {
+            return Err(format!(
+                "the protected directory {} cannot be listed ({e}), so a change to it could not be undone; make it readable and run again",
+                dir.display()
+            ));
+        }
+        Err(_) => return Ok(()),
     };
     for e in rd.flatten() {
         if *n >= MAX_TREE {
-            return;
+            return Err(format!(
+                "the protected directory {} holds more than {MAX_TREE} entries: too many to snapshot, so a change to it could not be undone; remove the entries it does not need and run again",
+                dir.display()
+            ));
         }
         *n += 1;
         let r = rel.join(e.file_name());
         let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
         set.insert(r.clone());
         if is_dir {
-            tree(root, &r, set, n);
+            tree(root, &r, set, n)?;
         }
+    }
+    Ok(())
+}
+
+/// The tree below `rel` after the run, without a bound: every entry is
+/// named, and only the directories that were directories of the snapshot
+/// are entered. An entry that is new is removed whole by the restore, so
+/// what a new directory holds need not be listed (a command that fills
+/// one with a million files costs one removal, not a million names).
+fn tree_after(root: &Path, rel: &Path, set: &mut BTreeSet<PathBuf>, pass: &mut Pass<'_>) {
+    let rd = match fs::read_dir(root.join(rel)) {
+        Ok(rd) => rd,
+        Err(e) if unlistable(&e) => {
+            pass.unlistable
+                .push((root.to_path_buf(), rel.to_path_buf()));
+            return;
+        }
+        Err(_) => return,
+    };
+    for e in rd.flatten() {
+        let r = rel.join(e.file_name());
+        let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+        if is_dir && pass.was_dir(&root.join(&r)) {
+            tree_after(root, &r, set, pass);
+        }
+        set.insert(r);
     }
 }
 
 impl Snapshot {
-    /// Takes the snapshot of `patterns` under every root.
+    /// Takes the snapshot of `patterns` under every root. When it cannot
+    /// cover them all, [`Snapshot::refused`] says why and the command must
+    /// not start.
     pub fn take(roots: &[PathBuf], patterns: &[String]) -> Self {
         let mut s = Snapshot::default();
         let mut budget = MAX_BYTES;
         let mut probe = Probe::default();
+        let mut pass = Pass {
+            before: None,
+            refused: Vec::new(),
+            walked: BTreeSet::new(),
+            unlistable: Vec::new(),
+        };
         for root in roots {
-            for rel in covered(
-                &mut probe,
-                root,
-                patterns,
-                &mut s.notes,
-                &mut s.venvs,
-                false,
-            ) {
+            for rel in covered(&mut probe, root, patterns, &mut pass, &mut s.venvs) {
                 let st = state_of(&mut probe, root, &rel, &mut budget);
+                if let State::Unreadable(why) = &st {
+                    pass.refused.push(format!(
+                        "the protected file {} cannot be snapshotted ({why}), so a change to it could not be undone; make it readable or smaller, or move it out of the project, and run again",
+                        root.join(&rel).display()
+                    ));
+                }
                 s.entries.insert(root.join(&rel), (root.clone(), rel, st));
             }
+            // Known from this pass (the root is always looked at).
+            if let Some(m) = probe.lstat(root) {
+                s.root_ids.insert(root.clone(), (m.dev(), m.ino()));
+            }
         }
+        s.refused = pass.refused;
+        s.walked = pass.walked;
         s
     }
 
     /// Compares with now, restores what changed, returns one line per
-    /// restored path.
+    /// restored path. Does nothing for a refused snapshot (the command did
+    /// not run).
     pub fn restore(&self, roots: &[PathBuf], patterns: &[String]) -> Vec<String> {
-        let mut notes = Vec::new();
+        if !self.refused.is_empty() {
+            return Vec::new();
+        }
         let mut venvs = self.venvs.clone();
         let mut now: BTreeMap<PathBuf, (PathBuf, PathBuf)> = BTreeMap::new();
+        let mut pass = Pass {
+            before: Some(self),
+            refused: Vec::new(),
+            walked: BTreeSet::new(),
+            unlistable: Vec::new(),
+        };
         // One pass of looking: nothing is changed until `changed` is known.
         let mut probe = Probe::default();
         for root in roots {
-            for rel in covered(&mut probe, root, patterns, &mut notes, &mut venvs, true) {
+            for rel in covered(&mut probe, root, patterns, &mut pass, &mut venvs) {
                 now.insert(root.join(&rel), (root.clone(), rel));
             }
+        }
+        let mut out = Vec::new();
+        // A directory that could not be listed hides what is in it: it goes
+        // whole, and the comparison below puts back what the snapshot had
+        // there (every entry of a protected tree is in it).
+        if !pass.unlistable.is_empty() {
+            for (root, rel) in &pass.unlistable {
+                let abs = root.join(rel);
+                interleave(&abs);
+                let r = at::open_root(root, self.root_ids.get(root).copied())
+                    .and_then(|fd| remove_any(fd.as_fd(), rel));
+                out.push(match r {
+                    Ok(()) => format!(
+                        "{} (could not be listed after the run; removed whole)",
+                        abs.display()
+                    ),
+                    Err(e) => format!(
+                        "{} (could not be listed after the run; could not be removed: {e})",
+                        abs.display()
+                    ),
+                });
+            }
+            probe = Probe::default();
         }
         let mut budget = MAX_BYTES;
         let mut changed: Vec<(PathBuf, PathBuf, PathBuf, State)> = Vec::new();
@@ -584,36 +786,43 @@ impl Snapshot {
                 continue;
             }
             let after = state_of(&mut probe, root, rel, &mut budget);
-            if before == &State::TooLarge {
-                continue;
-            }
             if &after != before {
                 changed.push((abs.clone(), root.clone(), rel.clone(), before.clone()));
             }
         }
         for (abs, (root, rel)) in &now {
-            if !self.entries.contains_key(abs) {
+            // New, and there: a path a pattern names that does not exist
+            // (`x/config` under a new directory) is nothing to remove.
+            if !self.entries.contains_key(abs)
+                && (!ancestors_real(&mut probe, root, rel) || probe.lstat(abs).is_some())
+            {
                 changed.push((abs.clone(), root.clone(), rel.clone(), State::Missing));
             }
         }
-        let mut out = Vec::new();
+        let mut fds: BTreeMap<PathBuf, std::io::Result<OwnedFd>> = BTreeMap::new();
+        let mut root_fd = |root: &Path| -> std::io::Result<OwnedFd> {
+            let r = fds
+                .entry(root.to_path_buf())
+                .or_insert_with(|| at::open_root(root, self.root_ids.get(root).copied()));
+            match r {
+                Ok(fd) => fd.try_clone(),
+                Err(e) => Err(std::io::Error::new(e.kind(), e.to_string())),
+            }
+        };
         // Put back what existed (parents first), then remove what is new
         // (children first).
         changed.sort_by(|a, b| a.0.cmp(&b.0));
         for (abs, root, rel, before) in changed.iter().filter(|c| c.3 != State::Missing) {
-            fix_ancestors(root, rel);
-            let r = put_back(abs, before);
+            interleave(abs);
+            let r = root_fd(root).and_then(|fd| put_back(fd.as_fd(), rel, before));
             out.push(match r {
                 Ok(()) => format!("{} (restored)", abs.display()),
                 Err(e) => format!("{} (could not be restored: {e})", abs.display()),
             });
         }
         for (abs, root, rel, _) in changed.iter().rev().filter(|c| c.3 == State::Missing) {
-            // Things have changed by now: look afresh.
-            if !ancestors_real(&mut Probe::default(), root, rel) {
-                fix_ancestors(root, rel);
-            }
-            let r = remove_any(abs);
+            interleave(abs);
+            let r = root_fd(root).and_then(|fd| remove_any(fd.as_fd(), rel));
             out.push(match r {
                 Ok(()) => format!("{} (created by the command; removed)", abs.display()),
                 Err(e) => format!(
@@ -626,60 +835,72 @@ impl Snapshot {
     }
 }
 
-/// Replaces any ancestor of `rel` inside `root` that is not a real
-/// directory (a planted symlink) by an empty directory.
-fn fix_ancestors(root: &Path, rel: &Path) {
-    for cur in ancestors_below(root, rel) {
-        match fs::symlink_metadata(&cur) {
-            Ok(m) if m.is_dir() => {}
-            Ok(_) => {
-                let _ = fs::remove_file(&cur);
-                let _ = fs::create_dir(&cur);
-            }
-            Err(_) => {
-                let _ = fs::create_dir(&cur);
-            }
+/// Tests: what "another command still running in the roots" does right
+/// before the restore changes each path (deterministic interleaving).
+#[cfg(test)]
+type Interleave = Option<Box<dyn FnMut(&Path)>>;
+
+#[cfg(test)]
+thread_local! {
+    static INTERLEAVE: std::cell::RefCell<Interleave> = const { std::cell::RefCell::new(None) };
+}
+
+/// Tests: runs the planted interleaving for `abs`; nothing otherwise.
+#[cfg(test)]
+fn interleave(abs: &Path) {
+    INTERLEAVE.with(|h| {
+        if let Some(f) = h.borrow_mut().as_mut() {
+            f(abs);
         }
+    });
+}
+
+#[cfg(not(test))]
+fn interleave(_: &Path) {}
+
+/// Removes whatever is at `rel` under the root (by descriptor, see [`at`]);
+/// an ancestor that is a symlink or a file is replaced by an empty
+/// directory first (the path was reachable through it).
+fn remove_any(root: std::os::fd::BorrowedFd<'_>, rel: &Path) -> std::io::Result<()> {
+    match at::open_parent(root, rel, at::Ancestors::Fix)? {
+        None => Ok(()),
+        Some((dir, name)) => at::remove(dir.as_fd(), name),
     }
 }
 
-fn remove_any(p: &Path) -> std::io::Result<()> {
-    match fs::symlink_metadata(p) {
-        Err(_) => Ok(()),
-        Ok(m) if m.is_dir() => fs::remove_dir_all(p),
-        Ok(_) => fs::remove_file(p),
-    }
-}
-
-fn put_back(p: &Path, st: &State) -> std::io::Result<()> {
+/// Puts `rel` back to `st` (by descriptor, see [`at`]); missing ancestors
+/// are made and non-directories in their place replaced.
+fn put_back(root: std::os::fd::BorrowedFd<'_>, rel: &Path, st: &State) -> std::io::Result<()> {
+    let parent = || -> std::io::Result<(OwnedFd, &std::ffi::OsStr)> {
+        at::open_parent(root, rel, at::Ancestors::Make)?
+            .ok_or_else(|| std::io::Error::other("no parent directory"))
+    };
     match st {
         State::File { content, mode } => {
-            if fs::symlink_metadata(p).is_ok_and(|m| !m.is_file()) {
-                remove_any(p)?;
-            }
-            let tmp = p.with_file_name(format!(
-                ".{}.safe-exec-restore",
-                p.file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default()
-            ));
-            let _ = remove_any(&tmp);
-            fs::write(&tmp, content)?;
-            fs::set_permissions(&tmp, fs::Permissions::from_mode(*mode))?;
-            fs::rename(&tmp, p)
+            let (dir, name) = parent()?;
+            at::put_file(dir.as_fd(), name, content, *mode)
         }
         State::Symlink(t) => {
-            remove_any(p)?;
-            symlink(t, p)
+            let (dir, name) = parent()?;
+            at::put_symlink(dir.as_fd(), name, t)
         }
         State::Dir { mode } => {
-            if !is_real_dir(p) {
-                remove_any(p)?;
-                fs::create_dir(p)?;
-            }
-            fs::set_permissions(p, fs::Permissions::from_mode(*mode))
+            let (dir, name) = parent()?;
+            at::put_dir(dir.as_fd(), name, *mode)
         }
-        State::Missing | State::Tampered | State::TooLarge => Ok(()),
+        State::Special { kind, mode } => {
+            let (dir, name) = parent()?;
+            if *kind == libc::S_IFIFO {
+                at::put_fifo(dir.as_fd(), name, *mode)
+            } else {
+                at::remove(dir.as_fd(), name)?;
+                Err(std::io::Error::other(
+                    "a socket or device cannot be made again; what replaced it was removed",
+                ))
+            }
+        }
+        State::Missing | State::Tampered => Ok(()),
+        State::Unreadable(_) => Err(std::io::Error::other("it was not snapshotted")),
     }
 }
 
@@ -838,5 +1059,530 @@ mod tests {
         std::os::unix::fs::symlink(outside.path(), root.join("tools/env")).expect("ln");
         let _ = snap.restore(std::slice::from_ref(&root), &pats);
         assert!(sp(outside.path()).join("victim.pth").exists());
+    }
+}
+
+/// F1-F3 of red team 5: the git redirection files, the snapshot's bounds
+/// (fail closed), and the restore's writes by descriptor.
+#[cfg(test)]
+mod tests_rt5 {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn pats(p: &[&str]) -> Vec<String> {
+        p.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn mode(p: &Path) -> u32 {
+        fs::symlink_metadata(p).expect("md").permissions().mode() & 0o7777
+    }
+
+    fn set_mode(p: &Path, m: u32) {
+        fs::set_permissions(p, fs::Permissions::from_mode(m)).expect("chmod");
+    }
+
+    /// Everything under `d` (relative path, content or `<dir>`/`-> link`).
+    fn listing(d: &Path) -> BTreeMap<PathBuf, String> {
+        fn go(base: &Path, d: &Path, out: &mut BTreeMap<PathBuf, String>) {
+            for e in fs::read_dir(d).expect("ls").flatten() {
+                let p = e.path();
+                let m = fs::symlink_metadata(&p).expect("md");
+                let rel = p.strip_prefix(base).expect("rel").to_path_buf();
+                let mode = m.permissions().mode() & 0o7777;
+                if m.file_type().is_symlink() {
+                    out.insert(rel, format!("-> {:?}", fs::read_link(&p).expect("rl")));
+                } else if m.is_dir() {
+                    out.insert(rel, format!("<dir {mode:o}>"));
+                    go(base, &p, out);
+                } else {
+                    let c = fs::read(&p).expect("r");
+                    out.insert(rel, format!("{mode:o} {}", String::from_utf8_lossy(&c)));
+                }
+            }
+        }
+        let mut out = BTreeMap::new();
+        go(d, d, &mut out);
+        out
+    }
+
+    // ---- F1 ----
+
+    #[test]
+    fn git_redirection_files_are_protected_by_the_default_profile() {
+        let text = include_str!("../../profiles/default.toml");
+        let doc: toml::Value = toml::from_str(text).expect("toml");
+        let list: Vec<String> = doc["paths"]["protected"]
+            .as_array()
+            .expect("protected")
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect();
+        let hit = |rel: &str| list.iter().any(|p| matches(p, Path::new(rel)));
+        for rel in [
+            ".git",
+            ".git/commondir",
+            ".git/config.worktree",
+            ".git/modules/sub/config",
+            ".git/modules/libs/foo/config",
+            ".git/modules/a/modules/b/config",
+            ".git/modules/sub/commondir",
+            ".git/modules/sub/config.worktree",
+            ".git/modules/sub/hooks/pre-commit",
+            ".git/modules/target/hooks/post-checkout",
+            ".git/worktrees/wt/commondir",
+            ".git/worktrees/wt/config.worktree",
+            ".git/worktrees/wt/gitdir",
+            ".bashrc",
+            ".profile",
+            ".zshrc",
+            ".gitconfig",
+            ".config/git/config",
+            ".config/autostart/evil.desktop",
+            ".config/systemd/user/evil.service",
+            ".local/bin/git",
+        ] {
+            assert!(hit(rel), "{rel} is not protected");
+        }
+        // Positive control: ordinary git and project files are not.
+        for rel in [
+            ".git/index",
+            ".git/HEAD",
+            ".git/objects/ab/cdef",
+            ".git/modules/sub/index",
+            ".git/modules/sub/objects/ab/cd",
+            ".git/worktrees/wt/HEAD",
+            "src/main.rs",
+            ".config/app.toml",
+        ] {
+            assert!(!hit(rel), "{rel} is protected");
+        }
+    }
+
+    #[test]
+    fn git_redirection_files_are_restored_and_removed() {
+        let d = tempfile::tempdir().expect("tmp");
+        let root = d.path().to_path_buf();
+        let sub = root.join(".git/modules/libs/foo");
+        fs::create_dir_all(root.join(".git/hooks")).expect("mk");
+        fs::create_dir_all(root.join(".git/objects")).expect("mk");
+        fs::create_dir_all(root.join(".git/refs")).expect("mk");
+        fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").expect("w");
+        fs::write(root.join(".git/config"), "[core]\n").expect("w");
+        for g in [&sub, &root.join(".git/modules/target")] {
+            fs::create_dir_all(g.join("hooks")).expect("mk");
+            fs::create_dir_all(g.join("objects/ab")).expect("mk");
+            fs::create_dir_all(g.join("refs/heads")).expect("mk");
+            fs::write(g.join("HEAD"), "x\n").expect("w");
+            fs::write(g.join("config"), "[core]\n\tbare = false\n").expect("w");
+        }
+        let p: Vec<String> = {
+            let text = include_str!("../../profiles/default.toml");
+            let doc: toml::Value = toml::from_str(text).expect("toml");
+            doc["paths"]["protected"]
+                .as_array()
+                .expect("protected")
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        };
+        let snap = Snapshot::take(std::slice::from_ref(&root), &p);
+        assert!(snap.refused.is_empty(), "{:?}", snap.refused);
+        // Positive control: nothing changed, nothing reported.
+        assert_eq!(
+            snap.restore(std::slice::from_ref(&root), &p),
+            Vec::<String>::new()
+        );
+        fs::write(root.join(".git/commondir"), "../evil\n").expect("w");
+        fs::write(root.join(".git/config.worktree"), "[core]\n").expect("w");
+        fs::write(sub.join("config"), "[core]\n\tfsmonitor = evil\n").expect("w");
+        fs::write(sub.join("commondir"), "/tmp/evil\n").expect("w");
+        fs::write(sub.join("hooks/post-checkout"), "evil").expect("w");
+        fs::write(root.join(".git/modules/target/hooks/pre-commit"), "evil").expect("w");
+        fs::create_dir_all(root.join(".git/worktrees/wt")).expect("mk");
+        fs::write(root.join(".git/worktrees/wt/commondir"), "/tmp/evil").expect("w");
+        fs::write(root.join(".bashrc"), "evil").expect("w");
+        fs::create_dir_all(root.join(".local/bin")).expect("mk");
+        fs::write(root.join(".local/bin/git"), "evil").expect("w");
+        fs::write(root.join("ordinary.txt"), "mine").expect("w");
+        let out = snap.restore(std::slice::from_ref(&root), &p);
+        assert!(!out.is_empty());
+        for gone in [
+            ".git/commondir",
+            ".git/config.worktree",
+            ".git/modules/libs/foo/commondir",
+            ".git/modules/libs/foo/hooks/post-checkout",
+            ".git/modules/target/hooks/pre-commit",
+            ".git/worktrees/wt/commondir",
+            ".bashrc",
+            ".local/bin",
+        ] {
+            assert!(
+                fs::symlink_metadata(root.join(gone)).is_err(),
+                "{gone} survived: {out:?}"
+            );
+        }
+        assert_eq!(
+            fs::read_to_string(sub.join("config")).expect("r"),
+            "[core]\n\tbare = false\n"
+        );
+        assert_eq!(
+            fs::read_to_string(root.join("ordinary.txt")).expect("r"),
+            "mine"
+        );
+        // `.git` turned into a gitfile: a change; the directory and its
+        // protected files come back.
+        fs::rename(root.join(".git"), root.join("gitold")).expect("mv");
+        fs::write(root.join(".git"), "gitdir: evil\n").expect("w");
+        let out = snap.restore(std::slice::from_ref(&root), &p);
+        assert!(out.iter().any(|l| l.contains(".git (restored)")), "{out:?}");
+        assert!(
+            fs::symlink_metadata(root.join(".git"))
+                .expect("md")
+                .is_dir()
+        );
+        assert_eq!(
+            fs::read_to_string(root.join(".git/config")).expect("r"),
+            "[core]\n"
+        );
+    }
+
+    #[test]
+    fn a_gitfile_project_keeps_its_gitfile() {
+        // A linked worktree or submodule checkout as the project: `.git` is
+        // a file; repointing it is undone.
+        let d = tempfile::tempdir().expect("tmp");
+        let root = d.path().to_path_buf();
+        fs::write(root.join(".git"), "gitdir: /main/.git/worktrees/x\n").expect("w");
+        let p = pats(&[".git", ".git/config", ".git/commondir"]);
+        let snap = Snapshot::take(std::slice::from_ref(&root), &p);
+        assert!(snap.restore(std::slice::from_ref(&root), &p).is_empty());
+        fs::write(root.join(".git"), "gitdir: /tmp/evil\n").expect("w");
+        let out = snap.restore(std::slice::from_ref(&root), &p);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!(
+            fs::read_to_string(root.join(".git")).expect("r"),
+            "gitdir: /main/.git/worktrees/x\n"
+        );
+    }
+
+    // ---- F2 ----
+
+    #[test]
+    fn a_tree_past_the_bound_after_the_run_is_covered_whole() {
+        let d = tempfile::tempdir().expect("tmp");
+        let root = d.path().to_path_buf();
+        fs::create_dir_all(root.join(".git/hooks")).expect("mk");
+        fs::write(root.join(".git/hooks/pre-push.sample"), "keep").expect("w");
+        let p = pats(&[".git/hooks/", ".claude/"]);
+        fs::create_dir_all(root.join(".claude")).expect("mk");
+        fs::write(root.join(".claude/settings.json"), "{}").expect("w");
+        let snap = Snapshot::take(std::slice::from_ref(&root), &p);
+        assert!(snap.refused.is_empty());
+        // Two junk directories of 10,001 entries each: whichever is listed
+        // first, the bound of the old walk was spent before the other.
+        for base in [".git/hooks", ".claude"] {
+            for j in ["j1", "j2"] {
+                let dir = root.join(base).join(j);
+                fs::create_dir(&dir).expect("mk");
+                for i in 0..=MAX_TREE {
+                    fs::write(dir.join(i.to_string()), "").expect("w");
+                }
+                fs::write(dir.join("evil"), "evil").expect("w");
+            }
+        }
+        fs::write(root.join(".git/hooks/pre-commit"), "evil").expect("w");
+        fs::write(root.join(".claude/settings.local.json"), "evil").expect("w");
+        let out = snap.restore(std::slice::from_ref(&root), &p);
+        assert_eq!(
+            listing(&root.join(".git/hooks")).keys().collect::<Vec<_>>(),
+            vec![Path::new("pre-push.sample")],
+            "{out:?}"
+        );
+        assert_eq!(
+            listing(&root.join(".claude")).keys().collect::<Vec<_>>(),
+            vec![Path::new("settings.json")]
+        );
+        // One line per new top entry, not one per junk file.
+        assert_eq!(out.len(), 6, "{out:?}");
+    }
+
+    #[test]
+    fn a_tree_past_the_bound_before_the_run_refuses_and_touches_nothing() {
+        let d = tempfile::tempdir().expect("tmp");
+        let root = d.path().to_path_buf();
+        let tree = root.join(".vscode");
+        fs::create_dir_all(tree.join("cache")).expect("mk");
+        for i in 0..=MAX_TREE {
+            fs::write(tree.join("cache").join(i.to_string()), "").expect("w");
+        }
+        let p = pats(&[".vscode/", ".envrc"]);
+        let snap = Snapshot::take(std::slice::from_ref(&root), &p);
+        assert_eq!(snap.refused.len(), 1, "{:?}", snap.refused);
+        assert!(snap.refused[0].contains(".vscode"), "{:?}", snap.refused);
+        assert!(snap.refused[0].contains("remove the entries"));
+        // A refused snapshot restores nothing (it would call what it
+        // missed new): the user's entries all stay.
+        fs::write(root.join(".envrc"), "x").expect("w");
+        assert!(snap.restore(std::slice::from_ref(&root), &p).is_empty());
+        assert_eq!(
+            fs::read_dir(tree.join("cache")).expect("ls").count(),
+            MAX_TREE + 1
+        );
+        // Positive control: at the bound (the directory and 9,999 files)
+        // it is covered.
+        fs::remove_file(tree.join("cache/0")).expect("rm");
+        fs::remove_file(tree.join("cache/1")).expect("rm");
+        fs::remove_file(root.join(".envrc")).expect("rm");
+        let snap = Snapshot::take(std::slice::from_ref(&root), &p);
+        assert!(snap.refused.is_empty(), "{:?}", snap.refused);
+    }
+
+    #[test]
+    fn a_venv_is_found_however_many_entries_the_root_holds() {
+        let d = tempfile::tempdir().expect("tmp");
+        let root = d.path().to_path_buf();
+        let sp = root.join("tools/env/lib/python3.11/site-packages");
+        fs::create_dir_all(&sp).expect("mk");
+        fs::write(root.join("tools/env/pyvenv.cfg"), "home = /usr\n").expect("w");
+        for i in 0..4001 {
+            fs::write(root.join(format!("f{i}")), "").expect("w");
+        }
+        let p = pats(&["**/site-packages/*.pth"]);
+        let snap = Snapshot::take(std::slice::from_ref(&root), &p);
+        assert!(snap.refused.is_empty());
+        fs::write(sp.join("evil.pth"), "import os").expect("w");
+        let out = snap.restore(std::slice::from_ref(&root), &p);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert!(!sp.join("evil.pth").exists());
+    }
+
+    #[test]
+    fn a_double_star_walk_fails_closed() {
+        let d = tempfile::tempdir().expect("tmp");
+        let root = d.path().to_path_buf();
+        let p = pats(&[".git/modules/**/config"]);
+        fs::create_dir_all(root.join(".git/modules/sub")).expect("mk");
+        fs::write(root.join(".git/modules/sub/config"), "[core]\n").expect("w");
+        let snap = Snapshot::take(std::slice::from_ref(&root), &p);
+        assert!(snap.refused.is_empty());
+        // After the run: a nest deeper than the bound, a config at its
+        // bottom: the new directory is removed whole.
+        let mut deep = root.join(".git/modules/n");
+        for i in 0..(MAX_DEPTH + 4) {
+            deep.push(format!("d{i}"));
+        }
+        fs::create_dir_all(&deep).expect("mk");
+        fs::write(deep.join("config"), "evil").expect("w");
+        let out = snap.restore(std::slice::from_ref(&root), &p);
+        assert!(!deep.join("config").exists(), "{out:?}");
+        // Only what exists is reported: the one directory past the bound.
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!(
+            fs::read_to_string(root.join(".git/modules/sub/config")).expect("r"),
+            "[core]\n"
+        );
+        // Before the run: past the bound is a refusal.
+        fs::create_dir_all(&deep).expect("mk");
+        let snap = Snapshot::take(std::slice::from_ref(&root), &p);
+        assert_eq!(snap.refused.len(), 1, "{:?}", snap.refused);
+        fs::remove_dir_all(root.join(".git/modules/n")).expect("rm");
+        for i in 0..=MAX_DIRS {
+            fs::create_dir(root.join(format!(".git/modules/m{i}"))).expect("mk");
+        }
+        let snap = Snapshot::take(std::slice::from_ref(&root), &p);
+        assert_eq!(snap.refused.len(), 1, "{:?}", snap.refused);
+    }
+
+    #[test]
+    fn special_and_oversized_files_fail_closed() {
+        let d = tempfile::tempdir().expect("tmp");
+        let root = d.path().to_path_buf();
+        nix::unistd::mkfifo(
+            &root.join(".envrc"),
+            nix::sys::stat::Mode::from_bits_truncate(0o600),
+        )
+        .expect("mkfifo");
+        let p = pats(&[".envrc", ".npmrc"]);
+        let snap = Snapshot::take(std::slice::from_ref(&root), &p);
+        assert!(snap.refused.is_empty(), "{:?}", snap.refused);
+        // Unchanged FIFO: nothing (and nothing blocks).
+        assert!(snap.restore(std::slice::from_ref(&root), &p).is_empty());
+        // Replaced by a file: the FIFO is back; a FIFO made where nothing
+        // was: removed.
+        fs::remove_file(root.join(".envrc")).expect("rm");
+        fs::write(root.join(".envrc"), "evil").expect("w");
+        nix::unistd::mkfifo(
+            &root.join(".npmrc"),
+            nix::sys::stat::Mode::from_bits_truncate(0o600),
+        )
+        .expect("mkfifo");
+        let out = snap.restore(std::slice::from_ref(&root), &p);
+        assert_eq!(out.len(), 2, "{out:?}");
+        assert!(
+            fs::symlink_metadata(root.join(".envrc"))
+                .expect("md")
+                .file_type()
+                .is_fifo()
+        );
+        assert!(fs::symlink_metadata(root.join(".npmrc")).is_err());
+        // Too large to keep (sparse: no disk used): the run is refused.
+        let f = fs::File::create(root.join(".npmrc")).expect("create");
+        f.set_len(MAX_BYTES + 1).expect("len");
+        let snap = Snapshot::take(std::slice::from_ref(&root), &p);
+        assert_eq!(snap.refused.len(), 1, "{:?}", snap.refused);
+        assert!(snap.refused[0].contains(".npmrc"));
+        // Positive control: within the limit it is kept and put back.
+        f.set_len(1024).expect("len");
+        let snap = Snapshot::take(std::slice::from_ref(&root), &p);
+        assert!(snap.refused.is_empty());
+        fs::write(root.join(".npmrc"), "registry=evil").expect("w");
+        snap.restore(std::slice::from_ref(&root), &p);
+        assert_eq!(fs::read(root.join(".npmrc")).expect("r"), vec![0u8; 1024]);
+    }
+
+    // ---- F3 ----
+
+    /// Another command still running in the roots acts right before each
+    /// change of the restore: it moves `.git` aside and puts a symlink to
+    /// a directory outside the roots in its place, and plants symlinks at
+    /// the old fixed temporary name. Nothing outside changes; `.git/config`
+    /// comes back a regular file with its bytes and mode.
+    #[test]
+    fn the_restore_never_writes_through_a_symlink_planted_during_it() {
+        let d = tempfile::tempdir().expect("tmp");
+        let o = tempfile::tempdir().expect("tmp");
+        let root = d.path().to_path_buf();
+        let out_dir = o.path().to_path_buf();
+        fs::create_dir_all(root.join(".git/hooks")).expect("mk");
+        fs::write(root.join(".git/config"), "[core]\n\tbare = false\n").expect("w");
+        set_mode(&root.join(".git/config"), 0o640);
+        set_mode(&root.join(".git/hooks"), 0o750);
+        fs::create_dir_all(root.join(".claude")).expect("mk");
+        // Outside the roots: files with the names the restore uses.
+        fs::create_dir_all(out_dir.join("hooks")).expect("mk");
+        fs::write(out_dir.join("config"), "USER DATA").expect("w");
+        set_mode(&out_dir.join("config"), 0o600);
+        fs::write(out_dir.join("hooks/pre-commit"), "victim").expect("w");
+        fs::write(out_dir.join("victim"), "victim").expect("w");
+        set_mode(&out_dir.join("victim"), 0o600);
+        let before = listing(&out_dir);
+        let p = pats(&[".git/config", ".git/hooks/", ".claude/", ".envrc"]);
+        let snap = Snapshot::take(std::slice::from_ref(&root), &p);
+        fs::write(root.join(".git/config"), "[core]\n\tfsmonitor = evil\n").expect("w");
+        fs::write(root.join(".git/hooks/pre-commit"), "evil").expect("w");
+        set_mode(&root.join(".git/hooks"), 0o777);
+        fs::write(root.join(".claude/settings.local.json"), "evil").expect("w");
+        symlink(out_dir.join("victim"), root.join(".envrc")).expect("ln");
+        let (r2, o2) = (root.clone(), out_dir.clone());
+        let mut n = 0;
+        INTERLEAVE.with(|h| {
+            *h.borrow_mut() = Some(Box::new(move |_abs: &Path| {
+                n += 1;
+                if n > 1 {
+                    return;
+                }
+                let git = r2.join(".git");
+                if fs::symlink_metadata(&git).is_ok_and(|m| m.is_dir()) {
+                    let _ = fs::rename(&git, r2.join(format!("git-moved{n}")));
+                }
+                let _ = fs::remove_file(&git);
+                let _ = symlink(&o2, &git);
+                let _ = symlink(o2.join("config"), o2.join(".config.safe-exec-restore"));
+                let claude = r2.join(".claude");
+                if fs::symlink_metadata(&claude).is_ok_and(|m| m.is_dir()) {
+                    let _ = fs::rename(&claude, r2.join(format!("claude-moved{n}")));
+                    let _ = symlink(&o2, &claude);
+                }
+            }));
+        });
+        let out = snap.restore(std::slice::from_ref(&root), &p);
+        INTERLEAVE.with(|h| *h.borrow_mut() = None);
+        let _ = fs::remove_file(out_dir.join(".config.safe-exec-restore"));
+        assert_eq!(listing(&out_dir), before, "outside changed: {out:?}");
+        let cfg = root.join(".git/config");
+        let m = fs::symlink_metadata(&cfg).expect("md");
+        assert!(m.is_file(), "{out:?}");
+        assert_eq!(
+            fs::read_to_string(&cfg).expect("r"),
+            "[core]\n\tbare = false\n"
+        );
+        assert_eq!(mode(&cfg), 0o640);
+        assert!(
+            fs::symlink_metadata(root.join(".git"))
+                .expect("md")
+                .is_dir()
+        );
+        assert_eq!(mode(&root.join(".git/hooks")), 0o750);
+        assert!(fs::symlink_metadata(root.join(".envrc")).is_err());
+        assert!(!root.join(".claude/settings.local.json").exists());
+    }
+
+    /// Each primitive against a symlink planted at the path it touches.
+    #[test]
+    fn the_restore_primitives_never_follow_a_symlink() {
+        let d = tempfile::tempdir().expect("tmp");
+        let o = tempfile::tempdir().expect("tmp");
+        let root = d.path().to_path_buf();
+        let out_dir = o.path().to_path_buf();
+        fs::create_dir(out_dir.join("sub")).expect("mk");
+        fs::write(out_dir.join("sub/f"), "victim").expect("w");
+        fs::write(out_dir.join("file"), "victim").expect("w");
+        set_mode(&out_dir.join("file"), 0o600);
+        set_mode(&out_dir.join("sub"), 0o700);
+        let before = listing(&out_dir);
+        let rootfd = at::open_root(&root, None).expect("root");
+        let name = std::ffi::OsStr::new;
+        // put_file over a symlink to a file outside.
+        symlink(out_dir.join("file"), root.join("a")).expect("ln");
+        at::put_file(rootfd.as_fd(), name("a"), b"mine", 0o644).expect("put");
+        assert!(fs::symlink_metadata(root.join("a")).expect("md").is_file());
+        assert_eq!(fs::read(root.join("a")).expect("r"), b"mine");
+        // put_dir over a symlink to a directory outside: not chmod-ed.
+        symlink(out_dir.join("sub"), root.join("b")).expect("ln");
+        at::put_dir(rootfd.as_fd(), name("b"), 0o755).expect("put");
+        assert!(fs::symlink_metadata(root.join("b")).expect("md").is_dir());
+        assert_eq!(mode(&root.join("b")), 0o755);
+        // remove of a symlink to a directory outside: its files stay.
+        symlink(out_dir.join("sub"), root.join("c")).expect("ln");
+        at::remove(rootfd.as_fd(), name("c")).expect("rm");
+        assert!(fs::symlink_metadata(root.join("c")).is_err());
+        // An ancestor planted as a symlink: replaced, never entered.
+        symlink(&out_dir, root.join("d")).expect("ln");
+        assert!(
+            at::open_parent(rootfd.as_fd(), Path::new("d/sub/f"), at::Ancestors::Fix)
+                .expect("open")
+                .is_none()
+        );
+        assert!(fs::symlink_metadata(root.join("d")).expect("md").is_dir());
+        symlink(&out_dir, root.join("e")).expect("ln");
+        let (pd, last) = at::open_parent(rootfd.as_fd(), Path::new("e/file"), at::Ancestors::Make)
+            .expect("open")
+            .expect("some");
+        at::put_file(pd.as_fd(), last, b"mine", 0o600).expect("put");
+        // A missing ancestor: nothing to remove.
+        assert!(
+            at::open_parent(rootfd.as_fd(), Path::new("nope/x"), at::Ancestors::Fix)
+                .expect("open")
+                .is_none()
+        );
+        assert_eq!(listing(&out_dir), before);
+        // A nest deeper than the descriptors kept open is removed whole.
+        let mut deep = root.join("deep");
+        for _ in 0..200 {
+            deep.push("d");
+        }
+        fs::create_dir_all(&deep).expect("mk");
+        fs::write(deep.join("f"), "x").expect("w");
+        at::remove(rootfd.as_fd(), name("deep")).expect("rm");
+        assert!(fs::symlink_metadata(root.join("deep")).is_err());
+        // No temporary entry is left behind.
+        assert!(
+            !fs::read_dir(&root)
+                .expect("ls")
+                .flatten()
+                .any(|e| e.file_name().to_string_lossy().contains("safe-exec")),
+            "{:?}",
+            listing(&root)
+        );
     }
 }

@@ -296,6 +296,18 @@ fn secret_inside_a_writable_root_is_neither_readable_nor_writable() {
         0,
         "control: other files stay writable"
     );
+    // A `.bashrc` at the root of a writable root is a protected file (red
+    // team 5, F6 addendum): the change is put back after the run (exit 126).
+    std::fs::write(w.work.join(".bashrc"), "# the project's bashrc\n").unwrap();
+    let bashrc = std::fs::read(w.work.join(".bashrc")).unwrap();
+    let out = w.run(&[probe().to_str().unwrap(), "open-write", &w.w(".bashrc")]);
+    assert_eq!(code(&out), 126, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(".bashrc (restored)"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(std::fs::read(w.work.join(".bashrc")).unwrap(), bashrc);
     // Documented limit: new entries directly in a carved ancestor.
     assert_eq!(w.probe(&["create", &w.w("keys/newfile")]), EACCES);
 }

@@ -7,7 +7,7 @@ use crate::common::sandbox as common;
 use common::*;
 use serde_json::json;
 use std::net::{TcpListener, UdpSocket};
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
@@ -985,5 +985,509 @@ fn everyday_work_still_runs() {
         let out = cmd.output().unwrap();
         assert_eq!(code(&out), 0, "cargo build: {}", stderr(&out));
         assert!(c.join("target/debug/tiny").is_file());
+    }
+}
+
+// ---- Red team 5: F1 (git redirections), F2 (snapshot bounds), F3 (restore
+// races). Each run is a script file: the policy cannot see inside, so what
+// is observed is the supervisor's snapshot and restore.
+
+/// A fake submodule git directory (what `git submodule absorbgitdirs`
+/// leaves): HEAD, objects/, refs/, config, hooks/.
+fn fake_gitdir(dir: &Path) {
+    for d in ["hooks", "objects/ab", "refs/heads"] {
+        std::fs::create_dir_all(dir.join(d)).unwrap();
+    }
+    std::fs::write(dir.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(dir.join("config"), "[core]\n\tbare = false\n").unwrap();
+}
+
+/// `safe-exec check --json` (the static policy) as the caller.
+fn check_json(w: &World, args: &[&str]) -> serde_json::Value {
+    let out = w
+        .safe_exec()
+        .arg("check")
+        .arg("--json")
+        .arg("--profile")
+        .arg(w.profile_file())
+        .args(args)
+        .output()
+        .unwrap();
+    serde_json::from_str(&stdout(&out))
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {} {}", stdout(&out), stderr(&out)))
+}
+
+/// `safe-exec hook` with one Claude Code PreToolUse call: its exit code
+/// (2: refused) and what it printed.
+fn file_tool(w: &World, tool: &str, input: serde_json::Value) -> (i32, String) {
+    use std::io::Write;
+    let stdin = json!({"session_id":"s","cwd":w.work,"hook_event_name":"PreToolUse",
+        "tool_name":tool,"tool_input":input})
+    .to_string();
+    let mut child = w
+        .safe_exec()
+        .arg("hook")
+        .arg("--profile")
+        .arg(w.profile_file())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (code(&out), format!("{}{}", stdout(&out), stderr(&out)))
+}
+
+/// F1 (red team 5): `.git/commondir` (and `config.worktree`, the
+/// submodules' and linked worktrees' git directories, a gitfile in place
+/// of `.git`) redirect git's configuration and hooks: every spelling is
+/// undone (exit 126), the user's next plain `git status` runs no payload;
+/// ordinary git work in the same repository still exits 0.
+#[test]
+fn rt5_f1_git_redirections_do_not_survive() {
+    if !require_landlock() {
+        return;
+    }
+    for who in who() {
+        let w = World::new();
+        repo(&w);
+        let sub = w.work.join(".git/modules/libs/foo");
+        fake_gitdir(&sub);
+        prep(&w, who);
+        let config = std::fs::read(w.work.join(".git/config")).unwrap();
+        let sub_config = std::fs::read(sub.join("config")).unwrap();
+        let canary = w.base.join("pwned");
+        let payload = format!("touch {}", canary.display());
+        let fsmon = format!("printf '[core]\\n\\tfsmonitor = {payload}\\n'");
+        let evil = format!(
+            "mkdir -p evil/objects evil/refs evil/hooks && {fsmon} > evil/config && cp .git/HEAD evil/HEAD && "
+        );
+        let hook = format!("printf '#!/bin/sh\\n{payload}\\n'");
+        let abs_evil = w.work.join("evil");
+        for (what, script) in [
+            ("commondir", format!("{evil}echo ../evil > .git/commondir")),
+            (
+                "commondir, absolute",
+                format!("{evil}echo {} > .git/commondir", abs_evil.display()),
+            ),
+            (
+                "commondir by cp",
+                format!("{evil}echo ../evil > x.txt && cp x.txt .git/commondir && rm x.txt"),
+            ),
+            (
+                "commondir by rename",
+                format!("{evil}echo ../evil > .git/y && mv .git/y .git/commondir"),
+            ),
+            ("config.worktree", format!("{fsmon} > .git/config.worktree")),
+            (
+                "submodule config",
+                format!("{fsmon} >> .git/modules/libs/foo/config"),
+            ),
+            (
+                "submodule commondir",
+                format!("{evil}echo {} > .git/modules/libs/foo/commondir", abs_evil.display()),
+            ),
+            (
+                "submodule hook",
+                format!(
+                    "{hook} > .git/modules/libs/foo/hooks/post-checkout && chmod +x .git/modules/libs/foo/hooks/post-checkout || true"
+                ),
+            ),
+            (
+                "new submodule git dir",
+                format!("mkdir -p .git/modules/x/hooks && {fsmon} > .git/modules/x/config && {hook} > .git/modules/x/hooks/pre-commit"),
+            ),
+            (
+                "submodule named like a skipped directory",
+                format!("mkdir -p .git/modules/target/hooks && {hook} > .git/modules/target/hooks/pre-commit"),
+            ),
+            (
+                "linked worktree",
+                "mkdir -p .git/worktrees/w && echo ../../../evil > .git/worktrees/w/commondir && echo /tmp/x/.git > .git/worktrees/w/gitdir".to_string(),
+            ),
+        ] {
+            let out = run_script(&w, who, &script);
+            assert_restored(&out, who, what);
+            assert_eq!(
+                std::fs::read(w.work.join(".git/config")).unwrap(),
+                config,
+                "{who:?}: {what}"
+            );
+            assert_eq!(
+                std::fs::read(sub.join("config")).unwrap(),
+                sub_config,
+                "{who:?}: {what}"
+            );
+            for gone in [
+                ".git/commondir",
+                ".git/config.worktree",
+                ".git/modules/libs/foo/commondir",
+                ".git/modules/libs/foo/hooks/post-checkout",
+                ".git/modules/x/config",
+                ".git/modules/x/hooks",
+                ".git/modules/target/hooks",
+                ".git/worktrees/w/commondir",
+                ".git/worktrees/w/gitdir",
+            ] {
+                assert!(
+                    std::fs::symlink_metadata(w.work.join(gone)).is_err(),
+                    "{who:?}: {what}: {gone} survived"
+                );
+            }
+            let _ = std::fs::remove_dir_all(&abs_evil);
+        }
+        // `.git` turned into a gitfile: the directory comes back (the
+        // moved history is the user's to move back).
+        let out = run_script(&w, who, "mv .git gitold && echo 'gitdir: evil' > .git");
+        assert_restored(&out, who, "gitfile");
+        assert!(
+            std::fs::symlink_metadata(w.work.join(".git"))
+                .unwrap()
+                .is_dir()
+        );
+        assert_eq!(std::fs::read(w.work.join(".git/config")).unwrap(), config);
+        std::fs::remove_dir_all(w.work.join(".git")).unwrap();
+        std::fs::rename(w.work.join("gitold"), w.work.join(".git")).unwrap();
+        // The user's next plain git commands run no payload.
+        git(&w.work, &["status", "--short"]);
+        assert!(!canary.exists(), "{who:?}: payload ran");
+        // Positive control: ordinary git work exits 0 and keeps its commit.
+        let out = run_ok(
+            &w,
+            who,
+            &[
+                "-c",
+                "git checkout -q -b feature && echo b >> a.txt && git commit -qam two && git log --oneline",
+            ],
+        );
+        assert!(stdout(&out).contains("two"), "{}", stdout(&out));
+        assert!(!stderr(&out).contains("protected"), "{}", stderr(&out));
+        assert!(!canary.exists(), "{who:?}: payload ran");
+    }
+}
+
+/// F1 (red team 5), the static policy and the agent's file tool: a visible
+/// write of the git redirection files and of the home dotfiles is refused
+/// before anything runs; ordinary files beside them are not.
+#[test]
+fn rt5_f1_visible_writes_of_git_redirections_are_refused() {
+    let w = World::new();
+    for s in [
+        "echo ../evil > .git/commondir",
+        "cp x.txt .git/commondir",
+        "echo x >> .git/config.worktree",
+        "echo x > .git/modules/sub/config",
+        "echo x > .git/modules/libs/foo/hooks/pre-commit",
+        "echo x > .git/worktrees/w/commondir",
+        "echo 'gitdir: evil' > .git",
+        "printf x | tee -a .bashrc",
+        "cp x .profile",
+        "echo x > .local/bin/git",
+        "echo x > .config/autostart/e.desktop",
+    ] {
+        let v = check_json(&w, &["-c", s]);
+        assert_eq!(v["decision"], "deny", "{s}: {v}");
+    }
+    for s in ["echo x > notes.txt", "echo x > .git/description"] {
+        let v = check_json(&w, &["-c", s]);
+        assert_eq!(v["decision"], "allow", "control {s}: {v}");
+    }
+    for rel in [
+        ".git/commondir",
+        ".git/modules/x/config",
+        ".git/worktrees/w/commondir",
+        ".bashrc",
+    ] {
+        let (rc, out) = file_tool(
+            &w,
+            "Write",
+            json!({"file_path": w.work.join(rel), "content": "x"}),
+        );
+        assert!(rc == 2 && out.contains("protected"), "{rel}: {rc} {out}");
+    }
+    let (rc, out) = file_tool(
+        &w,
+        "Write",
+        json!({"file_path": w.work.join("src/main.rs"), "content": "x"}),
+    );
+    assert!(rc == 0 && !out.contains("refused"), "control: {rc} {out}");
+}
+
+/// Files in `dir`, 10,001 of them, in subdirectory `j`.
+fn junk(dir: &Path, j: &str) {
+    let d = dir.join(j);
+    std::fs::create_dir_all(&d).unwrap();
+    for i in 0..10_001 {
+        std::fs::write(d.join(i.to_string()), "").unwrap();
+    }
+}
+
+/// F2 (red team 5): the snapshot's bounds fail closed. Past the tree bound
+/// during the run: the whole junk and the planted hook go (single run and
+/// the silent two-run variant). Over the bound before the run: the command
+/// does not start (126 and a message saying what to do), nothing of the
+/// user's is touched. A FIFO at a protected path is a state, not skipped;
+/// a venv hidden behind thousands of new root entries is still found.
+#[test]
+fn rt5_f2_snapshot_bounds_fail_closed() {
+    if !require_landlock() {
+        return;
+    }
+    for who in who() {
+        let w = World::new();
+        repo(&w);
+        std::fs::create_dir_all(w.work.join(".claude")).unwrap();
+        std::fs::write(w.work.join(".claude/settings.json"), "{}\n").unwrap();
+        prep(&w, who);
+        let hooks_before = std::fs::read_dir(w.work.join(".git/hooks"))
+            .unwrap()
+            .count();
+        // One run: the hook and the agent setting, then two directories of
+        // 10,001 junk files each in both trees (listed before them on
+        // tmpfs, newest first; on ext4 in hash order: the old walk's bound
+        // was spent on whichever junk directory came first).
+        let out = run_script(
+            &w,
+            who,
+            "printf '#!/bin/sh\\ntouch pwned\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit\n\
+             echo '{\"hooks\":{}}' > .claude/settings.local.json\necho mine > notes.txt\n\
+             for d in .git/hooks/j30 .git/hooks/j39 .claude/j30 .claude/j39; do mkdir -p $d; i=0; while [ $i -le 10000 ]; do : > $d/$i; i=$((i+1)); done; done\n[ -e .claude/j39/10000 ] || exit 3\n",
+        );
+        assert_restored(&out, who, "junk and hook");
+        for gone in [
+            ".git/hooks/pre-commit",
+            ".git/hooks/j30",
+            ".git/hooks/j39",
+            ".claude/j30",
+            ".claude/j39",
+            ".claude/settings.local.json",
+        ] {
+            assert!(!w.work.join(gone).exists(), "{who:?}: {gone} survived");
+        }
+        assert_eq!(
+            std::fs::read_dir(w.work.join(".git/hooks"))
+                .unwrap()
+                .count(),
+            hooks_before
+        );
+        assert_eq!(
+            std::fs::read_to_string(w.work.join("notes.txt")).unwrap(),
+            "mine\n"
+        );
+        // Two runs: the first leaves two junk directories (both go), the
+        // second writes the setting (it goes, loudly).
+        let out = run_script(
+            &w,
+            who,
+            "for d in .claude/j30 .claude/j39; do mkdir -p $d; i=0; while [ $i -le 10000 ]; do : > $d/$i; i=$((i+1)); done; done\n[ -e .claude/j39/10000 ] || exit 3\n",
+        );
+        assert_restored(&out, who, "two junk directories");
+        assert!(stderr(&out).contains(".claude/j39"), "{}", stderr(&out));
+        assert!(!w.work.join(".claude/j39").exists(), "{who:?}");
+        let out = run_script(
+            &w,
+            who,
+            "echo '{\"hooks\":{}}' > .claude/settings.local.json\n",
+        );
+        assert_restored(&out, who, "second run");
+        assert!(!w.work.join(".claude/settings.local.json").exists());
+        // Over the bound before the run (the user's own tree): refused
+        // before the command starts, the tree untouched.
+        junk(&w.work.join(".vscode"), "cache");
+        prep(&w, who);
+        let out = run_script(&w, who, "echo ran > ran.txt\n");
+        assert_eq!(code(&out), 126, "{who:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(".vscode")
+                && stderr(&out).contains("remove the entries it does not need"),
+            "{who:?}: {}",
+            stderr(&out)
+        );
+        assert!(!w.work.join("ran.txt").exists(), "{who:?}: the command ran");
+        assert_eq!(
+            std::fs::read_dir(w.work.join(".vscode/cache"))
+                .unwrap()
+                .count(),
+            10_001
+        );
+        std::fs::remove_dir_all(w.work.join(".vscode")).unwrap();
+        // Positive control: the same command now runs and keeps its file.
+        let out = run_script(&w, who, "echo ran > ran.txt\n");
+        assert_eq!(code(&out), 0, "{who:?}: {}", stderr(&out));
+        assert!(w.work.join("ran.txt").exists());
+        // A FIFO at a protected path replaced by a file: put back.
+        nix::unistd::mkfifo(
+            &w.work.join(".envrc"),
+            nix::sys::stat::Mode::from_bits_truncate(0o644),
+        )
+        .unwrap();
+        prep(&w, who);
+        let out = run_script(&w, who, "rm -f .envrc && echo 'touch pwned' > .envrc\n");
+        assert_restored(&out, who, "fifo");
+        assert!(
+            std::fs::symlink_metadata(w.work.join(".envrc"))
+                .unwrap()
+                .file_type()
+                .is_fifo()
+        );
+        std::fs::remove_file(w.work.join(".envrc")).unwrap();
+        // A directory the command made unreadable (mode 000, made outside
+        // the protected paths, where chmod is allowed) and renamed over
+        // `.git/hooks` (same parent: no cross-directory rename needed):
+        // unprivileged, it cannot be listed after the run; it goes whole
+        // and the snapshot's hooks come back.
+        let hooks = w.work.join(".git/hooks");
+        let mode_before = std::fs::metadata(&hooks).unwrap().permissions().mode() & 0o7777;
+        let out = run_script(
+            &w,
+            who,
+            "mkdir .git/x && printf '#!/bin/sh\\ntouch pwned\\n' > .git/x/pre-commit && chmod 755 .git/x/pre-commit && chmod 000 .git/x && rm -rf .git/hooks && mv .git/x .git/hooks\n",
+        );
+        assert_restored(&out, who, "unreadable directory");
+        let m = std::fs::symlink_metadata(&hooks).unwrap();
+        assert!(m.is_dir(), "{who:?}");
+        assert_eq!(m.permissions().mode() & 0o7777, mode_before, "{who:?}");
+        assert!(
+            !hooks.join("pre-commit").exists(),
+            "{who:?}: {}",
+            stderr(&out)
+        );
+        assert_eq!(std::fs::read_dir(&hooks).unwrap().count(), hooks_before);
+        if who == Who::Nobody {
+            assert!(
+                stderr(&out).contains("could not be listed after the run; removed whole"),
+                "{}",
+                stderr(&out)
+            );
+        }
+        // A venv two levels down behind 4,001 new root entries.
+        let sp = w.work.join("tools/env/lib/python3.11/site-packages");
+        std::fs::create_dir_all(&sp).unwrap();
+        std::fs::write(w.work.join("tools/env/pyvenv.cfg"), "home = /usr\n").unwrap();
+        prep(&w, who);
+        let out = run_script(
+            &w,
+            who,
+            "i=0; while [ $i -le 4000 ]; do : > f$i; i=$((i+1)); done\n",
+        );
+        assert!(w.work.join("f4000").exists(), "{who:?}: {}", stderr(&out));
+        assert_eq!(code(&out), 0, "{who:?}: {}", stderr(&out));
+        let out = run_script(
+            &w,
+            who,
+            "echo 'import os' > tools/env/lib/python3.11/site-packages/evil.pth\n",
+        );
+        assert_restored(&out, who, "hidden venv");
+        assert!(!sp.join("evil.pth").exists(), "{who:?}");
+        assert!(!w.base.join("pwned").exists() && !w.work.join("pwned").exists());
+    }
+}
+
+/// F3 (red team 5): a concurrent confined command keeps symlinks to a file
+/// outside the roots at the restore's old fixed temporary name and at every
+/// `.safe-exec` entry it sees in `.git`, while other runs change
+/// `.git/config` and are restored, for a bounded time. The outside file is
+/// never written or chmod-ed, and `.git/config` ends a regular file with
+/// its bytes and mode. Deterministic in its assertion: the outcome is
+/// checked after every round, whichever interleaving happened.
+#[test]
+fn rt5_f3_restore_races_never_reach_outside() {
+    if !require_landlock() {
+        return;
+    }
+    for who in who() {
+        let w = World::new();
+        repo(&w);
+        std::fs::set_permissions(
+            w.work.join(".git/config"),
+            std::fs::Permissions::from_mode(0o640),
+        )
+        .unwrap();
+        let target = w.outside.join("target");
+        std::fs::write(&target, "USER DATA\n").unwrap();
+        prep(&w, who);
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600)).unwrap();
+        if who == Who::Nobody {
+            std::os::unix::fs::lchown(&target, Some(NOBODY), Some(NOBODY)).unwrap();
+        }
+        let config = std::fs::read(w.work.join(".git/config")).unwrap();
+        let planter = w.script(
+            "planter.sh",
+            &format!(
+                "end=$(( $(date +%s) + 8 ))\n\
+                 while [ $(date +%s) -lt $end ]; do\n\
+                   ln -sf {t} .git/.config.safe-exec-restore 2>/dev/null\n\
+                   for f in .git/.config.safe-exec*; do\n\
+                     [ -e \"$f\" ] && [ ! -L \"$f\" ] && rm -f \"$f\" && ln -s {t} \"$f\" 2>/dev/null\n\
+                   done\n\
+                 done\n\
+                 rm -f .git/.config.safe-exec*\n",
+                t = target.display()
+            ),
+        );
+        let profile = w.profile_file();
+        std::fs::set_permissions(&profile, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let mut bg = match who {
+            Who::Caller => {
+                let mut c = w.safe_exec();
+                c.arg("--profile").arg(&profile).args(["--", &planter]);
+                c
+            }
+            Who::Nobody => {
+                let b = open_world(&w);
+                let mut c = test_user_command(&w);
+                c.arg(&b)
+                    .arg("--profile")
+                    .arg(&profile)
+                    .args(["--", &planter]);
+                c
+            }
+        }
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+        // A script file: the policy cannot see the write, the restore acts.
+        let victim = w.script("victim.sh", "echo >> .git/config\n");
+        prep(&w, who);
+        let start = std::time::Instant::now();
+        let mut rounds = 0;
+        while start.elapsed() < Duration::from_secs(7) {
+            let out = run_as(&w, who, &["--", &victim]);
+            assert_eq!(code(&out), 126, "{who:?}: {}", stderr(&out));
+            rounds += 1;
+            assert_eq!(
+                std::fs::read(&target).unwrap(),
+                b"USER DATA\n",
+                "{who:?}: round {rounds}"
+            );
+            assert_eq!(
+                std::fs::metadata(&target).unwrap().permissions().mode() & 0o7777,
+                0o600,
+                "{who:?}: round {rounds}"
+            );
+        }
+        let st = bg.wait().unwrap();
+        assert!(rounds > 3, "{who:?}: only {rounds} rounds");
+        // The planter's own run ends with its own restore.
+        assert!(st.code().is_some(), "{who:?}");
+        let m = std::fs::symlink_metadata(w.work.join(".git/config")).unwrap();
+        assert!(
+            m.file_type().is_file(),
+            "{who:?}: .git/config is not a file"
+        );
+        assert_eq!(m.permissions().mode() & 0o7777, 0o640, "{who:?}");
+        assert_eq!(std::fs::read(w.work.join(".git/config")).unwrap(), config);
+        assert_eq!(std::fs::read(&target).unwrap(), b"USER DATA\n");
+        // Positive control: a run that changes nothing protected exits 0.
+        let out = run_as(&w, who, &["--", "/bin/sh", "-c", "echo mine > mine.txt"]);
+        assert_eq!(code(&out), 0, "{who:?}: {}", stderr(&out));
+        assert!(w.work.join("mine.txt").exists());
     }
 }
