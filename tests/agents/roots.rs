@@ -162,12 +162,21 @@ fn a_cd_out_of_the_project_does_not_move_the_writable_root_there() {
             .contains("not writable")
     );
     let o = harness_shell(&w, &sub, &rewritten(&o));
+    // The write lands; the `.bashrc` it also creates at the top of the
+    // writable root is a protected file (red team 5, F6 addendum), so it is
+    // removed after the run and reported (exit 126).
     assert!(
-        stdout(&o).starts_with("rc=0 "),
+        stdout(&o).starts_with("rc=126 "),
         "{}{}",
         stdout(&o),
         stderr(&o)
     );
+    assert!(
+        stderr(&o).contains(".bashrc (created by the command; removed)"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!sub.join(".bashrc").exists());
     assert_eq!(
         std::fs::read_to_string(sub.join("planted.txt")).expect("planted"),
         "x"
