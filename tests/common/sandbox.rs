@@ -88,9 +88,21 @@ pub fn bin() -> &'static Path {
 pub fn spec_driver() -> &'static Path {
     static DRIVER: OnceLock<PathBuf> = OnceLock::new();
     DRIVER.get_or_init(|| {
-        let path = target_dir().join("examples/sandbox_exec");
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "--quiet", "--example", "sandbox_exec"])
+        let dir = target_dir();
+        let path = dir.join("examples/sandbox_exec");
+        let mut build = Command::new(env!("CARGO"));
+        build.args(["build", "--quiet", "--example", "sandbox_exec"]);
+        // Tests built with `--target T` (tests/run.sh's shipped-target
+        // pass) live in target/T/debug: build the example there too.
+        if let Some(triple) = dir
+            .parent()
+            .and_then(Path::file_name)
+            .and_then(|n| n.to_str())
+            .filter(|n| n.contains("-linux-"))
+        {
+            build.args(["--target", triple]);
+        }
+        let status = build
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .status()
             .expect("cargo build --example sandbox_exec");
