@@ -75,6 +75,21 @@ fn main() {
     time("sandbox::prepare (plan+ruleset+seccomp)", n, || {
         safe_exec::sandbox::prepare(&spec).is_ok()
     });
+    let roots: Vec<std::path::PathBuf> = spec
+        .write
+        .iter()
+        .map(|r| safe_exec::sys::path::canonicalize(r).unwrap_or_else(|_| r.clone()))
+        .collect();
+    let protected = &profile.doc.paths.protected;
+    time("protect::Snapshot::take", n, || {
+        safe_exec::supervisor::protect::Snapshot::take(&roots, protected)
+            .refused
+            .len()
+    });
+    let snap = safe_exec::supervisor::protect::Snapshot::take(&roots, protected);
+    time("protect::Snapshot::restore (nothing changed)", n, || {
+        snap.restore(&roots, protected).len()
+    });
     time(
         "sandbox::kernel::landlock_abi",
         n,

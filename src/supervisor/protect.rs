@@ -69,7 +69,8 @@ pub struct Snapshot {
     /// Each path's root (the one it was found under: a path under two
     /// nested roots, a project in TMPDIR, is found under both and kept
     /// with the last), its path relative to that root, and its state.
-    entries: BTreeMap<PathBuf, (PathBuf, PathBuf, State)>,
+    /// Keyed by the absolute path's bytes (see [`sort_paths`]).
+    entries: BTreeMap<OsString, (PathBuf, PathBuf, State)>,
     /// Notes for the report (not refusals).
     pub notes: Vec<String>,
     /// Why this snapshot does not cover every protected path: when not
@@ -78,8 +79,8 @@ pub struct Snapshot {
     pub refused: Vec<String>,
     /// venvs that existed before the run.
     venvs: BTreeSet<PathBuf>,
-    /// Directories a `**` walk listed before the run (absolute).
-    walked: BTreeSet<PathBuf>,
+    /// Directories a `**` walk listed before the run (absolute, as bytes).
+    walked: BTreeSet<OsString>,
     /// Each root's `(dev, ino)` before the run.
     root_ids: BTreeMap<PathBuf, (u64, u64)>,
 }
@@ -91,7 +92,7 @@ struct Pass<'a> {
     /// Before the run: the bounds that were hit.
     refused: Vec<String>,
     /// Before the run: the directories `**` walks listed.
-    walked: BTreeSet<PathBuf>,
+    walked: BTreeSet<OsString>,
     /// After the run: directories that could not be listed (a directory
     /// the command made unreadable and renamed into place): removed whole,
     /// then rebuilt from the snapshot.
@@ -110,8 +111,12 @@ fn unlistable(e: &std::io::Error) -> bool {
 impl Pass<'_> {
     /// Whether `abs` was a directory of a protected tree before the run.
     fn was_dir(&self, abs: &Path) -> bool {
-        self.before
-            .is_some_and(|b| matches!(b.entries.get(abs), Some((_, _, State::Dir { .. }))))
+        self.before.is_some_and(|b| {
+            matches!(
+                b.entries.get(abs.as_os_str()),
+                Some((_, _, State::Dir { .. }))
+            )
+        })
     }
 }
 
@@ -173,13 +178,54 @@ fn has_glob(s: &str) -> bool {
 /// equality go component by component, most of a pass's time): two
 /// spellings of one path (`a//b`, `a/b/`) are then two keys, which costs
 /// at most a second syscall, never a wrong answer.
-#[derive(Default)]
+///
+/// The maps hash with foldhash (a pass asks ~40 paths of ~30 bytes per
+/// root several times each; SipHash was a quarter of a pass). Its seed is
+/// per process; the keys are the pass's own paths, at most a few thousand.
 struct Probe {
     /// `lstat` of each path asked about (`None`: missing or unreadable).
-    meta: HashMap<OsString, Option<fs::Metadata>>,
+    meta: HashMap<OsString, Option<fs::Metadata>, foldhash::fast::RandomState>,
     /// Directories listed in this pass: each entry's name and whether it
     /// is a directory (`d_type`, not following symlinks).
-    listed: HashMap<OsString, Vec<(OsString, bool)>>,
+    listed: HashMap<OsString, Vec<(OsString, bool)>, foldhash::fast::RandomState>,
+}
+
+impl Default for Probe {
+    fn default() -> Self {
+        Probe {
+            // Room for the plain run's paths (~60 per pass) without growing.
+            meta: HashMap::with_capacity_and_hasher(64, Default::default()),
+            listed: HashMap::with_capacity_and_hasher(8, Default::default()),
+        }
+    }
+}
+
+/// `root.join(rel)` allocated once at its final size (`Path::join` copies
+/// `root` into a buffer of its own length, then grows it for `rel`).
+fn join(root: &Path, rel: &Path) -> PathBuf {
+    let mut p = PathBuf::with_capacity(root.as_os_str().len() + 1 + rel.as_os_str().len());
+    p.push(root);
+    p.push(rel);
+    p
+}
+
+/// `p`'s parent and last component on its bytes: `None` for a path
+/// without a `/` after its first byte, or ending in `/`, `.` or `..` (the
+/// probe then asks the filesystem, as it would for any path it knows
+/// nothing about). For the paths a pass builds (a root joined with entry
+/// names) it is what `Path::parent` and `Path::file_name` give.
+fn split_last(p: &Path) -> Option<(&Path, &std::ffi::OsStr)> {
+    use std::os::unix::ffi::OsStrExt;
+    let b = p.as_os_str().as_bytes();
+    let at = b.iter().rposition(|c| *c == b'/')?;
+    let name = &b[at + 1..];
+    if at == 0 || name.is_empty() || name == b"." || name == b".." {
+        return None;
+    }
+    Some((
+        Path::new(std::ffi::OsStr::from_bytes(&b[..at])),
+        std::ffi::OsStr::from_bytes(name),
+    ))
 }
 
 /// A directory this small (one block on ext4) is listed in one `getdents64`
@@ -194,8 +240,8 @@ impl Probe {
         if let Some(m) = self.meta.get(p.as_os_str()) {
             return m.clone();
         }
-        let known_missing = match (p.parent(), p.file_name()) {
-            (Some(parent), Some(name)) => {
+        let known_missing = match split_last(p) {
+            Some((parent, name)) => {
                 self.listed
                     .get(parent.as_os_str())
                     .is_some_and(|es| !es.iter().any(|(n, _)| n == name))
@@ -268,18 +314,6 @@ impl Probe {
 /// XFS's magic number (`XFSB`): nix names it for glibc targets only.
 const XFS_SUPER_MAGIC: nix::sys::statfs::FsType = nix::sys::statfs::FsType(0x5846_5342);
 
-/// The ancestors of `root/rel` below `root`, outermost first (`root/a`,
-/// `root/a/b` for `rel` = `a/b/c`).
-fn ancestors_below<'a>(root: &Path, rel: &'a Path) -> impl Iterator<Item = PathBuf> + 'a {
-    let comps: Vec<_> = rel.components().collect();
-    let parents = comps.len().saturating_sub(1);
-    let mut cur = root.to_path_buf();
-    comps.into_iter().take(parents).map(move |c| {
-        cur.push(c);
-        cur.clone()
-    })
-}
-
 fn ancestors_real(probe: &mut Probe, root: &Path, rel: &Path) -> bool {
     ancestors(probe, root, rel) != Some(false)
 }
@@ -288,8 +322,20 @@ fn ancestors_real(probe: &mut Probe, root: &Path, rel: &Path) -> bool {
 /// `None`: one is missing (so is the path: no `lstat` of it needed);
 /// `Some(false)`: one is not a directory (a planted symlink or file).
 fn ancestors(probe: &mut Probe, root: &Path, rel: &Path) -> Option<bool> {
-    for cur in ancestors_below(root, rel) {
-        match probe.lstat(&cur) {
+    let mut comps = rel.components();
+    // The last component is the path itself, not an ancestor.
+    if comps.next_back().is_none() {
+        return Some(true);
+    }
+    let mut cur: Option<PathBuf> = None;
+    for c in comps {
+        let p = cur.get_or_insert_with(|| {
+            let mut p = PathBuf::with_capacity(root.as_os_str().len() + 1 + rel.as_os_str().len());
+            p.push(root);
+            p
+        });
+        p.push(c);
+        match probe.lstat(p) {
             Some(m) if m.is_dir() => {}
             Some(_) => return Some(false),
             None => return None,
@@ -304,23 +350,59 @@ const SKIP: [&str; 3] = ["node_modules", ".git", "target"];
 /// (plus the literal path for a pattern without globs). `venvs`: when
 /// given, only these venvs (absolute paths) are looked into, so a venv the
 /// command itself creates (`python -m venv .venv`) is its own.
+/// One protected pattern, split once per pass (not once per root).
+struct Pat<'a> {
+    text: &'a str,
+    /// Its components; `.` parts name nothing (as `Path::components` reads
+    /// them) and are dropped, so that every spelling of a path is the same
+    /// bytes (the snapshot's maps are keyed by bytes).
+    parts: Vec<&'a str>,
+    /// The path itself when no part has a glob (nor `**`).
+    literal: Option<PathBuf>,
+    /// `**/site-packages/...`: found through the venvs.
+    venv: bool,
+}
+
+fn parse_patterns(patterns: &[String]) -> Vec<Pat<'_>> {
+    patterns
+        .iter()
+        .map(|text| {
+            let parts: Vec<&str> = text
+                .trim_end_matches('/')
+                .split('/')
+                .filter(|s| !s.is_empty() && *s != ".")
+                .collect();
+            let literal = (!parts.is_empty() && !parts.iter().any(|p| has_glob(p)))
+                .then(|| parts.iter().collect());
+            let venv = text.contains("site-packages") && parts.first() == Some(&"**");
+            Pat {
+                text,
+                parts,
+                literal,
+                venv,
+            }
+        })
+        .collect()
+}
+
 fn expand(
     probe: &mut Probe,
     root: &Path,
-    pattern: &str,
+    pat: &Pat<'_>,
     pass: &mut Pass<'_>,
     venvs: &mut BTreeSet<PathBuf>,
 ) -> Vec<PathBuf> {
     let only_known = pass.before.is_some();
-    let parts: Vec<&str> = pattern
-        .trim_end_matches('/')
-        .split('/')
-        .filter(|s| !s.is_empty())
-        .collect();
+    let (pattern, parts) = (pat.text, &pat.parts);
     if parts.is_empty() {
         return Vec::new();
     }
-    if pattern.contains("site-packages") && parts.first() == Some(&"**") {
+    if let Some(lit) = &pat.literal {
+        // No glob and no `**`: the walk below could only find the literal
+        // path itself, which is returned whether it exists or not.
+        return vec![lit.clone()];
+    }
+    if pat.venv {
         // venvs: pyvenv.cfg at the root or up to two levels below.
         let mut out = Vec::new();
         let bases = if only_known {
@@ -420,7 +502,7 @@ fn expand(
         visited: 0,
         pass,
     };
-    w.walk(PathBuf::new(), &parts, 0);
+    w.walk(PathBuf::new(), parts, 0);
     let mut out = w.out;
     if !parts.iter().any(|p| has_glob(p)) {
         let lit: PathBuf = parts.iter().collect();
@@ -484,7 +566,7 @@ impl Walk<'_, '_, '_> {
                 .map(|e| (e.file_name(), e.file_type().is_ok_and(|t| t.is_dir())))
                 .collect();
             if self.pass.before.is_none() {
-                self.pass.walked.insert(dir);
+                self.pass.walked.insert(dir.into_os_string());
             }
             let git = !self.skip && rel.starts_with(".git") && is_git_dir(&es);
             for (name, is_dir) in es {
@@ -498,7 +580,7 @@ impl Walk<'_, '_, '_> {
                 let old = self
                     .pass
                     .before
-                    .is_some_and(|b| b.walked.contains(&self.root.join(&child)));
+                    .is_some_and(|b| b.walked.contains(self.root.join(&child).as_os_str()));
                 if !old && (depth + 1 > MAX_DEPTH || self.visited >= MAX_DIRS) {
                     if self.pass.before.is_none() {
                         self.pass.refused.push(format!(
@@ -545,7 +627,7 @@ fn state_of(probe: &mut Probe, root: &Path, rel: &Path, budget: &mut u64) -> Sta
         None => return State::Missing,
         Some(true) => {}
     }
-    let p = root.join(rel);
+    let p = join(root, rel);
     let Some(m) = probe.lstat(&p) else {
         return State::Missing;
     };
@@ -611,16 +693,16 @@ fn read_regular(p: &Path, limit: u64, id: (u64, u64)) -> std::io::Result<Vec<u8>
 fn covered(
     probe: &mut Probe,
     root: &Path,
-    patterns: &[String],
+    patterns: &[Pat<'_>],
     pass: &mut Pass<'_>,
     venvs: &mut BTreeSet<PathBuf>,
-) -> BTreeSet<PathBuf> {
-    let mut set = BTreeSet::new();
+) -> Vec<PathBuf> {
+    let mut set = Vec::with_capacity(patterns.len());
     probe.list_if_small(root);
     for pat in patterns {
         for rel in expand(probe, root, pat, pass, venvs) {
-            if pat.ends_with('/')
-                && probe.is_real_dir(&root.join(&rel))
+            if pat.text.ends_with('/')
+                && probe.is_real_dir(&join(root, &rel))
                 && ancestors_real(probe, root, &rel)
             {
                 if pass.before.is_some() {
@@ -632,16 +714,29 @@ fn covered(
                     }
                 }
             }
-            set.insert(rel);
+            set.push(rel);
         }
     }
+    sort_paths(&mut set);
+    set.dedup_by(|a, b| a.as_os_str() == b.as_os_str());
     set
+}
+
+/// Sorts paths by their bytes, the order of the snapshot's maps. Within one
+/// root every path is built from the root's own spelling and entry names
+/// (no `.`, no `//`, no trailing `/`), so bytes equal exactly when the
+/// paths are equal, and a directory sorts before everything below it (its
+/// bytes are their prefix), which is all the restore's order needs. Byte
+/// comparisons are a few instructions; `Path`'s component-wise ones were
+/// most of a pass (~1,000 per pass, ~440 instructions each).
+fn sort_paths(v: &mut [PathBuf]) {
+    v.sort_unstable_by(|a, b| a.as_os_str().cmp(b.as_os_str()));
 }
 
 /// The tree below `rel` before the run; an error (the snapshot is then
 /// refused) when it holds more than [`MAX_TREE`] entries or a directory of
 /// it cannot be listed.
-fn tree(root: &Path, rel: &Path, set: &mut BTreeSet<PathBuf>, n: &mut usize) -> Result<(), String> {
+fn tree(root: &Path, rel: &Path, set: &mut Vec<PathBuf>, n: &mut usize) -> Result<(), String> {
     let dir = root.join(rel);
     let rd = match fs::read_dir(&dir) {
         Ok(rd) => rd,
@@ -663,7 +758,7 @@ fn tree(root: &Path, rel: &Path, set: &mut BTreeSet<PathBuf>, n: &mut usize) -> 
         *n += 1;
         let r = rel.join(e.file_name());
         let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
-        set.insert(r.clone());
+        set.push(r.clone());
         if is_dir {
             tree(root, &r, set, n)?;
         }
@@ -676,7 +771,7 @@ fn tree(root: &Path, rel: &Path, set: &mut BTreeSet<PathBuf>, n: &mut usize) -> 
 /// are entered. An entry that is new is removed whole by the restore, so
 /// what a new directory holds need not be listed (a command that fills
 /// one with a million files costs one removal, not a million names).
-fn tree_after(root: &Path, rel: &Path, set: &mut BTreeSet<PathBuf>, pass: &mut Pass<'_>) {
+fn tree_after(root: &Path, rel: &Path, set: &mut Vec<PathBuf>, pass: &mut Pass<'_>) {
     let rd = match fs::read_dir(root.join(rel)) {
         Ok(rd) => rd,
         Err(e) if unlistable(&e) => {
@@ -692,7 +787,7 @@ fn tree_after(root: &Path, rel: &Path, set: &mut BTreeSet<PathBuf>, pass: &mut P
         if is_dir && pass.was_dir(&root.join(&r)) {
             tree_after(root, &r, set, pass);
         }
-        set.insert(r);
+        set.push(r);
     }
 }
 
@@ -704,6 +799,7 @@ impl Snapshot {
         let mut s = Snapshot::default();
         let mut budget = MAX_BYTES;
         let mut probe = Probe::default();
+        let pats = parse_patterns(patterns);
         let mut pass = Pass {
             before: None,
             refused: Vec::new(),
@@ -711,7 +807,7 @@ impl Snapshot {
             unlistable: Vec::new(),
         };
         for root in roots {
-            for rel in covered(&mut probe, root, patterns, &mut pass, &mut s.venvs) {
+            for rel in covered(&mut probe, root, &pats, &mut pass, &mut s.venvs) {
                 let st = state_of(&mut probe, root, &rel, &mut budget);
                 if let State::Unreadable(why) = &st {
                     pass.refused.push(format!(
@@ -719,7 +815,8 @@ impl Snapshot {
                         root.join(&rel).display()
                     ));
                 }
-                s.entries.insert(root.join(&rel), (root.clone(), rel, st));
+                s.entries
+                    .insert(join(root, &rel).into_os_string(), (root.clone(), rel, st));
             }
             // Known from this pass (the root is always looked at).
             if let Some(m) = probe.lstat(root) {
@@ -739,7 +836,7 @@ impl Snapshot {
             return Vec::new();
         }
         let mut venvs = self.venvs.clone();
-        let mut now: BTreeMap<PathBuf, (PathBuf, PathBuf)> = BTreeMap::new();
+        let mut now: BTreeMap<OsString, (PathBuf, PathBuf)> = BTreeMap::new();
         let mut pass = Pass {
             before: Some(self),
             refused: Vec::new(),
@@ -748,9 +845,10 @@ impl Snapshot {
         };
         // One pass of looking: nothing is changed until `changed` is known.
         let mut probe = Probe::default();
+        let pats = parse_patterns(patterns);
         for root in roots {
-            for rel in covered(&mut probe, root, patterns, &mut pass, &mut venvs) {
-                now.insert(root.join(&rel), (root.clone(), rel));
+            for rel in covered(&mut probe, root, &pats, &mut pass, &mut venvs) {
+                now.insert(join(root, &rel).into_os_string(), (root.clone(), rel));
             }
         }
         let mut out = Vec::new();
@@ -782,21 +880,31 @@ impl Snapshot {
             // `rel` is relative to the root it was found under, not to the
             // first root `abs` is below: with nested roots (a project in
             // TMPDIR) that one would name another path (`p/p/.venv/...`).
-            if !roots.contains(root) {
+            if !roots.iter().any(|r| r.as_os_str() == root.as_os_str()) {
                 continue;
             }
             let after = state_of(&mut probe, root, rel, &mut budget);
             if &after != before {
-                changed.push((abs.clone(), root.clone(), rel.clone(), before.clone()));
+                changed.push((
+                    PathBuf::from(abs),
+                    root.clone(),
+                    rel.clone(),
+                    before.clone(),
+                ));
             }
         }
         for (abs, (root, rel)) in &now {
             // New, and there: a path a pattern names that does not exist
             // (`x/config` under a new directory) is nothing to remove.
             if !self.entries.contains_key(abs)
-                && (!ancestors_real(&mut probe, root, rel) || probe.lstat(abs).is_some())
+                && (!ancestors_real(&mut probe, root, rel) || probe.lstat(Path::new(abs)).is_some())
             {
-                changed.push((abs.clone(), root.clone(), rel.clone(), State::Missing));
+                changed.push((
+                    PathBuf::from(abs),
+                    root.clone(),
+                    rel.clone(),
+                    State::Missing,
+                ));
             }
         }
         let mut fds: BTreeMap<PathBuf, std::io::Result<OwnedFd>> = BTreeMap::new();
@@ -946,6 +1054,134 @@ mod tests {
         assert!(!root.join(".git/hooks/pre-commit").exists());
         assert!(!root.join(".envrc").exists());
         assert!(snap.restore(std::slice::from_ref(&root), &pats).is_empty());
+    }
+
+    #[test]
+    fn byte_keys_order_and_join_as_paths_do() {
+        // `join` is `Path::join`; `split_last` is `parent` / `file_name`
+        // wherever it answers; byte order puts a directory before all it
+        // holds (what the restore's parents-first order needs), and byte
+        // equality is path equality for the paths a pass builds.
+        let names = ["a", "a.b", "a-b", "ab", ".git", "config", "x y", "é", "a0"];
+        let mut rels: Vec<PathBuf> = Vec::new();
+        for a in names {
+            rels.push(PathBuf::from(a));
+            for b in names {
+                rels.push(Path::new(a).join(b));
+                for c in names.iter().take(3) {
+                    rels.push(Path::new(a).join(b).join(c));
+                }
+            }
+        }
+        for root in ["/", "/r", "/var/tmp/x.y", "/r/a"] {
+            let root = Path::new(root);
+            let mut abs: Vec<PathBuf> = rels.iter().map(|r| join(root, r)).collect();
+            for (r, a) in rels.iter().zip(&abs) {
+                assert_eq!(a, &root.join(r));
+                assert_eq!(a.as_os_str(), root.join(r).as_os_str());
+                if let Some((parent, name)) = split_last(a) {
+                    assert_eq!(Some(parent), a.parent(), "{}", a.display());
+                    assert_eq!(Some(name), a.file_name(), "{}", a.display());
+                }
+            }
+            assert!(split_last(&join(root, Path::new("a"))).is_some() || root == Path::new("/"));
+            sort_paths(&mut abs);
+            for (i, p) in abs.iter().enumerate() {
+                for q in &abs[i + 1..] {
+                    assert!(
+                        !p.starts_with(q) || p == q,
+                        "{} after {}",
+                        p.display(),
+                        q.display()
+                    );
+                    assert_eq!(p == q, p.as_os_str() == q.as_os_str());
+                }
+            }
+        }
+        for odd in ["/", "a", "/a/", "/a/.", "/a/..", "a/b/"] {
+            assert_eq!(split_last(Path::new(odd)), None, "{odd}");
+        }
+    }
+
+    #[test]
+    fn a_literal_pattern_expands_to_what_the_walk_finds() {
+        // Literal patterns skip the walk: it could only ever find the
+        // literal path. Checked against the walk over present, missing,
+        // file-in-the-way and symlinked ancestors.
+        let d = tempfile::tempdir().expect("tmp");
+        let root = fs::canonicalize(d.path()).expect("canon");
+        fs::create_dir_all(root.join(".git/hooks")).expect("mk");
+        fs::write(root.join(".git/config"), "x").expect("w");
+        fs::write(root.join(".cargo"), "a file in the way").expect("w");
+        fs::create_dir(root.join("real")).expect("mk");
+        std::os::unix::fs::symlink(root.join("real"), root.join(".claude")).expect("ln");
+        let patterns: Vec<String> = [
+            ".git",
+            ".git/config",
+            ".git/hooks/",
+            ".git/nothing/here",
+            ".cargo/config.toml",
+            ".claude/",
+            ".claude/settings.json",
+            ".envrc",
+            "./.envrc",
+            ".git/./config",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let pats = parse_patterns(&patterns);
+        for pat in &pats {
+            let lit = pat.literal.clone().expect("literal");
+            assert!(!lit.components().any(|c| c == Component::CurDir));
+            let mut probe = Probe::default();
+            let mut pass = Pass {
+                before: None,
+                refused: Vec::new(),
+                walked: BTreeSet::new(),
+                unlistable: Vec::new(),
+            };
+            let mut w = Walk {
+                probe: &mut probe,
+                root: &root,
+                pattern: pat.text,
+                skip: false,
+                out: Vec::new(),
+                visited: 0,
+                pass: &mut pass,
+            };
+            w.walk(PathBuf::new(), &pat.parts, 0);
+            let mut walked = w.out;
+            if !walked.contains(&lit) {
+                walked.push(lit.clone());
+            }
+            let mut probe = Probe::default();
+            let mut venvs = BTreeSet::new();
+            let got = expand(&mut probe, &root, pat, &mut pass, &mut venvs);
+            assert_eq!(got, walked, "{}", pat.text);
+        }
+        // Positive control: a glob still walks (and finds what exists).
+        let globbed = vec![".git/*".to_string()];
+        let pats = parse_patterns(&globbed);
+        assert!(pats[0].literal.is_none());
+        let mut pass = Pass {
+            before: None,
+            refused: Vec::new(),
+            walked: BTreeSet::new(),
+            unlistable: Vec::new(),
+        };
+        let mut got = expand(
+            &mut Probe::default(),
+            &root,
+            &pats[0],
+            &mut pass,
+            &mut BTreeSet::new(),
+        );
+        got.sort();
+        assert_eq!(
+            got,
+            vec![PathBuf::from(".git/config"), PathBuf::from(".git/hooks")]
+        );
     }
 
     #[test]
