@@ -115,6 +115,7 @@ pub fn scrubbed(name: &str) -> Option<&'static str> {
 }
 
 /// [`scrubbed`] without the index: the list read in order.
+#[cfg(test)]
 fn scrubbed_by_list(name: &str) -> Option<&'static str> {
     groups().filter(|g| g.scrub).find_map(|g| g.covers(name))
 }

@@ -25,7 +25,7 @@ mod at;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::OsString;
 use std::fs;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
@@ -200,6 +200,50 @@ impl Default for Probe {
     }
 }
 
+/// The entries of `dir` but `.` and `..` (name, is a directory, not
+/// following symlinks), at most `max` of them: `std::fs::read_dir` without
+/// the C library's `opendir`, whose buffer musl's allocator maps and
+/// unmaps for each listing (an `munmap` in a process whose other thread
+/// runs on another CPU is a TLB shootdown). The types come from
+/// `getdents64`, or an `lstat` of the entry where the file system does not
+/// give them, as `std::fs` does. An error reading the directory part-way
+/// fails the whole listing (each caller then treats the directory as one
+/// it cannot list).
+fn list_dir(dir: &Path, max: usize) -> std::io::Result<Vec<(OsString, bool)>> {
+    use crate::sandbox::fds::{dirents, getdents};
+    use std::os::unix::ffi::OsStrExt;
+    let flags =
+        nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_DIRECTORY | nix::fcntl::OFlag::O_CLOEXEC;
+    let fd = nix::fcntl::open(dir, flags, nix::sys::stat::Mode::empty())
+        .map_err(std::io::Error::from)?;
+    let mut buf = vec![0u8; 4096];
+    let mut out = Vec::new();
+    loop {
+        let n = getdents(fd.as_raw_fd(), &mut buf).map_err(std::io::Error::from_raw_os_error)?;
+        if n == 0 {
+            return Ok(out);
+        }
+        for (name, d_type) in dirents(&buf[..n]) {
+            if name == b"." || name == b".." {
+                continue;
+            }
+            if out.len() >= max {
+                return Ok(out);
+            }
+            let name = std::ffi::OsStr::from_bytes(name);
+            let is_dir = match d_type {
+                libc::DT_DIR => true,
+                libc::DT_UNKNOWN => {
+                    nix::sys::stat::fstatat(&fd, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)
+                        .is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFDIR)
+                }
+                _ => false,
+            };
+            out.push((name.to_os_string(), is_dir));
+        }
+    }
+}
+
 /// `root.join(rel)` allocated once at its final size (`Path::join` copies
 /// `root` into a buffer of its own length, then grows it for `rel`).
 fn join(root: &Path, rel: &Path) -> PathBuf {
@@ -269,11 +313,7 @@ impl Probe {
     /// The entries of `dir` (name, is a directory), listed once per pass.
     fn list(&mut self, dir: &Path) -> Option<&[(OsString, bool)]> {
         if !self.listed.contains_key(dir.as_os_str()) {
-            let rd = fs::read_dir(dir).ok()?;
-            let es = rd
-                .flatten()
-                .map(|e| (e.file_name(), e.file_type().is_ok_and(|t| t.is_dir())))
-                .collect();
+            let es = list_dir(dir, usize::MAX).ok()?;
             self.listed.insert(dir.as_os_str().to_os_string(), es);
         }
         self.listed.get(dir.as_os_str()).map(Vec::as_slice)
@@ -474,16 +514,16 @@ fn expand(
                 if !probe.is_real_dir(&libdir) {
                     continue; // lib64 -> lib
                 }
-                let Ok(rd) = fs::read_dir(&libdir) else {
+                let Ok(rd) = list_dir(&libdir, usize::MAX) else {
                     continue;
                 };
-                for py in rd.flatten() {
-                    let sp = Path::new(lib).join(py.file_name()).join("site-packages");
-                    let Ok(files) = fs::read_dir(root.join(&b).join(&sp)) else {
+                for (py, _) in rd {
+                    let sp = Path::new(lib).join(py).join("site-packages");
+                    let Ok(files) = list_dir(&root.join(&b).join(&sp), usize::MAX) else {
                         continue;
                     };
-                    for f in files.flatten() {
-                        let rel = b.join(&sp).join(f.file_name());
+                    for (f, _) in files {
+                        let rel = b.join(&sp).join(f);
                         if matches(pattern, &rel) {
                             out.push(rel);
                         }
@@ -545,8 +585,8 @@ impl Walk<'_, '_, '_> {
         if *first == "**" {
             self.walk(rel.clone(), rest, depth);
             let dir = self.root.join(&rel);
-            let rd = match fs::read_dir(&dir) {
-                Ok(rd) => rd,
+            let es = match list_dir(&dir, usize::MAX) {
+                Ok(es) => es,
                 Err(e) if unlistable(&e) => {
                     if self.pass.before.is_none() {
                         self.pass.refused.push(format!(
@@ -561,10 +601,6 @@ impl Walk<'_, '_, '_> {
                 }
                 Err(_) => return,
             };
-            let es: Vec<(OsString, bool)> = rd
-                .flatten()
-                .map(|e| (e.file_name(), e.file_type().is_ok_and(|t| t.is_dir())))
-                .collect();
             if self.pass.before.is_none() {
                 self.pass.walked.insert(dir.into_os_string());
             }
@@ -610,9 +646,9 @@ impl Walk<'_, '_, '_> {
             }
             return;
         }
-        if let Ok(rd) = fs::read_dir(self.root.join(&rel)) {
-            for e in rd.flatten() {
-                let name = e.file_name().to_string_lossy().into_owned();
+        if let Ok(es) = list_dir(&self.root.join(&rel), usize::MAX) {
+            for (name, _) in es {
+                let name = name.to_string_lossy().into_owned();
                 if glob(first, &name) {
                     self.walk(rel.join(&name), rest, depth);
                 }
@@ -701,9 +737,11 @@ fn covered(
     probe.list_if_small(root);
     for pat in patterns {
         for rel in expand(probe, root, pat, pass, venvs) {
+            // The ancestors first: a missing one, now known, answers the
+            // path's own `lstat` without a syscall.
             if pat.text.ends_with('/')
-                && probe.is_real_dir(&join(root, &rel))
                 && ancestors_real(probe, root, &rel)
+                && probe.is_real_dir(&join(root, &rel))
             {
                 if pass.before.is_some() {
                     tree_after(root, &rel, &mut set, pass);
@@ -738,8 +776,9 @@ fn sort_paths(v: &mut [PathBuf]) {
 /// it cannot be listed.
 fn tree(root: &Path, rel: &Path, set: &mut Vec<PathBuf>, n: &mut usize) -> Result<(), String> {
     let dir = root.join(rel);
-    let rd = match fs::read_dir(&dir) {
-        Ok(rd) => rd,
+    // One entry past what is left of the bound is enough to know it is hit.
+    let es = match list_dir(&dir, MAX_TREE.saturating_sub(*n).saturating_add(1)) {
+        Ok(es) => es,
         Err(e) if unlistable(&e) => {
             return Err(format!(
                 "the protected directory {} cannot be listed ({e}), so a change to it could not be undone; make it readable and run again",
@@ -748,7 +787,7 @@ fn tree(root: &Path, rel: &Path, set: &mut Vec<PathBuf>, n: &mut usize) -> Resul
         }
         Err(_) => return Ok(()),
     };
-    for e in rd.flatten() {
+    for (name, is_dir) in es {
         if *n >= MAX_TREE {
             return Err(format!(
                 "the protected directory {} holds more than {MAX_TREE} entries: too many to snapshot, so a change to it could not be undone; remove the entries it does not need and run again",
@@ -756,8 +795,7 @@ fn tree(root: &Path, rel: &Path, set: &mut Vec<PathBuf>, n: &mut usize) -> Resul
             ));
         }
         *n += 1;
-        let r = rel.join(e.file_name());
-        let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+        let r = rel.join(name);
         set.push(r.clone());
         if is_dir {
             tree(root, &r, set, n)?;
@@ -772,8 +810,8 @@ fn tree(root: &Path, rel: &Path, set: &mut Vec<PathBuf>, n: &mut usize) -> Resul
 /// what a new directory holds need not be listed (a command that fills
 /// one with a million files costs one removal, not a million names).
 fn tree_after(root: &Path, rel: &Path, set: &mut Vec<PathBuf>, pass: &mut Pass<'_>) {
-    let rd = match fs::read_dir(root.join(rel)) {
-        Ok(rd) => rd,
+    let es = match list_dir(&root.join(rel), usize::MAX) {
+        Ok(es) => es,
         Err(e) if unlistable(&e) => {
             pass.unlistable
                 .push((root.to_path_buf(), rel.to_path_buf()));
@@ -781,9 +819,8 @@ fn tree_after(root: &Path, rel: &Path, set: &mut Vec<PathBuf>, pass: &mut Pass<'
         }
         Err(_) => return,
     };
-    for e in rd.flatten() {
-        let r = rel.join(e.file_name());
-        let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+    for (name, is_dir) in es {
+        let r = rel.join(name);
         if is_dir && pass.was_dir(&root.join(&r)) {
             tree_after(root, &r, set, pass);
         }
@@ -1101,6 +1138,37 @@ mod tests {
         for odd in ["/", "a", "/a/", "/a/.", "/a/..", "a/b/"] {
             assert_eq!(split_last(Path::new(odd)), None, "{odd}");
         }
+    }
+
+    #[test]
+    fn list_dir_lists_as_read_dir_does() {
+        let d = tempfile::tempdir().expect("tmp");
+        let dir = d.path();
+        // More entries than one getdents64 call returns into its buffer.
+        for i in 0..1500 {
+            fs::write(dir.join(format!("file-with-a-longer-name-{i}")), "").expect("w");
+        }
+        fs::create_dir(dir.join("sub")).expect("mk");
+        fs::create_dir(dir.join(".hidden dir")).expect("mk");
+        std::os::unix::fs::symlink(dir.join("sub"), dir.join("link-to-dir")).expect("ln");
+        std::os::unix::fs::symlink("/nowhere", dir.join("dangling")).expect("ln");
+        let mut want: Vec<(OsString, bool)> = fs::read_dir(dir)
+            .expect("ls")
+            .flatten()
+            .map(|e| (e.file_name(), e.file_type().is_ok_and(|t| t.is_dir())))
+            .collect();
+        want.sort();
+        let mut got = list_dir(dir, usize::MAX).expect("list");
+        got.sort();
+        assert_eq!(got.len(), 1504);
+        assert_eq!(got, want);
+        assert_eq!(list_dir(dir, 10).expect("list").len(), 10);
+        // The errors std gives, by kind (what `unlistable` reads).
+        let missing = list_dir(&dir.join("missing"), usize::MAX).expect_err("missing");
+        assert_eq!(missing.kind(), std::io::ErrorKind::NotFound);
+        let file = list_dir(&dir.join("file-with-a-longer-name-1"), usize::MAX).expect_err("file");
+        assert_eq!(file.kind(), std::io::ErrorKind::NotADirectory);
+        assert!(list_dir(&dir.join("link-to-dir"), usize::MAX).is_ok_and(|e| e.is_empty()));
     }
 
     #[test]
