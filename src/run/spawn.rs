@@ -417,7 +417,17 @@ pub fn spawn(
         mask: *child.mask.as_ref(),
         err: 0,
     };
-    let stack = ChildStack::new()?;
+    // One stack per process, kept: unmapping it after each child would be
+    // an `munmap` while the supervisor thread runs on the other CPU (a TLB
+    // shootdown), and a later child maps it again. The lock is held until
+    // the clone returns, when the child no longer runs on it.
+    let mut kept = CHILD_STACK_KEPT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let stack = match kept.take() {
+        Some(s) => s,
+        None => ChildStack::new()?,
+    };
     // SAFETY: a full signal set, filled by sigfillset.
     let mut all: libc::sigset_t = unsafe { std::mem::zeroed() };
     // SAFETY: `old` receives the calling thread's mask.
@@ -443,7 +453,8 @@ pub fn spawn(
     let clone_err = io::Error::last_os_error();
     // SAFETY: puts back the mask saved above.
     unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
-    drop(stack);
+    *kept = Some(stack);
+    drop(kept);
     if pid < 0 {
         return Err(clone_err);
     }
@@ -467,6 +478,13 @@ struct ChildStack {
     base: *mut libc::c_void,
     len: usize,
 }
+
+// SAFETY: the mapping is plain memory owned by the process; it is used by
+// one child at a time, under `CHILD_STACK_KEPT`'s lock.
+unsafe impl Send for ChildStack {}
+
+/// The stack the last child ran on, for the next (see [`spawn`]).
+static CHILD_STACK_KEPT: std::sync::Mutex<Option<ChildStack>> = std::sync::Mutex::new(None);
 
 impl ChildStack {
     fn new() -> io::Result<Self> {
