@@ -312,7 +312,10 @@ mod tests {
         }
         let mut found = 0;
         for n in &names {
-            let folded = SECRET_PATTERNS.iter().copied().find(|p| glob_match(p, n, true));
+            let folded = SECRET_PATTERNS
+                .iter()
+                .copied()
+                .find(|p| glob_match(p, n, true));
             assert_eq!(secret_pattern(n), folded, "{n:?}");
             found += usize::from(folded.is_some());
         }
