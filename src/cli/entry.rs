@@ -231,14 +231,24 @@ pub fn carry_cwd(plan: &mut ExecPlan, interpreter: &str, file: &str) {
 /// Removes from the command's `PATH` every directory whose `bash` is
 /// safe-exec itself (`/usr/lib/safe-exec/bin`): a `bash` inside the
 /// command is the real bash, already inside the sandbox.
+///
+/// "Is safe-exec" is the same file (device and inode, following links, one
+/// `stat` per directory): a link to safe-exec, symbolic or hard, is
+/// safe-exec.
 pub fn strip_self_from_path(env: &mut [(OsString, OsString)]) {
-    let Some(me) = own_exe() else { return };
+    use std::os::unix::fs::MetadataExt;
+    let Some(me) = own_exe().and_then(|p| std::fs::metadata(p).ok()) else {
+        return;
+    };
+    let me = (me.dev(), me.ino());
     for (k, v) in env.iter_mut() {
         if k != "PATH" {
             continue;
         }
         let kept: Vec<PathBuf> = std::env::split_paths(v)
-            .filter(|d| crate::sys::path::canonicalize(d.join("bash")).ok().as_ref() != Some(&me))
+            .filter(|d| {
+                std::fs::metadata(d.join("bash")).map_or(true, |m| (m.dev(), m.ino()) != me)
+            })
             .collect();
         if let Ok(j) = std::env::join_paths(kept) {
             *v = j;

@@ -115,3 +115,38 @@ fn bash_env_injection_does_not_run() {
         "control: bash honours BASH_ENV"
     );
 }
+
+#[test]
+fn path_loses_only_the_directories_whose_bash_is_safe_exec() {
+    // A directory whose `bash` is a symlink to safe-exec (what the Debian
+    // package installs as /usr/lib/safe-exec/bin) goes; one whose `bash`
+    // is another program stays (control), as does one without `bash` and
+    // one whose `bash` is a symlink to a symlink to safe-exec... goes.
+    let w = World::new();
+    let linked = w.home.join("se-bin");
+    let chained = w.home.join("se-chain");
+    let other = w.home.join("other-bin");
+    let plain = w.home.join("plain-bin");
+    for d in [&linked, &chained, &other, &plain] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::os::unix::fs::symlink(bin(), linked.join("bash")).unwrap();
+    std::os::unix::fs::symlink(linked.join("bash"), chained.join("bash")).unwrap();
+    std::os::unix::fs::symlink("/bin/bash", other.join("bash")).unwrap();
+    let path = format!(
+        "{}:{}:{}:{}:/usr/bin:/bin",
+        linked.display(),
+        other.display(),
+        chained.display(),
+        plain.display()
+    );
+    let env = env_of(&w, &[("PATH", &path)]);
+    let got = env
+        .iter()
+        .find_map(|l| l.strip_prefix("PATH="))
+        .expect("PATH in the command's environment");
+    assert_eq!(
+        got,
+        format!("{}:{}:/usr/bin:/bin", other.display(), plain.display())
+    );
+}
