@@ -621,6 +621,11 @@ fn join_name(root: &Path, name: &std::ffi::OsStr) -> PathBuf {
     PathBuf::from(std::ffi::OsString::from_vec(path))
 }
 
+/// Most listing descriptors one carver keeps for [`build`] (see
+/// [`LandlockPlan::listed`]); the plain run lists ~10 directories, the
+/// benchmark's deep HOME ~30.
+const MAX_KEPT: usize = 64;
+
 /// What carving needs besides the root: the denied paths, where the
 /// command must be able to reach through a directory it cannot list, and
 /// where to record such directories.
@@ -713,7 +718,13 @@ impl Carver<'_> {
                 push_known(out, path, access, is_dir);
             }
         }
-        self.listed.push((own, dir.0));
+        // Kept for `build` up to a bound, so that a profile denying paths
+        // in hundreds of directories does not hold as many descriptors
+        // (and run into RLIMIT_NOFILE): past it, `build` opens the
+        // directory by path, as it does for every rule not listed here.
+        if self.listed.len() < MAX_KEPT {
+            self.listed.push((own, dir.0));
+        }
         Ok(())
     }
 
@@ -1715,6 +1726,39 @@ mod tests {
                 out
             }
         }
+    }
+
+    #[test]
+    fn listing_descriptors_kept_are_bounded_and_the_rest_opened_by_path() {
+        if crate::sandbox::kernel::landlock_abi() == 0 {
+            eprintln!("skipped: no Landlock on this kernel");
+            return;
+        }
+        let t = tempfile::tempdir().expect("tempdir");
+        let root = fs::canonicalize(t.path()).expect("canon");
+        let mut denied = Vec::new();
+        for k in 0..MAX_KEPT + 6 {
+            let d = root.join(format!("d{k}"));
+            fs::create_dir(&d).expect("mkdir");
+            fs::write(d.join("secret"), "x").expect("write");
+            fs::write(d.join("open"), "x").expect("write");
+            denied.push(d.join("secret"));
+        }
+        let p = plan(&spec(vec![root.clone()], vec![], denied)).expect("plan");
+        // The root and every `dK` were listed; only MAX_KEPT are kept.
+        assert_eq!(p.listed.len(), MAX_KEPT);
+        let last = root.join(format!("d{}", MAX_KEPT + 5));
+        let probes = vec![
+            root.join("d0/secret"),
+            root.join("d0/open"),
+            last.join("secret"),
+            last.join("open"),
+        ];
+        let e = libc::EACCES;
+        assert_eq!(
+            reads_under(&build(&p).expect("build"), &probes),
+            vec![e, 0, e, 0]
+        );
     }
 
     #[test]
