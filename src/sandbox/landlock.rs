@@ -25,7 +25,7 @@
 
 use std::fs;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
 use landlock::{
@@ -109,6 +109,13 @@ pub struct LandlockPlan {
     pub unlisted: Vec<Unlisted>,
     /// Each `deny_read` path and how the rules keep it unreadable.
     pub deny_read: Vec<DenyState>,
+    /// The directories the carving listed (the carved ancestors), still
+    /// open, each with the index of its own rule (`read_dir` alone), in
+    /// the order of the rules: [`build`] adds that rule with this
+    /// descriptor and opens the directory's entries relative to it,
+    /// instead of opening the directory again.
+    #[serde(skip)]
+    pub(crate) listed: std::sync::Arc<Vec<(usize, OwnedFd)>>,
 }
 
 /// How one `deny_read` path is kept unreadable (`check --json`:
@@ -204,23 +211,33 @@ fn canonical(p: &Path) -> Option<PathBuf> {
 /// [`canonical`] gives for every path (`canonical_matches_the_kernel`),
 /// with one short lookup per path instead of three syscalls that each walk
 /// the whole path (a HOME 20 levels deep).
+///
+/// The memos are keyed by the paths' bytes, not by `Path` (whose hash and
+/// equality go component by component: a prefix of a HOME 20 levels deep
+/// hashed 25 times over). A path spelled two ways (`/a//b`, `/a/b`) only
+/// misses the memo and is resolved again, to the same answer.
 #[derive(Default)]
 struct Canon {
-    paths: std::collections::HashMap<PathBuf, Option<PathBuf>>,
-    dirs: std::collections::HashMap<PathBuf, Result<(PathBuf, OwnedFd), i32>>,
+    paths: std::collections::HashMap<Vec<u8>, Option<PathBuf>>,
+    dirs: std::collections::HashMap<Vec<u8>, Result<(PathBuf, OwnedFd), i32>>,
     /// Paths `fstatat` found missing (not a dangling symlink: no entry at
     /// all), spelled as their real directory and their name: where a
     /// denied path would appear is then known without asking again.
-    absent: std::collections::HashSet<PathBuf>,
+    absent: std::collections::HashSet<Vec<u8>>,
+}
+
+/// The bytes of `p`, the memos' key (see [`Canon`]).
+fn key(p: &Path) -> &[u8] {
+    p.as_os_str().as_bytes()
 }
 
 impl Canon {
     fn get(&mut self, p: &Path) -> Option<PathBuf> {
-        if let Some(known) = self.paths.get(p) {
+        if let Some(known) = self.paths.get(key(p)) {
             return known.clone();
         }
         let found = self.resolve(p);
-        self.paths.insert(p.to_path_buf(), found.clone());
+        self.paths.insert(key(p).to_vec(), found.clone());
         found
     }
 
@@ -231,22 +248,24 @@ impl Canon {
         if !plain_last(p, name) {
             return canonical(p);
         }
-        if !self.dirs.contains_key(parent) {
+        if !self.dirs.contains_key(key(parent)) {
             // A directory whose own parent is already open is opened
             // relative to it (`~/.config` from `~`): one component to look
             // up instead of the whole path; a missing parent means a
             // missing directory.
             let opened = match (parent.parent(), parent.file_name()) {
-                (Some(up), Some(pname)) if plain_last(parent, pname) => match self.dirs.get(up) {
-                    Some(Ok((_, up_fd))) => open_dir_at(Some(up_fd), Path::new(pname)),
-                    Some(Err(e)) if matches!(*e, libc::ENOENT | libc::ENOTDIR) => Err(*e),
-                    _ => open_dir(parent),
-                },
+                (Some(up), Some(pname)) if plain_last(parent, pname) => {
+                    match self.dirs.get(key(up)) {
+                        Some(Ok((_, up_fd))) => open_dir_at(Some(up_fd), Path::new(pname)),
+                        Some(Err(e)) if matches!(*e, libc::ENOENT | libc::ENOTDIR) => Err(*e),
+                        _ => open_dir(parent),
+                    }
+                }
                 _ => open_dir(parent),
             };
-            self.dirs.insert(parent.to_path_buf(), opened);
+            self.dirs.insert(key(parent).to_vec(), opened);
         }
-        let Some(dir) = self.dirs.get(parent) else {
+        let Some(dir) = self.dirs.get(key(parent)) else {
             return canonical(p);
         };
         let (dir_real, dir_fd) = match dir.as_ref() {
@@ -260,7 +279,8 @@ impl Canon {
             match nix::sys::stat::fstatat(dir_fd, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW) {
                 Ok(st) => st,
                 Err(nix::errno::Errno::ENOENT) => {
-                    self.absent.insert(dir_real.join(name));
+                    self.absent
+                        .insert(dir_real.join(name).into_os_string().into_vec());
                     return None;
                 }
                 Err(_) => return canonical(p),
@@ -315,12 +335,22 @@ fn deny_point(canon: &mut Canon, p: &Path) -> Option<(PathBuf, PathBuf)> {
             return None;
         }
         let comps: Vec<Component<'_>> = path.components().collect();
+        // Where each prefix of `comps` ends in `path`'s bytes, when `path`
+        // is spelled plainly (see `prefix_ends`): the prefix is then a
+        // slice of it, not a path built again component by component.
+        let ends = prefix_ends(&path, comps.len());
         // The deepest existing prefix, from the memo (each prefix is one
         // short lookup in its open parent, see `Canon`).
         let mut base = None;
         for k in (1..=comps.len()).rev() {
-            let prefix: PathBuf = comps[..k].iter().collect();
-            if let Some(real) = canon.get(&prefix) {
+            let found = match ends.as_deref() {
+                Some(ends) => {
+                    let bytes = &path.as_os_str().as_bytes()[..ends[k - 1]];
+                    canon.get(Path::new(std::ffi::OsStr::from_bytes(bytes)))
+                }
+                None => canon.get(&comps[..k].iter().collect::<PathBuf>()),
+            };
+            if let Some(real) = found {
                 base = Some((real, k));
                 break;
             }
@@ -339,7 +369,7 @@ fn deny_point(canon: &mut Canon, p: &Path) -> Option<(PathBuf, PathBuf)> {
                 Component::CurDir | Component::RootDir | Component::Prefix(_) => continue,
             };
             let next = cur.join(name);
-            let meta = if canon.absent.contains(&next) {
+            let meta = if canon.absent.contains(key(&next)) {
                 Err(std::io::Error::from_raw_os_error(libc::ENOENT))
             } else {
                 fs::symlink_metadata(&next)
@@ -397,6 +427,31 @@ fn deny_point(canon: &mut Canon, p: &Path) -> Option<(PathBuf, PathBuf)> {
         }
     }
     None
+}
+
+/// For an absolute path spelled plainly (`/`, or `/` followed by names
+/// joined by single slashes, none of them `.`: what collecting its
+/// `components()` gives back, byte for byte), where each of its first
+/// `n` component prefixes ends: `ends[k - 1]` is the length of the prefix
+/// of `k` components. `None` for any other spelling (`//`, `/./`, a
+/// trailing slash), whose prefixes are then built from the components.
+fn prefix_ends(path: &Path, n: usize) -> Option<Vec<usize>> {
+    let bytes = path.as_os_str().as_bytes();
+    let rest = bytes.strip_prefix(b"/")?;
+    let mut ends = Vec::with_capacity(n);
+    ends.push(1);
+    if !rest.is_empty() {
+        let mut at = 1;
+        for name in rest.split(|&b| b == b'/') {
+            if name.is_empty() || name == b"." {
+                return None;
+            }
+            at += name.len();
+            ends.push(at);
+            at += 1;
+        }
+    }
+    (ends.len() == n).then_some(ends)
 }
 
 /// `open(O_PATH | O_DIRECTORY)` of `dir` and its canonical name (from
@@ -459,6 +514,10 @@ enum Kind {
     Other,
 }
 
+/// A listing's entries: each name's range in the listing's name buffer,
+/// and its kind.
+type Entries = Vec<(std::ops::Range<usize>, Kind)>;
+
 /// An open directory, closed on drop; its descriptor is where the carving
 /// opens the next directory on the way, relative to it (one short lookup
 /// instead of the whole path from `/`: a HOME 20 levels deep).
@@ -476,11 +535,16 @@ impl Listing {
     /// given) and reads its entries but `.` and `..`, with their types
     /// (`lstat` when the file system does not say, as `std::fs` does).
     /// `buf`: the carving's listing buffer.
+    ///
+    /// The names are copied, one after the other, into one `names` buffer
+    /// (cleared first), each entry their range in it: one allocation per
+    /// listing, not one per entry (a HOME with 200 entries).
     fn read(
         at: Option<libc::c_int>,
         path: &Path,
         buf: &mut Vec<u8>,
-    ) -> std::io::Result<(Listing, Vec<(std::ffi::OsString, Kind)>)> {
+        names: &mut Vec<u8>,
+    ) -> std::io::Result<(Listing, Entries)> {
         use nix::fcntl::OFlag;
         use std::ffi::OsStr;
         let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK;
@@ -500,6 +564,7 @@ impl Listing {
             buf.resize(LISTING_BUF, 0);
         }
         let mut entries = Vec::new();
+        names.clear();
         loop {
             let n = super::fds::getdents(listing.fd(), buf)
                 .map_err(std::io::Error::from_raw_os_error)?;
@@ -527,7 +592,9 @@ impl Listing {
                     }
                     _ => Kind::Other,
                 };
-                entries.push((OsStr::from_bytes(name).to_os_string(), kind));
+                let start = names.len();
+                names.extend_from_slice(name);
+                entries.push((start..names.len(), kind));
             }
         }
         Ok((listing, entries))
@@ -539,6 +606,26 @@ impl Listing {
     }
 }
 
+/// `root.join(name)` for a name read from a directory (not empty, no
+/// `/`), built in one allocation of the right size (`join` copies `root`
+/// and then grows the copy for the name).
+fn join_name(root: &Path, name: &std::ffi::OsStr) -> PathBuf {
+    let (root, name) = (key(root), name.as_bytes());
+    let slash = !root.ends_with(b"/");
+    let mut path = Vec::with_capacity(root.len() + usize::from(slash) + name.len());
+    path.extend_from_slice(root);
+    if slash {
+        path.push(b'/');
+    }
+    path.extend_from_slice(name);
+    PathBuf::from(std::ffi::OsString::from_vec(path))
+}
+
+/// Most listing descriptors one carver keeps for [`build`] (see
+/// [`LandlockPlan::listed`]); the plain run lists ~10 directories, the
+/// benchmark's deep HOME ~30.
+const MAX_KEPT: usize = 64;
+
 /// What carving needs besides the root: the denied paths, where the
 /// command must be able to reach through a directory it cannot list, and
 /// where to record such directories.
@@ -548,6 +635,9 @@ struct Carver<'a> {
     unlisted: Vec<Unlisted>,
     /// The listing buffer (see [`LISTING_BUF`]).
     buf: Vec<u8>,
+    /// Each listed directory's descriptor, with the index of its own rule
+    /// (see [`LandlockPlan::listed`]).
+    listed: Vec<(usize, OwnedFd)>,
 }
 
 impl Carver<'_> {
@@ -579,7 +669,8 @@ impl Carver<'_> {
             push_rule(out, root, access);
             return Ok(());
         }
-        let (dir, entries) = match Listing::read(at, root, &mut self.buf) {
+        let mut names = Vec::new();
+        let (dir, entries) = match Listing::read(at, root, &mut self.buf, &mut names) {
             Ok(l) => l,
             Err(e) => {
                 // The ancestor itself: listable only.
@@ -588,6 +679,7 @@ impl Carver<'_> {
             }
         };
         // The ancestor itself: listable only (a directory: it was listed).
+        let own = out.len();
         push_known(out, root, AccessFs::ReadDir.into(), true);
         // The names below `root` on the way to a denied path: the denied
         // path itself (`exact`: no rule) or one of its ancestors (`deeper`:
@@ -607,8 +699,9 @@ impl Carver<'_> {
                 _ => {}
             }
         }
-        for (name, kind) in entries {
-            if exact.contains(&name.as_os_str()) {
+        for (range, kind) in entries {
+            let name = std::ffi::OsStr::from_bytes(names.get(range).unwrap_or_default());
+            if exact.contains(&name) {
                 continue;
             }
             if kind == Kind::Symlink {
@@ -617,13 +710,20 @@ impl Carver<'_> {
                 // the root. The target is governed by its own rules.
                 continue;
             }
-            let path = root.join(&name);
+            let path = join_name(root, name);
             let is_dir = kind == Kind::Dir;
-            if is_dir && deeper.contains(&name.as_os_str()) {
+            if is_dir && deeper.contains(&name) {
                 self.carve(&path, Some(dir.fd()), access, out)?;
             } else {
                 push_known(out, path, access, is_dir);
             }
+        }
+        // Kept for `build` up to a bound, so that a profile denying paths
+        // in hundreds of directories does not hold as many descriptors
+        // (and run into RLIMIT_NOFILE): past it, `build` opens the
+        // directory by path, as it does for every rule not listed here.
+        if self.listed.len() < MAX_KEPT {
+            self.listed.push((own, dir.0));
         }
         Ok(())
     }
@@ -738,12 +838,14 @@ pub fn plan(spec: &SandboxSpec) -> Result<LandlockPlan, SandboxError> {
         targets: &targets,
         unlisted: Vec::new(),
         buf: Vec::new(),
+        listed: Vec::new(),
     };
     let mut elsewhere = Carver {
         denied: &hidden,
         targets: &targets,
         unlisted: Vec::new(),
         buf: Vec::new(),
+        listed: Vec::new(),
     };
     for root in &spec.read {
         if let Some(root) = canonical(root) {
@@ -775,6 +877,9 @@ pub fn plan(spec: &SandboxSpec) -> Result<LandlockPlan, SandboxError> {
     }
     let mut unlisted = in_dev.unlisted;
     unlisted.extend(elsewhere.unlisted);
+    let mut listed = in_dev.listed;
+    listed.extend(elsewhere.listed);
+    listed.sort_unstable_by_key(|(i, _)| *i);
     // `ls /dev`: names only.
     push_rule(&mut rules, &dev, AccessFs::ReadDir.into());
     for d in DEV_RW {
@@ -824,6 +929,7 @@ pub fn plan(spec: &SandboxSpec) -> Result<LandlockPlan, SandboxError> {
         scope_flags,
         unlisted,
         deny_read,
+        listed: std::sync::Arc::new(listed),
     })
 }
 
@@ -877,14 +983,52 @@ fn deny_points(
     (denied, states)
 }
 
+/// What `p.parent()` and `p.file_name()` give, for a rule's path: found
+/// on the bytes when `p` is spelled plainly (absolute, single slashes, no
+/// `.` or `..` component, no trailing slash: every path the plan makes),
+/// from the components otherwise; `None` for `/`.
+fn parent_and_name(p: &Path) -> Option<(&Path, &std::ffi::OsStr)> {
+    use std::ffi::OsStr;
+    let bytes = key(p);
+    let plain = bytes.len() > 1
+        && bytes[0] == b'/'
+        && bytes[1..]
+            .split(|&b| b == b'/')
+            .all(|n| !n.is_empty() && n != b"." && n != b"..");
+    if !plain {
+        return p.parent().zip(p.file_name());
+    }
+    let slash = bytes.iter().rposition(|&b| b == b'/')?;
+    let parent = if slash == 0 {
+        &bytes[..1]
+    } else {
+        &bytes[..slash]
+    };
+    Some((
+        Path::new(OsStr::from_bytes(parent)),
+        OsStr::from_bytes(&bytes[slash + 1..]),
+    ))
+}
+
 /// `open(O_PATH)` of `name`, relative to `dir` when given (as `PathFd`
-/// does: the last component is followed if it is a symlink).
-fn open_path(dir: Option<&OwnedFd>, name: &std::ffi::OsStr) -> Option<OwnedFd> {
-    let c = std::ffi::CString::new(name.as_bytes()).ok()?;
-    let at = dir.map_or(libc::AT_FDCWD, |d| d.as_raw_fd());
-    // SAFETY: `c` is a NUL-terminated string that outlives the call; `at`
-    // is AT_FDCWD or a descriptor we own.
-    let fd = unsafe { libc::openat(at, c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+/// does: the last component is followed if it is a symlink). `buf`: where
+/// the NUL-terminated name is written (reused from call to call).
+fn open_path(
+    dir: Option<libc::c_int>,
+    name: &std::ffi::OsStr,
+    buf: &mut Vec<u8>,
+) -> Option<OwnedFd> {
+    let bytes = name.as_bytes();
+    if bytes.contains(&0) {
+        return None; // no such name (as `CString::new` refused it)
+    }
+    buf.clear();
+    buf.extend_from_slice(bytes);
+    buf.push(0);
+    let at = dir.unwrap_or(libc::AT_FDCWD);
+    // SAFETY: `buf` holds `name` and a NUL, and outlives the call; `at` is
+    // AT_FDCWD or a descriptor the caller keeps open across the call.
+    let fd = unsafe { libc::openat(at, buf.as_ptr().cast(), libc::O_PATH | libc::O_CLOEXEC) };
     if fd < 0 {
         return None;
     }
@@ -979,41 +1123,65 @@ pub(crate) fn build(plan: &LandlockPlan) -> Result<RulesetCreated, SandboxError>
     // get rules of their own) keeps the descriptor its own rule was added
     // with: it is the directory its entries are opened from, so no
     // directory on the way is looked up twice, nor from `/` again.
-    let mut dirs: Vec<(&Path, Option<OwnedFd>)> = Vec::new();
+    // A directory the carving listed is not opened again: its listing's
+    // descriptor is in the plan (`listed`).
+    let mut dirs: Vec<(&Path, Option<libc::c_int>)> = Vec::new();
+    // The descriptors opened here that `dirs` names, closed at the end.
+    let mut keep: Vec<OwnedFd> = Vec::new();
+    let mut listed = plan.listed.iter().peekable();
     let list_only: BitFlags<AccessFs> = AccessFs::ReadDir.into();
-    for rule in &plan.rules {
-        let fd = match (rule.path.parent(), rule.path.file_name()) {
-            (Some(parent), Some(name)) => {
-                let at = match dirs
-                    .iter()
-                    .position(|(p, _)| p.as_os_str() == parent.as_os_str())
-                {
-                    Some(i) => i,
-                    None => {
-                        dirs.push((parent, open_path(None, parent.as_os_str())));
-                        dirs.len() - 1
-                    }
-                };
-                dirs[at].1.as_ref().and_then(|d| open_path(Some(d), name))
+    // The rules of one directory come one after the other: the directory
+    // of the previous rule is tried first.
+    let mut last = 0;
+    // The name being opened, NUL-terminated (one buffer for every rule).
+    let mut cname = Vec::new();
+    for (i, rule) in plan.rules.iter().enumerate() {
+        let own = match listed.peek() {
+            Some((j, fd)) if *j == i => {
+                listed.next();
+                Some(fd)
             }
-            _ => open_path(None, rule.path.as_os_str()),
+            _ => None,
         };
-        let Some(fd) = fd else {
+        let opened = match own {
+            Some(_) => None,
+            None => match parent_and_name(&rule.path) {
+                Some((parent, name)) => {
+                    let at = match dirs.get(last) {
+                        Some((p, _)) if key(p) == key(parent) => last,
+                        _ => match dirs.iter().position(|(p, _)| key(p) == key(parent)) {
+                            Some(i) => i,
+                            None => {
+                                let fd = open_path(None, parent.as_os_str(), &mut cname);
+                                dirs.push((parent, fd.as_ref().map(AsRawFd::as_raw_fd)));
+                                keep.extend(fd);
+                                dirs.len() - 1
+                            }
+                        },
+                    };
+                    last = at;
+                    dirs[at]
+                        .1
+                        .and_then(|d| open_path(Some(d), name, &mut cname))
+                }
+                None => open_path(None, rule.path.as_os_str(), &mut cname),
+            },
+        };
+        let Some(fd) = own.or(opened.as_ref()) else {
             continue; // vanished since planning
         };
         match &raw {
-            Some(ruleset) => add_path_rule(ruleset, &fd, rule.rights & known)?,
+            Some(ruleset) => add_path_rule(ruleset, fd, rule.rights & known)?,
             None => {
-                created = created.add_rule(PathBeneath::new(&fd, rule.rights))?;
+                created = created.add_rule(PathBeneath::new(fd, rule.rights))?;
             }
         }
         if rule.is_dir
             && rule.rights == list_only
-            && !dirs
-                .iter()
-                .any(|(p, _)| p.as_os_str() == rule.path.as_os_str())
+            && !dirs.iter().any(|(p, _)| key(p) == key(&rule.path))
         {
-            dirs.push((&rule.path, Some(fd)));
+            dirs.push((&rule.path, Some(fd.as_raw_fd())));
+            keep.extend(opened);
         }
     }
     for port in &plan.connect_ports {
@@ -1050,6 +1218,78 @@ mod tests {
             }
         }
     }
+
+    /// Spellings of paths: plain ones and every kind the byte shortcuts
+    /// must hand back to the component methods.
+    fn spellings() -> Vec<PathBuf> {
+        let names = ["a", "bc", ".", "..", "", ".a", "é", "a.b"];
+        let mut out = vec![PathBuf::from("/"), PathBuf::from("//"), PathBuf::new()];
+        for x in names {
+            out.push(PathBuf::from(format!("/{x}")));
+            out.push(PathBuf::from(x));
+            out.push(PathBuf::from(format!("/{x}/")));
+            for y in names {
+                out.push(PathBuf::from(format!("/{x}/{y}")));
+                out.push(PathBuf::from(format!("/{x}//{y}")));
+                out.push(PathBuf::from(format!("{x}/{y}")));
+                for z in ["a", ".", "..", ""] {
+                    out.push(PathBuf::from(format!("/{x}/{y}/{z}")));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn prefixes_sliced_from_the_bytes_are_the_collected_components() {
+        let mut sliced = 0;
+        for p in spellings() {
+            let comps: Vec<std::path::Component<'_>> = p.components().collect();
+            let Some(ends) = prefix_ends(&p, comps.len()) else {
+                continue;
+            };
+            sliced += 1;
+            for k in 1..=comps.len() {
+                let want: PathBuf = comps[..k].iter().collect();
+                let got = &p.as_os_str().as_bytes()[..ends[k - 1]];
+                assert_eq!(got, want.as_os_str().as_bytes(), "{p:?} prefix {k}");
+            }
+        }
+        // Both ways are taken (`/a/b` sliced, `/a//b` not).
+        assert!(sliced > 100, "{sliced}");
+        assert!(prefix_ends(Path::new("/a//b"), 3).is_none());
+        assert!(prefix_ends(Path::new("/a/./b"), 3).is_none());
+        assert!(prefix_ends(Path::new("/a/b/"), 3).is_none());
+        assert!(prefix_ends(Path::new("a/b"), 2).is_none());
+    }
+
+    #[test]
+    fn parent_and_name_on_bytes_answer_as_path_methods() {
+        for p in spellings() {
+            assert_eq!(parent_and_name(&p), p.parent().zip(p.file_name()), "{p:?}");
+            // The parent is the same bytes, not only an equal `Path`: it is
+            // the key of the directories opened by `build`.
+            if let (Some((got, _)), Some(want)) = (parent_and_name(&p), p.parent()) {
+                assert_eq!(got.as_os_str(), want.as_os_str(), "{p:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn join_name_is_join() {
+        for root in ["/", "/a", "/a/bc", "/a/"] {
+            for name in ["x", ".x", "é", "a b"] {
+                let root = Path::new(root);
+                let name = std::ffi::OsStr::new(name);
+                assert_eq!(
+                    key(&join_name(root, name)),
+                    key(&root.join(name)),
+                    "{root:?} {name:?}"
+                );
+            }
+        }
+    }
+
     use crate::sandbox::{Enforcement, Limits};
 
     fn spec(read: Vec<PathBuf>, write: Vec<PathBuf>, deny: Vec<PathBuf>) -> SandboxSpec {
@@ -1433,5 +1673,161 @@ mod tests {
         ))
         .expect("plan");
         assert!(p.rules.iter().all(|r| !r.path.starts_with(&root)));
+    }
+
+    /// Opens each of `probes` for reading in a child restricted by
+    /// `ruleset`: 0 or the errno, per path.
+    fn reads_under(ruleset: &RulesetCreated, probes: &[PathBuf]) -> Vec<i32> {
+        let fd: OwnedFd = ruleset
+            .try_clone()
+            .ok()
+            .and_then(Option::from)
+            .expect("ruleset descriptor");
+        let names: Vec<std::ffi::CString> = probes
+            .iter()
+            .map(|p| std::ffi::CString::new(p.as_os_str().as_bytes()).expect("cstring"))
+            .collect();
+        let (rx, tx) = nix::unistd::pipe().expect("pipe");
+        // SAFETY: the child only makes system calls (prctl, the Landlock
+        // restriction, open, close, write) on memory prepared before the
+        // fork, and leaves with `_exit`.
+        match unsafe { nix::unistd::fork() }.expect("fork") {
+            nix::unistd::ForkResult::Child => {
+                // SAFETY: system calls on descriptors and strings owned by
+                // this process, prepared before the fork.
+                unsafe {
+                    libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+                    if libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 0) != 0 {
+                        libc::_exit(2);
+                    }
+                    for n in &names {
+                        let f = libc::open(n.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+                        let e: i32 = if f < 0 { *libc::__errno_location() } else { 0 };
+                        if f >= 0 {
+                            libc::close(f);
+                        }
+                        let b = e.to_ne_bytes();
+                        libc::write(tx.as_raw_fd(), b.as_ptr().cast(), b.len());
+                    }
+                    libc::_exit(0);
+                }
+            }
+            nix::unistd::ForkResult::Parent { child } => {
+                drop(tx);
+                let mut out = Vec::new();
+                let mut f = fs::File::from(rx);
+                let mut all = Vec::new();
+                std::io::Read::read_to_end(&mut f, &mut all).expect("read");
+                let st = nix::sys::wait::waitpid(child, None).expect("wait");
+                assert_eq!(st, nix::sys::wait::WaitStatus::Exited(child, 0));
+                for c in all.chunks(4) {
+                    out.push(i32::from_ne_bytes(c.try_into().expect("4 bytes")));
+                }
+                out
+            }
+        }
+    }
+
+    #[test]
+    fn listing_descriptors_kept_are_bounded_and_the_rest_opened_by_path() {
+        if crate::sandbox::kernel::landlock_abi() == 0 {
+            eprintln!("skipped: no Landlock on this kernel");
+            return;
+        }
+        let t = tempfile::tempdir().expect("tempdir");
+        let root = fs::canonicalize(t.path()).expect("canon");
+        let mut denied = Vec::new();
+        for k in 0..MAX_KEPT + 6 {
+            let d = root.join(format!("d{k}"));
+            fs::create_dir(&d).expect("mkdir");
+            fs::write(d.join("secret"), "x").expect("write");
+            fs::write(d.join("open"), "x").expect("write");
+            denied.push(d.join("secret"));
+        }
+        let p = plan(&spec(vec![root.clone()], vec![], denied)).expect("plan");
+        // The root and every `dK` were listed; only MAX_KEPT are kept.
+        assert_eq!(p.listed.len(), MAX_KEPT);
+        let last = root.join(format!("d{}", MAX_KEPT + 5));
+        let probes = vec![
+            root.join("d0/secret"),
+            root.join("d0/open"),
+            last.join("secret"),
+            last.join("open"),
+        ];
+        let e = libc::EACCES;
+        assert_eq!(
+            reads_under(&build(&p).expect("build"), &probes),
+            vec![e, 0, e, 0]
+        );
+    }
+
+    #[test]
+    fn build_with_the_listings_descriptors_grants_what_opening_by_path_grants() {
+        if crate::sandbox::kernel::landlock_abi() == 0 {
+            eprintln!("skipped: no Landlock on this kernel");
+            return;
+        }
+        let t = tempfile::tempdir().expect("tempdir");
+        let root = fs::canonicalize(t.path()).expect("canon");
+        let home = root.join("home");
+        for d in [".ssh", ".config/gh", ".config/other", "proj/sub"] {
+            fs::create_dir_all(home.join(d)).expect("mkdir");
+        }
+        for f in [
+            ".ssh/id",
+            ".config/gh/hosts",
+            ".config/other/x",
+            ".bashrc",
+            "proj/sub/y",
+        ] {
+            fs::write(home.join(f), "x").expect("write");
+        }
+        std::os::unix::fs::symlink(home.join(".ssh/id"), home.join("key")).expect("symlink");
+        let denied = vec![home.join(".ssh"), home.join(".config/gh")];
+        let p = plan(&spec(vec![root.clone()], vec![], denied)).expect("plan");
+        // The carved ancestors (root, home, .config) were listed, and each
+        // listing's descriptor is the very directory of the rule it is
+        // paired with, a `read_dir` rule.
+        assert_eq!(p.listed.len(), 3, "{:?}", p.listed);
+        for (i, fd) in p.listed.iter() {
+            let rule = &p.rules[*i];
+            assert!(
+                rule.is_dir && names(rule.rights) == ["read_dir"],
+                "{rule:?}"
+            );
+            let by_fd = nix::sys::stat::fstat(fd).expect("fstat");
+            let by_path = nix::sys::stat::stat(&rule.path).expect("stat");
+            assert_eq!(
+                (by_fd.st_dev, by_fd.st_ino),
+                (by_path.st_dev, by_path.st_ino),
+                "{}",
+                rule.path.display()
+            );
+        }
+        // The same plan built the old way: every directory opened by path.
+        let mut by_path = p.clone();
+        by_path.listed = std::sync::Arc::new(Vec::new());
+        let probes: Vec<PathBuf> = [
+            ".ssh/id",
+            "key",
+            ".config/gh/hosts",
+            ".config/other/x",
+            ".bashrc",
+            "proj/sub/y",
+        ]
+        .iter()
+        .map(|f| home.join(f))
+        .collect();
+        let fast = reads_under(&build(&p).expect("build"), &probes);
+        let slow = reads_under(&build(&by_path).expect("build"), &probes);
+        assert_eq!(fast, slow);
+        // Exact outcomes: the secrets (also through a symlink) refused,
+        // their siblings read (the positive control).
+        let e = libc::EACCES;
+        assert_eq!(fast, vec![e, e, e, 0, 0, 0]);
+        // And outside the sandbox every probe reads.
+        for f in &probes {
+            fs::read(f).expect("readable outside the sandbox");
+        }
     }
 }
