@@ -82,11 +82,18 @@ impl Sinks {
 
     /// Writes one record to every sink; the errors of the sinks that failed.
     pub fn write(&self, record: &Value) -> Vec<AuditError> {
-        let mut errs = Vec::new();
         let mut line = serde_json::to_vec(record).unwrap_or_default();
         line.push(b'\n');
+        let deny = record.get("decision").and_then(Value::as_str) == Some("deny");
+        self.write_line(&line, deny)
+    }
+
+    /// Writes one serialized record (`line`, ending in a newline) to every
+    /// sink; `deny`: the record is a denial (syslog severity).
+    pub fn write_line(&self, line: &[u8], deny: bool) -> Vec<AuditError> {
+        let mut errs = Vec::new();
         if let Some(f) = &self.file
-            && let Err(err) = append(f, &line)
+            && let Err(err) = append(f, line)
         {
             errs.push(AuditError::File {
                 path: f.display().to_string(),
@@ -94,7 +101,7 @@ impl Sinks {
             });
         }
         if let Some(s) = &self.syslog
-            && let Err(err) = syslog(s, record, &line[..line.len() - 1])
+            && let Err(err) = syslog(s, deny, line.strip_suffix(b"\n").unwrap_or(line))
         {
             errs.push(AuditError::Syslog {
                 path: s.display().to_string(),
@@ -103,6 +110,59 @@ impl Sinks {
         }
         errs
     }
+}
+
+/// The fields of a JSON object, each value serialized, in key order (as a
+/// `serde_json` object keeps them); not an object: none.
+pub fn fields(object: Value) -> Vec<(String, Vec<u8>)> {
+    match object {
+        Value::Object(m) => m
+            .into_iter()
+            .map(|(k, v)| (k, serde_json::to_vec(&v).unwrap_or_default()))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// One record's line: `base`'s fields and the object `extra`'s, where
+/// `extra` wins a key both have, in key order, ending in a newline. The
+/// same bytes as merging `extra` into the object `base` came from and
+/// serializing that (test `record_line_is_the_merged_object`), without
+/// copying `base`'s values for every record.
+pub fn record_line(base: &[(String, Vec<u8>)], extra: Value) -> Vec<u8> {
+    let extra = fields(extra);
+    let mut line = Vec::with_capacity(
+        base.iter()
+            .chain(&extra)
+            .map(|(k, v)| k.len() + v.len() + 4)
+            .sum::<usize>()
+            + 2,
+    );
+    line.push(b'{');
+    let (mut b, mut e) = (base.iter().peekable(), extra.iter().peekable());
+    let mut first = true;
+    loop {
+        let next = match (b.peek(), e.peek()) {
+            (Some(x), Some(y)) if x.0 < y.0 => b.next(),
+            (Some(x), Some(y)) if x.0 == y.0 => {
+                b.next();
+                e.next()
+            }
+            (Some(_), None) => b.next(),
+            (_, Some(_)) => e.next(),
+            (None, None) => None,
+        };
+        let Some((k, v)) = next else { break };
+        if !first {
+            line.push(b',');
+        }
+        first = false;
+        line.extend_from_slice(&serde_json::to_vec(k).unwrap_or_default());
+        line.push(b':');
+        line.extend_from_slice(v);
+    }
+    line.extend_from_slice(b"}\n");
+    line
 }
 
 /// Placeholders in a sink path; no canonicalisation (the file may not exist).
@@ -154,13 +214,9 @@ fn append(path: &Path, line: &[u8]) -> std::io::Result<()> {
 /// Sends the record to a syslog datagram socket as an RFC 3164 message
 /// (`<PRI>safe-exec[PID]: JSON`), facility `authpriv`, severity warning for
 /// denials and info otherwise.
-fn syslog(path: &Path, record: &Value, json: &[u8]) -> std::io::Result<()> {
+fn syslog(path: &Path, deny: bool, json: &[u8]) -> std::io::Result<()> {
     let sock = UnixDatagram::unbound()?;
-    let severity = if record.get("decision").and_then(Value::as_str) == Some("deny") {
-        4
-    } else {
-        6
-    };
+    let severity = if deny { 4 } else { 6 };
     let pri = 10 * 8 + severity;
     let mut msg = format!("<{pri}>safe-exec[{}]: ", std::process::id()).into_bytes();
     msg.extend_from_slice(json);
@@ -180,4 +236,42 @@ pub fn read(path: &Path) -> std::io::Result<Vec<Value>> {
 /// An id for one command's records: time, process id and a counter.
 pub fn new_id(now_ms: u64) -> String {
     format!("{now_ms:x}-{:x}", std::process::id())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn record_line_is_the_merged_object() {
+        let base = json!({
+            "v": 1, "id": "x-1", "raw": "git status \"q\" é\n", "cwd": "/w",
+            "segments": [{"program": "git", "argv": ["git", "status"]}],
+            "z": null, "agent": null,
+        });
+        let extras = [
+            json!({}),
+            json!({"kind": "decision", "decision": "deny", "reasons": ["a", "b"], "metadata": {}}),
+            json!({"raw": "overridden", "zz": 1, "a": true, "id": "y"}),
+            json!({"status": "ok", "exit_code": 0, "signal": null, "enforcement": {"landlock": "full"}}),
+        ];
+        for extra in extras {
+            let mut merged = base.clone();
+            if let (Some(m), Value::Object(x)) = (merged.as_object_mut(), extra.clone()) {
+                m.extend(x);
+            }
+            let mut want = serde_json::to_vec(&merged).expect("json");
+            want.push(b'\n');
+            assert_eq!(
+                String::from_utf8_lossy(&record_line(&fields(base.clone()), extra)),
+                String::from_utf8_lossy(&want)
+            );
+        }
+        // Nothing shared: the extra object alone.
+        assert_eq!(
+            record_line(&[], json!({"b": 2, "a": 1})),
+            b"{\"a\":1,\"b\":2}\n"
+        );
+    }
 }

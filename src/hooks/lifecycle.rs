@@ -27,7 +27,9 @@ pub struct Lifecycle<'a> {
     sinks: Option<Sinks>,
     programs: Vec<String>,
     hook_ctx: Value,
-    record_base: Value,
+    /// The fields every audit record of this command shares, each
+    /// serialized once (a record is these and its own, in key order).
+    record_base: Vec<(String, Vec<u8>)>,
     confirmation: Option<&'static str>,
     /// Failures of notification hooks, `on_execution` and `warn` sinks.
     pub notices: Vec<String>,
@@ -87,7 +89,7 @@ impl<'a> Lifecycle<'a> {
                     })
                 })
                 .collect();
-            json!({
+            audit::fields(json!({
                 "v": audit::SCHEMA_VERSION,
                 "id": layered.id,
                 "session": layered.session,
@@ -97,9 +99,9 @@ impl<'a> Lifecycle<'a> {
                 "form": decided.model.form,
                 "raw": redact::text(&input.raw()),
                 "segments": segments,
-            })
+            }))
         } else {
-            Value::Null
+            Vec::new()
         };
         Ok(Lifecycle {
             profile,
@@ -208,7 +210,6 @@ impl<'a> Lifecycle<'a> {
         let Some(sinks) = self.sinks.clone() else {
             return Ok(());
         };
-        let mut rec = self.record_base.clone();
         let now = audit::time::now_ms();
         let extra = json!({
             "kind": "decision",
@@ -225,12 +226,13 @@ impl<'a> Lifecycle<'a> {
             "confirmation": self.confirmation,
             "metadata": self.hook_ctx["metadata"],
         });
-        merge(&mut rec, extra);
-        self.sink(&sinks, &rec)
+        let deny = verdict.decision == Decision::Deny;
+        let line = audit::record_line(&self.record_base, extra);
+        self.sink(&sinks, &line, deny)
     }
 
-    fn sink(&mut self, sinks: &Sinks, rec: &Value) -> Result<(), String> {
-        let errs = sinks.write(rec);
+    fn sink(&mut self, sinks: &Sinks, line: &[u8], deny: bool) -> Result<(), String> {
+        let errs = sinks.write_line(line, deny);
         if errs.is_empty() {
             return Ok(());
         }
@@ -366,7 +368,6 @@ impl<'a> Lifecycle<'a> {
             return;
         };
         let now = audit::time::now_ms();
-        let mut rec = self.record_base.clone();
         let mut extra = result_json;
         merge(
             &mut extra,
@@ -378,8 +379,8 @@ impl<'a> Lifecycle<'a> {
             }),
         );
         merge(&mut extra, more);
-        merge(&mut rec, extra);
-        for e in sinks.write(&rec) {
+        let line = audit::record_line(&self.record_base, extra);
+        for e in sinks.write_line(&line, false) {
             self.note(vec![e.to_string()]);
         }
     }
