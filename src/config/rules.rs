@@ -716,6 +716,10 @@ struct Prefilter {
     automaton: aho_corasick::AhoCorasick,
     /// For each keyword (pattern id), the rules that have it.
     rules_of: Vec<Vec<usize>>,
+    /// Where [`Prefilter::candidates`] starts, by rule: every view for a
+    /// rule without keywords, none for the others (computed once: asking
+    /// every rule for its first keyword cost ~2k instructions a decision).
+    start: Vec<u64>,
 }
 
 impl Prefilter {
@@ -734,19 +738,7 @@ impl Prefilter {
             }
         }
         let automaton = aho_corasick::AhoCorasick::new(&keywords).ok()?;
-        Some(Self {
-            automaton,
-            rules_of,
-        })
-    }
-
-    /// Which rules may match, and in which views: every view for a rule
-    /// without keywords, else the views holding one of its keywords (a
-    /// view without any cannot match, as [`Rule::may_match`] relies on).
-    /// Bit `min(i, 63)` stands for view `i`, so bit 63 covers every view
-    /// from the 64th on.
-    fn candidates(&self, rules: &[Rule], views: &[String]) -> Vec<u64> {
-        let mut may: Vec<u64> = rules
+        let start = rules
             .iter()
             .map(|r| {
                 if r.keywords().next().is_none() {
@@ -756,6 +748,22 @@ impl Prefilter {
                 }
             })
             .collect();
+        Some(Self {
+            automaton,
+            rules_of,
+            start,
+        })
+    }
+
+    /// Which rules may match, and in which views: every view for a rule
+    /// without keywords, else the views holding one of its keywords (a
+    /// view without any cannot match, as [`Rule::may_match`] relies on).
+    /// Bit `min(i, 63)` stands for view `i`, so bit 63 covers every view
+    /// from the 64th on.
+    /// `rules` are the rules the prefilter was built from.
+    fn candidates(&self, rules: &[Rule], views: &[String]) -> Vec<u64> {
+        debug_assert_eq!(rules.len(), self.start.len());
+        let mut may = self.start.clone();
         for (n, v) in views.iter().enumerate() {
             let bit = 1u64 << n.min(63);
             for m in self.automaton.find_overlapping_iter(v.as_str()) {
