@@ -205,6 +205,16 @@ pub(crate) fn under(path: &Path, root: &Path) -> bool {
     if p.first() != Some(&b'/') || r.first() != Some(&b'/') {
         return path.starts_with(root);
     }
+    // The first pieces both start right after the leading `/` and differ
+    // in their first byte (the loop below would stop there): most roots
+    // are in another tree.
+    if let (Some(&a), Some(&b)) = (p.get(1), r.get(1))
+        && a != b
+        && !matches!(a, b'/' | b'.')
+        && !matches!(b, b'/' | b'.')
+    {
+        return false;
+    }
     let (mut i, mut j) = (0, 0);
     loop {
         i = next_piece(p, i);
