@@ -1132,6 +1132,17 @@ pub fn masked_segments(raw: &str) -> Vec<String> {
 
 /// The contents of single and double quotes replaced by spaces.
 pub fn mask(raw: &str) -> String {
+    // Without a quote or a backslash every character stays: the string
+    // itself, copied at once (`mask_without_quotes_is_the_string` checks
+    // it against the character walk).
+    if !raw.contains(['\\', '\'', '"']) {
+        return raw.to_string();
+    }
+    mask_chars(raw)
+}
+
+/// [`mask`] one character at a time, whatever the string.
+fn mask_chars(raw: &str) -> String {
     let mut masked = String::with_capacity(raw.len());
     let mut quote: Option<char> = None;
     let mut escaped = false;
@@ -1164,6 +1175,30 @@ pub fn mask(raw: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mask_without_quotes_is_the_string() {
+        const ATOMS: &[&str] = &[
+            "a", " ", "'", "\"", "\\", "$", "`", "é", "日", "\t", "\n", "x y", "'b'", "\"c\"",
+            "\\'", ";", "|",
+        ];
+        let mut seed: u64 = 0x0fed_cba9_8765_4321;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let mut changed = 0;
+        for _ in 0..20_000 {
+            let len = next(10);
+            let raw: String = (0..len).map(|_| ATOMS[next(ATOMS.len())]).collect();
+            let want = mask_chars(&raw);
+            changed += usize::from(want != raw);
+            assert_eq!(mask(&raw), want, "{raw:?}");
+        }
+        assert!(changed > 1000, "{changed}");
+    }
 
     /// `push_quoted`'s test of a character (a `matches!`) is the set it
     /// replaced: whitespace or one of the 11 characters of
