@@ -28,32 +28,46 @@ pub fn parse_context<'a>(
     sit: &'a Situation,
     positional: &'a [String],
 ) -> ParseContext<'a> {
+    let trusted = profile.trusted_shared(&sit.places, || trusted_steps(profile, sit));
+    context_with(profile, sit, positional, trusted)
+}
+
+/// The harness steps the parser may trust in this situation. A directory
+/// the command may write cannot be trusted to hold the harness's
+/// snapshots: the agent could plant a file there. Computed once per
+/// situation (the profile keeps the steps, the sentinel's directory
+/// included), not per decision.
+fn trusted_steps(profile: &Profile, sit: &Situation) -> Vec<TrustedStep> {
+    let writable = profile.writable_roots(&sit.places);
+    let mut steps: Vec<TrustedStep> = profile
+        .expand_list(&sit.places, &profile.doc.shell.trusted_source_dirs)
+        .into_iter()
+        .filter(|d| !writable.iter().any(|w| d.starts_with(w)))
+        .map(TrustedStep::SourceUnder)
+        .collect();
+    steps.push(TrustedStep::CwdSentinelUnder(sit.places.tmp.clone()));
+    steps
+}
+
+/// [`parse_context`] with the trusted steps already in hand.
+fn context_with<'a>(
+    profile: &Profile,
+    sit: &'a Situation,
+    positional: &'a [String],
+    trusted: std::sync::Arc<[TrustedStep]>,
+) -> ParseContext<'a> {
     let shell = &profile.doc.shell;
-    let mut ctx = ParseContext::new(sit.places.cwd.as_path(), sit.places.home.as_path());
-    ctx.tmpdir = sit.tmpdir_env.clone();
-    ctx.cdpath = std::env::var_os("CDPATH").is_some_and(|v| !v.is_empty());
-    ctx.positional = positional.into();
-    ctx.max_depth = shell.max_depth;
-    ctx.max_segments = shell.max_segments;
-    ctx.max_length = shell.max_length;
-    // A directory the command may write cannot be trusted to hold the
-    // harness's snapshots: the agent could plant a file there.
-    // Resolved once per situation (the profile keeps it), not per decision.
-    let trusted = profile.trusted_shared(&sit.places, || {
-        let writable = profile.writable_roots(&sit.places);
-        profile
-            .expand_list(&sit.places, &shell.trusted_source_dirs)
-            .into_iter()
-            .filter(|d| !writable.iter().any(|w| d.starts_with(w)))
-            .collect()
-    });
-    // Sized for the sentinel too (no second allocation to push it).
-    ctx.trusted = Vec::with_capacity(trusted.len() + 1);
-    ctx.trusted
-        .extend(trusted.iter().cloned().map(TrustedStep::SourceUnder));
-    ctx.trusted
-        .push(TrustedStep::CwdSentinelUnder(sit.places.tmp.clone()));
-    ctx
+    ParseContext {
+        cwd: sit.places.cwd.as_path().into(),
+        home: sit.places.home.as_path().into(),
+        tmpdir: sit.tmpdir_env.clone(),
+        positional: positional.into(),
+        max_depth: shell.max_depth,
+        max_segments: shell.max_segments,
+        max_length: shell.max_length,
+        cdpath: std::env::var_os("CDPATH").is_some_and(|v| !v.is_empty()),
+        trusted,
+    }
 }
 
 /// Parses the input (layer 0).
@@ -68,8 +82,20 @@ pub fn parse_input(input: &CommandInput, profile: &Profile, sit: &Situation) -> 
 
 /// Runs layers 0 and 1.
 pub fn decide(input: &CommandInput, profile: &Profile, sit: &Situation) -> Decided {
-    let model = parse_input(input, profile, sit);
-    let roots = profile.roots_shared(&sit.places);
+    // The roots and the trusted steps in one look at the profile's cache.
+    let (roots, trusted) = profile.roots_and_trusted(
+        &sit.places,
+        || profile.roots(&sit.places),
+        || trusted_steps(profile, sit),
+    );
+    let model = match input {
+        CommandInput::List(argv) => {
+            parse::parse_list(argv, &context_with(profile, sit, &[], trusted))
+        }
+        CommandInput::String { text, positional } => {
+            parse::parse_string(text, &context_with(profile, sit, positional, trusted))
+        }
+    };
     let ctx = PolicyContext {
         profile,
         roots: &roots,

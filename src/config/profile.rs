@@ -116,8 +116,9 @@ pub(crate) struct ExpandCache {
     paths: HashMap<String, Option<PathBuf>>,
     /// The roots for these places (computed by `crate::policy`).
     roots: Option<Arc<Roots>>,
-    /// The parser's trusted source directories for these places.
-    trusted: Option<Arc<Vec<PathBuf>>>,
+    /// The parser's trusted harness steps for these places (the trusted
+    /// source directories and the cwd sentinel's directory).
+    trusted: Option<Arc<[crate::parse::TrustedStep]>>,
     /// Real paths of the existing directories met while resolving.
     real: crate::sys::path::RealMemo,
 }
@@ -369,19 +370,41 @@ impl Profile {
         r
     }
 
-    /// The directories the parser may trust a sourced file in, for `ph`:
-    /// computed by `compute` once per situation and shared.
+    /// The harness steps the parser may trust (a sourced file in these
+    /// directories, the cwd sentinel), for `ph`: computed by `compute` once
+    /// per situation and shared, so a decision copies none of it.
     pub fn trusted_shared(
         &self,
         ph: &Placeholders,
-        compute: impl FnOnce() -> Vec<PathBuf>,
-    ) -> Arc<Vec<PathBuf>> {
+        compute: impl FnOnce() -> Vec<crate::parse::TrustedStep>,
+    ) -> Arc<[crate::parse::TrustedStep]> {
         if let Some(t) = &self.cache(ph).trusted {
             return t.clone();
         }
-        let t = Arc::new(compute());
+        let t: Arc<[crate::parse::TrustedStep]> = compute().into();
         self.cache(ph).trusted = Some(t.clone());
         t
+    }
+
+    /// [`Profile::roots_cached`] and [`Profile::trusted_shared`] together:
+    /// once both are known for `ph`, one look under the lock (a decision
+    /// needs both; each look compares the places).
+    pub fn roots_and_trusted(
+        &self,
+        ph: &Placeholders,
+        roots: impl FnOnce() -> Roots,
+        trusted: impl FnOnce() -> Vec<crate::parse::TrustedStep>,
+    ) -> (Arc<Roots>, Arc<[crate::parse::TrustedStep]>) {
+        {
+            let cache = self.cache(ph);
+            if let (Some(r), Some(t)) = (&cache.roots, &cache.trusted) {
+                return (r.clone(), t.clone());
+            }
+        }
+        (
+            self.roots_cached(ph, roots),
+            self.trusted_shared(ph, trusted),
+        )
     }
 
     /// [`Profile::expand_each`] without the absent entries.

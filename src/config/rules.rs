@@ -716,6 +716,10 @@ struct Prefilter {
     automaton: aho_corasick::AhoCorasick,
     /// For each keyword (pattern id), the rules that have it.
     rules_of: Vec<Vec<usize>>,
+    /// Where [`Prefilter::candidates`] starts, by rule: every view for a
+    /// rule without keywords, none for the others (computed once: asking
+    /// every rule for its first keyword cost ~2k instructions a decision).
+    start: Vec<u64>,
 }
 
 impl Prefilter {
@@ -734,19 +738,7 @@ impl Prefilter {
             }
         }
         let automaton = aho_corasick::AhoCorasick::new(&keywords).ok()?;
-        Some(Self {
-            automaton,
-            rules_of,
-        })
-    }
-
-    /// Which rules may match, and in which views: every view for a rule
-    /// without keywords, else the views holding one of its keywords (a
-    /// view without any cannot match, as [`Rule::may_match`] relies on).
-    /// Bit `min(i, 63)` stands for view `i`, so bit 63 covers every view
-    /// from the 64th on.
-    fn candidates(&self, rules: &[Rule], views: &[String]) -> Vec<u64> {
-        let mut may: Vec<u64> = rules
+        let start = rules
             .iter()
             .map(|r| {
                 if r.keywords().next().is_none() {
@@ -756,6 +748,22 @@ impl Prefilter {
                 }
             })
             .collect();
+        Some(Self {
+            automaton,
+            rules_of,
+            start,
+        })
+    }
+
+    /// Which rules may match, and in which views: every view for a rule
+    /// without keywords, else the views holding one of its keywords (a
+    /// view without any cannot match, as [`Rule::may_match`] relies on).
+    /// Bit `min(i, 63)` stands for view `i`, so bit 63 covers every view
+    /// from the 64th on.
+    /// `rules` are the rules the prefilter was built from.
+    fn candidates(&self, rules: &[Rule], views: &[String]) -> Vec<u64> {
+        debug_assert_eq!(rules.len(), self.start.len());
+        let mut may = self.start.clone();
         for (n, v) in views.iter().enumerate() {
             let bit = 1u64 << n.min(63);
             for m in self.automaton.find_overlapping_iter(v.as_str()) {
@@ -1124,6 +1132,17 @@ pub fn masked_segments(raw: &str) -> Vec<String> {
 
 /// The contents of single and double quotes replaced by spaces.
 pub fn mask(raw: &str) -> String {
+    // Without a quote or a backslash every character stays: the string
+    // itself, copied at once (`mask_without_quotes_is_the_string` checks
+    // it against the character walk).
+    if !raw.contains(['\\', '\'', '"']) {
+        return raw.to_string();
+    }
+    mask_chars(raw)
+}
+
+/// [`mask`] one character at a time, whatever the string.
+fn mask_chars(raw: &str) -> String {
     let mut masked = String::with_capacity(raw.len());
     let mut quote: Option<char> = None;
     let mut escaped = false;
@@ -1156,6 +1175,30 @@ pub fn mask(raw: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mask_without_quotes_is_the_string() {
+        const ATOMS: &[&str] = &[
+            "a", " ", "'", "\"", "\\", "$", "`", "é", "日", "\t", "\n", "x y", "'b'", "\"c\"",
+            "\\'", ";", "|",
+        ];
+        let mut seed: u64 = 0x0fed_cba9_8765_4321;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let mut changed = 0;
+        for _ in 0..20_000 {
+            let len = next(10);
+            let raw: String = (0..len).map(|_| ATOMS[next(ATOMS.len())]).collect();
+            let want = mask_chars(&raw);
+            changed += usize::from(want != raw);
+            assert_eq!(mask(&raw), want, "{raw:?}");
+        }
+        assert!(changed > 1000, "{changed}");
+    }
 
     /// `push_quoted`'s test of a character (a `matches!`) is the set it
     /// replaced: whitespace or one of the 11 characters of

@@ -37,7 +37,8 @@ pub struct ParseContext<'a> {
     /// `CDPATH` is set in the caller's environment: `cd NAME` may go elsewhere.
     pub cdpath: bool,
     /// Harness steps to recognise (issue: configured shell); empty by default.
-    pub trusted: Vec<crate::parse::shell::TrustedStep>,
+    /// Shared: `decide` hands every decision the profile's cached steps.
+    pub trusted: std::sync::Arc<[crate::parse::shell::TrustedStep]>,
 }
 
 pub use shell::TrustedStep;
@@ -58,7 +59,7 @@ impl<'a> ParseContext<'a> {
             max_segments: 1000,
             max_length: 256 * 1024,
             cdpath: false,
-            trusted: Vec::new(),
+            trusted: std::sync::Arc::default(),
         }
     }
 }
@@ -105,6 +106,51 @@ pub fn normalize_program(word: &str) -> String {
 mod tests {
     use super::*;
     use std::path::PathBuf;
+
+    /// The vendored brush-parser's `parse_program_str` (the tokenizer
+    /// reading the string in place) gives the tree or the error, source
+    /// positions included, that the reader over the string's bytes gives,
+    /// for generated strings of shell atoms (quotes, escapes, heredocs,
+    /// multi-byte characters, unterminated constructs) and the tests'
+    /// commands.
+    #[test]
+    fn parse_program_str_equals_the_reader() {
+        const ATOMS: &[&str] = &[
+            " ", "\t", "\n", ";", "&&", "||", "|", "&", ">", ">>", "<", "2>&1", "<<<", "<<E",
+            "<<-E", "\nE\n", "E", "(", ")", "{", "}", "'", "\"", "\\", "$", "${", "$(", "$((", "`",
+            "~", "*", "?", "[", "]", "#", "=", "!", "-", "x", "a=b", "rm", "git", "é", "日本",
+            "if", "then", "fi", "for", "in", "do", "done", "case", "esac", "$HOME", "\"$x\"",
+            "'a b'", "$'\\x41'", "<(", ">(", "{a,b}", "[[", "]]", "((", "))", "\r", "$[", "\\\n",
+        ];
+        let opts = brush_parser::ParserOptions::default();
+        let same = |s: &str| {
+            let want = brush_parser::Parser::new(s.as_bytes(), &opts).parse_program();
+            let got = brush_parser::parse_program_str(s, &opts);
+            assert_eq!(format!("{got:?}"), format!("{want:?}"), "{s:?}");
+        };
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        for _ in 0..4000 {
+            let len = 1 + next(12);
+            let s: String = (0..len).map(|_| ATOMS[next(ATOMS.len())]).collect();
+            same(&s);
+        }
+        for s in [
+            "git status && cargo test",
+            "cat <<EOF\nhello $x\nEOF\n",
+            "find . -name '*.rs' -exec wc -l {} +",
+            "python3 -c 'import shutil; shutil.rmtree(\"/\")'",
+            "a\nb\n\nc é \"日本\" $((1+2)) `id` $(ls | head -1)",
+            "",
+        ] {
+            same(s);
+        }
+    }
 
     fn ctx() -> ParseContext<'static> {
         let mut c = ParseContext::new(Path::new("/work/repo"), Path::new("/home/u"));

@@ -3,12 +3,13 @@
 //! recorded as `unknown`, never skipped.
 
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
+use brush_parser::ParserOptions;
 use brush_parser::ast::{
     self, Command, CommandPrefixOrSuffixItem, CompoundCommand, CompoundList, IoFileRedirectKind,
     IoFileRedirectTarget, IoRedirect, Pipeline, SeparatorOperator,
 };
-use brush_parser::{Parser, ParserOptions};
 
 use super::model::{
     Assignment, CommandModel, Constructs, Form, Operator, Origin, Redirection, Segment, Word,
@@ -48,7 +49,10 @@ pub struct Walker<'a> {
     ctx: &'a ParseContext<'a>,
     model: CommandModel,
     options: ParserOptions,
-    cwd: Option<PathBuf>,
+    /// The tracked working directory, `None` when not known. Shared: the
+    /// lists, pipeline members and subshells that save and restore it, and
+    /// each pending segment, hold the same one (a segment copies it once).
+    cwd: Cwd,
     depth: u32,
     origin: Origin,
     /// Borrowed from the context until a nested `bash -c` gives its own.
@@ -82,8 +86,11 @@ pub struct Walker<'a> {
     /// it left (`$OLDPWD`, where `cd -` goes). Used only while the tracked
     /// directory is still the one it went to, so a `cd` inside a subshell,
     /// a pipeline or a branch never stands for the shell's own `$OLDPWD`.
-    oldpwd: Option<(PathBuf, PathBuf)>,
+    oldpwd: Option<(Rc<Path>, Rc<Path>)>,
 }
+
+/// The walker's working directory (see [`Walker`]'s `cwd`).
+type Cwd = Option<Rc<Path>>;
 
 impl<'a> Walker<'a> {
     /// A walker at the top level.
@@ -99,7 +106,7 @@ impl<'a> Walker<'a> {
                 assigned: Vec::new(),
             },
             options: ParserOptions::default(),
-            cwd: Some(ctx.cwd.to_path_buf()),
+            cwd: Some(Rc::from(&*ctx.cwd)),
             depth: 0,
             origin: Origin::TopLevel,
             positional: std::borrow::Cow::Borrowed(&ctx.positional),
@@ -291,8 +298,11 @@ impl<'a> Walker<'a> {
             ));
             return;
         }
-        let mut parser = Parser::new(input.as_bytes(), &self.options);
-        match parser.parse_program() {
+        // The string is tokenized in place (vendored brush-parser patch;
+        // `parse::tests::parse_program_str_equals_the_reader` checks that it
+        // gives what `Parser::new(input.as_bytes(), ..).parse_program()`
+        // gives).
+        match brush_parser::parse_program_str(input, &self.options) {
             Ok(program) => {
                 let n = program.complete_commands.len();
                 for (i, cc) in program.complete_commands.iter().enumerate() {
@@ -1103,7 +1113,7 @@ impl<'a> Walker<'a> {
             p.cwd = if dir.unresolved {
                 None
             } else {
-                p.cwd.take().map(|c| join_clean(&c, &dir.value))
+                p.cwd.take().map(|c| Rc::from(join_clean(&c, &dir.value)))
             };
         }
         if u.split
@@ -1184,16 +1194,18 @@ impl<'a> Walker<'a> {
         self.cwd = match (target, &self.cwd) {
             // `cd -` after a `cd` of this string: `$OLDPWD` is known.
             (Some(t), Some(_)) if t.value == "-" && back.is_some() => back,
-            (None, _) => Some(self.ctx.home.to_path_buf()),
+            (None, _) => Some(Rc::from(&*self.ctx.home)),
             (Some(t), Some(c)) if !t.unresolved && !t.glob && t.value != "-" => {
                 let lexical = join_clean(c, &t.value);
                 let has_parent = t.value.split('/').any(|p| p == "..");
                 if physical && has_parent {
                     // `..` after a symbolic link goes to the link
                     // target's parent: ask the filesystem.
-                    std::fs::canonicalize(Path::new(c).join(&t.value)).ok()
+                    std::fs::canonicalize(Path::new(&**c).join(&t.value))
+                        .ok()
+                        .map(Rc::from)
                 } else {
-                    Some(lexical)
+                    Some(Rc::from(lexical))
                 }
             }
             _ => None,
@@ -1207,7 +1219,7 @@ impl<'a> Walker<'a> {
         if let Some(c) = &self.cwd
             && !c.is_dir()
             && !self.errexit
-            && !self.created.iter().any(|d| d == c)
+            && !self.created.iter().any(|d| **d == **c)
         {
             self.cd_uncertain = true;
         }
@@ -1261,7 +1273,7 @@ impl<'a> Walker<'a> {
         &mut self,
         words: Vec<Word>,
         inherit: Inherit,
-        cwd: Option<PathBuf>,
+        cwd: Cwd,
         origin: Origin,
         template: bool,
         stdin_data: Option<String>,
@@ -1277,7 +1289,7 @@ impl<'a> Walker<'a> {
             return;
         }
         let cwd = match cwd {
-            Some(c) => c,
+            Some(c) => c.to_path_buf(),
             None => {
                 unknown.get_or_insert_with(|| "the working directory is not known here (after `cd -`, `popd`, a `cd` that may fail, or a `cd` in only some branches of an `if`, `case` or `&&`/`||` list)".into());
                 self.ctx.cwd.to_path_buf()
@@ -1313,7 +1325,7 @@ impl<'a> Walker<'a> {
     fn nested_with(
         &mut self,
         inherit: Inherit,
-        cwd: Option<PathBuf>,
+        cwd: Cwd,
         text: &str,
         origin: Origin,
         positional: Option<Vec<String>>,
@@ -1327,7 +1339,7 @@ impl<'a> Walker<'a> {
 
     /// `find ... -exec CMD ARGS ;` runs CMD for each match: record CMD as a
     /// template segment next to `find` itself.
-    fn find_templates(&mut self, words: &[Word], inherit: &Inherit, cwd: Option<PathBuf>) {
+    fn find_templates(&mut self, words: &[Word], inherit: &Inherit, cwd: Cwd) {
         let mut i = 1;
         while i < words.len() {
             let v = words[i].value.as_str();
@@ -1404,7 +1416,7 @@ const SUBSCRIPT_BUILTINS: &[&str] = &[
 struct Pending {
     words: Vec<Word>,
     inherit: Inherit,
-    cwd: Option<PathBuf>,
+    cwd: Cwd,
     template: bool,
     origin: Origin,
     unknown: Option<String>,

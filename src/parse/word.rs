@@ -564,12 +564,20 @@ const MAX_BRACE_WORDS: usize = 256;
 /// expansion: `src/{a,b}.rs` → `src/a.rs src/b.rs`, `{1..3}` → `1 2 3`.
 /// `None` when the word has no brace expression or expands to too many words.
 pub fn expand_braces(raw: &str, options: &ParserOptions) -> Option<Vec<String>> {
-    use brush_parser::word::BraceExpressionOrText;
     // No `{`, no brace expression: the parser would return text only (the
     // `None` below). Most words have none; parsing each was ~7% of a decision.
-    if !raw.contains('{') {
+    // Nor without a `,` (a list has two members or more) or a `..` (a
+    // sequence): `find -exec ... {} +` (`brace_words_need_a_comma_or_a_range`
+    // checks this against the parser).
+    if !raw.contains('{') || !(raw.contains(',') || raw.contains("..")) {
         return None;
     }
+    expand_braces_parsed(raw, options)
+}
+
+/// [`expand_braces`] by brush-parser's brace grammar, whatever the word.
+fn expand_braces_parsed(raw: &str, options: &ParserOptions) -> Option<Vec<String>> {
+    use brush_parser::word::BraceExpressionOrText;
     let parsed = word::parse_brace_expansions(raw, options).ok()??;
     if !parsed
         .iter()
@@ -924,6 +932,63 @@ mod tests {
 #[cfg(test)]
 mod brace_tests {
     use super::*;
+
+    #[test]
+    fn brace_words_need_a_comma_or_a_range() {
+        // Generated words of brace-ish atoms: whatever the fast answer,
+        // the parser's answer is the same.
+        const ATOMS: &[&str] = &[
+            "{",
+            "}",
+            ",",
+            "..",
+            ".",
+            "a",
+            "Z",
+            "1",
+            "-",
+            "+",
+            "$",
+            "'",
+            "\"",
+            "\\",
+            "{}",
+            "x",
+            "é",
+            " ",
+            "$(",
+            ")",
+            "`",
+            "*",
+            "?",
+            "[",
+            "]",
+            "{a,b}",
+            "{1..3}",
+            "{a..c..2}",
+            "{,}",
+            ",}",
+            "{x,",
+            "..}",
+        ];
+        let o = ParserOptions::default();
+        let mut seed: u64 = 0x0123_4567_89ab_cdef;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let mut expanded = 0;
+        for _ in 0..30_000 {
+            let len = 1 + next(9);
+            let raw: String = (0..len).map(|_| ATOMS[next(ATOMS.len())]).collect();
+            let want = expand_braces_parsed(&raw, &o);
+            expanded += usize::from(want.is_some());
+            assert_eq!(expand_braces(&raw, &o), want, "{raw:?}");
+        }
+        assert!(expanded > 1000, "{expanded}");
+    }
 
     #[test]
     fn braces_expand_like_bash() {

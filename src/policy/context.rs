@@ -60,35 +60,78 @@ pub struct PolicyContext<'a> {
     pub negative_vars: Vec<String>,
 }
 
-/// [`PolicyContext::resolved`]: each answer filed by a hash of its
-/// (directory, path), so a long command's thousands of operands cost one
-/// look each, not a scan of every earlier answer (a string of 20,000
-/// operands took seconds and could reach the deciding time bound).
+/// [`PolicyContext::resolved`]: the answers in the order they were asked,
+/// each under the index of its directory (a decision's paths share one or
+/// two directories, kept once) and its path as written. A few answers are
+/// searched in turn; past [`PathMemo::INDEXED`] answers a hash index files
+/// them by (directory, path), so a long command's thousands of operands
+/// cost one look each, not a scan of every earlier answer (a string of
+/// 20,000 operands took seconds and could reach the deciding time bound).
 #[derive(Debug, Default)]
-pub struct PathMemo(std::collections::HashMap<u64, Vec<(PathBuf, String, PathBuf)>>);
+pub struct PathMemo {
+    /// The directories asked about, each once.
+    dirs: Vec<PathBuf>,
+    /// (index in `dirs`, path, answer).
+    answers: Vec<(usize, String, PathBuf)>,
+    /// By hash of (directory index, path): indices in `answers`. Built
+    /// when the answers outgrow a scan.
+    index: std::collections::HashMap<u64, Vec<usize>>,
+}
 
 impl PathMemo {
-    fn key(cwd: &Path, p: &str) -> u64 {
+    /// Answers searched in turn before the hash index is used.
+    const INDEXED: usize = 16;
+
+    fn key(dir: usize, p: &str) -> u64 {
         use std::hash::{Hash, Hasher};
         let mut h = std::hash::DefaultHasher::new();
-        cwd.as_os_str().as_encoded_bytes().hash(&mut h);
+        dir.hash(&mut h);
         p.hash(&mut h);
         h.finish()
     }
 
-    fn get(&self, cwd: &Path, p: &str) -> Option<PathBuf> {
-        self.0
-            .get(&Self::key(cwd, p))?
+    fn dir(&self, cwd: &Path) -> Option<usize> {
+        self.dirs
             .iter()
-            .find(|(c, q, _)| q == p && c.as_os_str() == cwd.as_os_str())
-            .map(|(_, _, r)| r.clone())
+            .position(|d| d.as_os_str() == cwd.as_os_str())
+    }
+
+    fn get(&self, cwd: &Path, p: &str) -> Option<PathBuf> {
+        let dir = self.dir(cwd)?;
+        let same = |i: &usize| {
+            let (d, q, _) = &self.answers[*i];
+            *d == dir && q == p
+        };
+        let i = if self.answers.len() <= Self::INDEXED {
+            (0..self.answers.len()).find(same)?
+        } else {
+            *self
+                .index
+                .get(&Self::key(dir, p))?
+                .iter()
+                .find(|i| same(i))?
+        };
+        Some(self.answers[i].2.clone())
     }
 
     fn insert(&mut self, cwd: &Path, p: &str, r: PathBuf) {
-        self.0
-            .entry(Self::key(cwd, p))
-            .or_default()
-            .push((cwd.to_path_buf(), p.to_string(), r));
+        let dir = match self.dir(cwd) {
+            Some(d) => d,
+            None => {
+                self.dirs.push(cwd.to_path_buf());
+                self.dirs.len() - 1
+            }
+        };
+        self.answers.push((dir, p.to_string(), r));
+        let n = self.answers.len();
+        if n == Self::INDEXED + 1 {
+            // Index every answer so far, then each new one as it comes.
+            for (i, (d, q, _)) in self.answers.iter().enumerate() {
+                self.index.entry(Self::key(*d, q)).or_default().push(i);
+            }
+        } else if n > Self::INDEXED + 1 {
+            self.index.entry(Self::key(dir, p)).or_default().push(n - 1);
+        }
     }
 }
 
@@ -285,6 +328,68 @@ mod memo_tests {
                 m.get(Path::new("/d"), &format!("f{i}")),
                 Some(PathBuf::from(format!("/r{i}")))
             );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The memo answers what [`paths::resolve`] answers, for generated
+    /// sequences of (directory, path) asks with repeats, below and past
+    /// the size where the hash index takes over: a memo that confused two
+    /// directories or two paths would answer a relative path of one for
+    /// the other.
+    #[test]
+    fn the_memo_answers_as_resolve_does() {
+        let dirs = [
+            "/work/project",
+            "/work/project/src",
+            "/tmp",
+            "/",
+            "/nonexistent-memo/a b",
+        ];
+        let words = [
+            "x",
+            "../x",
+            "./x",
+            "~/x",
+            "/etc/passwd",
+            "src/../y",
+            "a/b/c",
+            "..",
+            ".",
+            "",
+            "é",
+            "x/",
+            "//x",
+            "/tmp/../work",
+        ];
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |n: usize| {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            ((seed >> 33) as usize) % n
+        };
+        for round in 0..40 {
+            let mut memo = PathMemo::default();
+            // Short rounds stay below the index; long ones cross it.
+            let asks = if round % 2 == 0 { 12 } else { 120 };
+            for _ in 0..asks {
+                let cwd = Path::new(dirs[next(dirs.len())]);
+                let p = format!("{}{}", words[next(words.len())], next(3));
+                let want = paths::resolve(cwd, &p);
+                let got = match memo.get(cwd, &p) {
+                    Some(r) => r,
+                    None => {
+                        memo.insert(cwd, &p, want.clone());
+                        memo.get(cwd, &p).unwrap_or_default()
+                    }
+                };
+                assert_eq!(got, want, "{cwd:?} {p:?}");
+            }
         }
     }
 }

@@ -131,6 +131,21 @@ impl Roots {
             // One buffer for every entry's components.
             let mut pat: Vec<&str> = Vec::new();
             for entry in &self.protected {
+                // An entry whose first component is not `**` and does not
+                // match the path's first component can neither hold the
+                // path nor be held by it (both tests below compare those
+                // two first): skipped before its components are split.
+                // (`protected_hit_equals_the_full_comparison` checks it.)
+                if let Some(first) = rel.first()
+                    && let Some(p0) = entry
+                        .trim_end_matches('/')
+                        .split('/')
+                        .find(|c| !c.is_empty() && *c != ".")
+                    && p0 != "**"
+                    && !fnmatch(p0.as_bytes(), first.as_bytes())
+                {
+                    continue;
+                }
                 let tree = entry.ends_with('/');
                 pat.clear();
                 pat.extend(
@@ -189,6 +204,16 @@ pub(crate) fn under(path: &Path, root: &Path) -> bool {
     let (p, r) = (path.as_os_str().as_bytes(), root.as_os_str().as_bytes());
     if p.first() != Some(&b'/') || r.first() != Some(&b'/') {
         return path.starts_with(root);
+    }
+    // The first pieces both start right after the leading `/` and differ
+    // in their first byte (the loop below would stop there): most roots
+    // are in another tree.
+    if let (Some(&a), Some(&b)) = (p.get(1), r.get(1))
+        && a != b
+        && !matches!(a, b'/' | b'.')
+        && !matches!(b, b'/' | b'.')
+    {
+        return false;
     }
     let (mut i, mut j) = (0, 0);
     loop {
@@ -597,6 +622,167 @@ mod tests {
         }
         assert_eq!(canonicalize(Path::new("/")).ok(), Some(PathBuf::from("/")));
         assert!(canonicalize(Path::new("")).is_err());
+    }
+
+    /// `protected_hit` before the first-component skip: every entry split
+    /// and compared in full.
+    fn protected_hit_full(r: &Roots, path: &Path, destructive: bool) -> Option<PathBuf> {
+        for root in &r.write {
+            if !under(path, root) {
+                continue;
+            }
+            let Ok(rel) = path.strip_prefix(root) else {
+                continue;
+            };
+            let rel: Vec<std::borrow::Cow<'_, str>> = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect();
+            for entry in &r.protected {
+                let tree = entry.ends_with('/');
+                let pat: Vec<&str> = entry
+                    .trim_end_matches('/')
+                    .split('/')
+                    .filter(|c| !c.is_empty() && *c != ".")
+                    .collect();
+                if pat.is_empty() {
+                    continue;
+                }
+                let inside = if tree {
+                    (pat.len()..=rel.len()).any(|k| components_match(&pat, &rel[..k]))
+                } else {
+                    components_match(&pat, &rel)
+                };
+                let holds = destructive
+                    && rel.len() < pat.len()
+                    && !pat[..rel.len()].contains(&"**")
+                    && rel
+                        .iter()
+                        .zip(&pat)
+                        .all(|(r, p)| fnmatch(p.as_bytes(), r.as_bytes()));
+                if inside && !holds && created_here(root, &rel, &pat) {
+                    continue;
+                }
+                if inside || holds {
+                    return Some(root.join(entry.trim_end_matches('/')));
+                }
+            }
+        }
+        None
+    }
+
+    /// The first-component skip in `protected_hit` answers as comparing
+    /// every entry in full, for the default profile's entries and odd ones
+    /// (`**` first, `./x`, doubled and trailing slashes, globs and
+    /// brackets in the first component, empty), over generated paths in,
+    /// at and outside the writable roots, destructive or not.
+    #[test]
+    fn protected_hit_equals_the_full_comparison() {
+        // The default profile's entries, odd ones, then both with `**`
+        // (which holds every path) last: each list's hits come from
+        // different entries.
+        let default = [
+            ".git",
+            ".git/config",
+            ".git/hooks/",
+            ".git/modules/**/config",
+            ".git/worktrees/*/gitdir",
+            ".claude/",
+            ".mcp.json",
+            ".cargo/config*",
+            "**/site-packages/*.pth",
+            ".config/git/config",
+            ".local/bin/",
+        ];
+        let odd = [
+            "./x/y",
+            "*/z",
+            "[.]git/",
+            "[!a]*/b",
+            ".git//config",
+            "//a/",
+            "",
+            "/",
+            ".",
+            "a/**/b/",
+            "?",
+            "\\*x",
+            "é/ü",
+            "*",
+        ];
+        let lists: Vec<Vec<String>> = vec![
+            default.map(String::from).to_vec(),
+            odd.map(String::from).to_vec(),
+            default
+                .iter()
+                .chain(&odd)
+                .chain(&["**", "**/"])
+                .map(|e| e.to_string())
+                .collect(),
+        ];
+        let comps = [
+            ".git",
+            "config",
+            "hooks",
+            "modules",
+            "m",
+            "worktrees",
+            "gitdir",
+            ".claude",
+            "x",
+            "y",
+            "z",
+            "a",
+            "b",
+            "site-packages",
+            "a.pth",
+            "*x",
+            ".cargo",
+            "config.toml",
+            "q",
+            "é",
+            "ü",
+            "[.]git",
+            "target",
+            "bin",
+            ".local",
+        ];
+        let bases = ["/p", "/p/q", "/t", "/", "/o", "/pp"];
+        let mut seed: u64 = 0x1234_5678_9abc_def1;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let mut hits = [0; 3];
+        for (n, protected) in lists.into_iter().enumerate() {
+            let r = Roots {
+                write: vec![
+                    PathBuf::from("/p"),
+                    PathBuf::from("/p/q"),
+                    PathBuf::from("/t"),
+                ],
+                protected,
+                ..Default::default()
+            };
+            for _ in 0..20_000 {
+                let mut p = PathBuf::from(bases[next(bases.len())]);
+                for _ in 0..next(5) {
+                    p.push(comps[next(comps.len())]);
+                }
+                for destructive in [false, true] {
+                    let want = protected_hit_full(&r, &p, destructive);
+                    hits[n] += usize::from(want.is_some());
+                    assert_eq!(
+                        r.protected_hit(&p, destructive),
+                        want,
+                        "{p:?} {destructive}"
+                    );
+                }
+            }
+        }
+        assert!(hits.iter().all(|h| *h > 1000), "{hits:?}");
     }
 
     fn project() -> Roots {

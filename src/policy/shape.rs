@@ -87,6 +87,15 @@ pub(super) fn shape(model: &CommandModel, ctx: &PolicyContext, v: &mut Verdict) 
 /// Seed 002: an archive or network form anywhere in a string with
 /// operators, a pipeline, redirections or substitutions denies the string.
 pub(super) fn forms_alone(model: &CommandModel, ctx: &PolicyContext, v: &mut Verdict) {
+    // A string alone (one segment, nothing around it) is fine whatever its
+    // program: asked first, so such a string looks up no registry entry.
+    let alone = !(model.segments.len() > 1
+        || !model.operators.is_empty()
+        || model.constructs.substitution
+        || model.constructs.redirection);
+    if alone {
+        return;
+    }
     let form_segments = model
         .segments
         .iter()

@@ -17,30 +17,33 @@ pub(super) fn run_time_arguments(
     v: &mut Verdict,
     risk: Risk,
 ) {
-    let risky_options = spec.options.iter().map(|o| o.spec()).any(|o| {
-        o.effects.iter().any(|e| match e {
-            Effect::Exec
-            | Effect::Dangerous
-            | Effect::Write
-            | Effect::WritesOperands
-            | Effect::Delete => true,
-            Effect::Network
-            | Effect::Recursive
-            | Effect::Blocked
-            | Effect::Ask
-            | Effect::Template
-            | Effect::Code
-            | Effect::Last
-            | Effect::Filter
-            | Effect::ReadsTree => false,
-        }) || o.value_type == Some(ValueType::Command)
-    }) || (spec.unknown_options == UnknownOptions::Allow
-        // Confined, an unlisted option of a read-only program is contained.
-        && !(ctx.confined && spec.risk == Risk::Safe));
+    // Asked only for a template run by xargs (the specs are read for it).
+    let risky_options = || {
+        spec.options.iter().map(|o| o.spec()).any(|o| {
+            o.effects.iter().any(|e| match e {
+                Effect::Exec
+                | Effect::Dangerous
+                | Effect::Write
+                | Effect::WritesOperands
+                | Effect::Delete => true,
+                Effect::Network
+                | Effect::Recursive
+                | Effect::Blocked
+                | Effect::Ask
+                | Effect::Template
+                | Effect::Code
+                | Effect::Last
+                | Effect::Filter
+                | Effect::ReadsTree => false,
+            }) || o.value_type == Some(ValueType::Command)
+        }) || (spec.unknown_options == UnknownOptions::Allow
+            // Confined, an unlisted option of a read-only program is contained.
+            && !(ctx.confined && spec.risk == Risk::Safe))
+    };
     if seg.template
         && risk < Risk::Write
         && seg.wrappers.iter().any(|w| w == "xargs")
-        && risky_options
+        && risky_options()
     {
         v.add(
             Layer::Policy,
@@ -53,17 +56,19 @@ pub(super) fn run_time_arguments(
     // Unconfined, a program that reads the files it is given, getting them
     // at run time (`echo ~/.ssh/id_rsa | xargs head`), reads what the
     // policy never saw.
-    let reads_operands = spec.operands.is_empty()
-        || spec
-            .operands
-            .iter()
-            .chain(spec.operands_with.values().flatten())
-            .any(|o| o.ty.reads_file());
+    let reads_operands = || {
+        spec.operands.is_empty()
+            || spec
+                .operands
+                .iter()
+                .chain(spec.operands_with.values().flatten())
+                .any(|o| o.ty.reads_file())
+    };
     if seg.template
         && !ctx.confined
-        && reads_operands
         && risk < Risk::Write
         && seg.wrappers.iter().any(|w| w == "xargs")
+        && reads_operands()
     {
         v.add(
             Layer::Policy,

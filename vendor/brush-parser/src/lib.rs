@@ -28,7 +28,9 @@ pub use error::miette::PrettyError;
 
 #[cfg(feature = "winnow-parser")]
 pub use parser::winnow_str;
-pub use parser::{Parser, ParserBuilder, ParserImpl, ParserOptions, SourceInfo, parse_tokens};
+pub use parser::{
+    Parser, ParserBuilder, ParserImpl, ParserOptions, SourceInfo, parse_program_str, parse_tokens,
+};
 
 pub use source::{SourcePosition, SourcePositionOffset, SourceSpan};
 pub use tokenizer::{

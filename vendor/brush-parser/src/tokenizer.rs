@@ -243,9 +243,20 @@ impl Default for TokenizerOptions {
 
 /// A tokenizer for shell scripts.
 pub(crate) struct Tokenizer<'a, R: ?Sized + std::io::BufRead> {
-    char_reader: std::iter::Peekable<utf8_chars::Chars<'a, R>>,
+    char_reader: CharSource<'a, R>,
     cross_state: CrossTokenParseState,
     options: TokenizerOptions,
+}
+
+/// safe-exec patch: where the tokenizer's characters come from. A string
+/// already in memory is read in place (`str::Chars`), without decoding it
+/// again one character at a time through a `BufRead`; a reader is read as
+/// before. The characters, and so the tokens and positions, are the same.
+enum CharSource<'a, R: ?Sized + std::io::BufRead> {
+    /// The characters of a string in memory.
+    Str(std::iter::Peekable<std::str::Chars<'a>>),
+    /// The characters of a reader, decoded as they are read.
+    Reader(std::iter::Peekable<utf8_chars::Chars<'a, R>>),
 }
 
 /// Encapsulates the current token parsing state.
@@ -294,11 +305,23 @@ impl TokenParseState {
     }
 
     pub fn append_char(&mut self, c: char) {
+        self.start_token_text();
         self.token_so_far.push(c);
     }
 
     pub fn append_str(&mut self, s: &str) {
+        self.start_token_text();
         self.token_so_far.push_str(s);
+    }
+
+    /// safe-exec patch: a token's text starts with room for 24 bytes (the
+    /// smallest block the allocator hands out holds 24), so most tokens
+    /// take one allocation instead of growing from 8 to 16 to 32.
+    #[inline]
+    fn start_token_text(&mut self) {
+        if self.token_so_far.capacity() == 0 {
+            self.token_so_far.reserve(24);
+        }
     }
 
     pub const fn unquoted(&self) -> bool {
@@ -511,8 +534,9 @@ pub fn uncached_tokenize_str(
     input: &str,
     options: &TokenizerOptions,
 ) -> Result<Vec<Token>, TokenizerError> {
-    let mut reader = std::io::BufReader::new(input.as_bytes());
-    let mut tokenizer = crate::tokenizer::Tokenizer::new(&mut reader, options);
+    // safe-exec patch: the string is read in place (see `CharSource`).
+    let mut tokenizer =
+        crate::tokenizer::Tokenizer::<'_, std::io::Empty>::from_str(input, options);
 
     let mut tokens = vec![];
     loop {
@@ -533,9 +557,19 @@ pub fn uncached_tokenize_str(
 
 impl<'a, R: ?Sized + std::io::BufRead> Tokenizer<'a, R> {
     pub fn new(reader: &'a mut R, options: &TokenizerOptions) -> Self {
+        Self::with_source(CharSource::Reader(reader.chars().peekable()), options)
+    }
+
+    /// safe-exec patch: a tokenizer over a string in memory (see
+    /// [`CharSource`]).
+    pub fn from_str(input: &'a str, options: &TokenizerOptions) -> Self {
+        Self::with_source(CharSource::Str(input.chars().peekable()), options)
+    }
+
+    fn with_source(char_reader: CharSource<'a, R>, options: &TokenizerOptions) -> Self {
         Tokenizer {
             options: options.clone(),
-            char_reader: reader.chars().peekable(),
+            char_reader,
             cross_state: CrossTokenParseState {
                 cursor: SourcePosition {
                     index: 0,
@@ -555,12 +589,15 @@ impl<'a, R: ?Sized + std::io::BufRead> Tokenizer<'a, R> {
         Some(self.cross_state.cursor.clone())
     }
 
+    #[inline]
     fn next_char(&mut self) -> Result<Option<char>, TokenizerError> {
-        let c = self
-            .char_reader
-            .next()
-            .transpose()
-            .map_err(TokenizerError::ReadError)?;
+        let c = match &mut self.char_reader {
+            CharSource::Str(chars) => chars.next(),
+            CharSource::Reader(chars) => chars
+                .next()
+                .transpose()
+                .map_err(TokenizerError::ReadError)?,
+        };
 
         if let Some(ch) = c {
             if ch == '\n' {
@@ -580,8 +617,13 @@ impl<'a, R: ?Sized + std::io::BufRead> Tokenizer<'a, R> {
         Ok(())
     }
 
+    #[inline]
     fn peek_char(&mut self) -> Result<Option<char>, TokenizerError> {
-        match self.char_reader.peek() {
+        let chars = match &mut self.char_reader {
+            CharSource::Str(chars) => return Ok(chars.peek().copied()),
+            CharSource::Reader(chars) => chars,
+        };
+        match chars.peek() {
             Some(result) => match result {
                 Ok(c) => Ok(Some(*c)),
                 Err(_) => Err(TokenizerError::FailedDecoding),
@@ -804,10 +846,21 @@ impl<'a, R: ?Sized + std::io::BufRead> Tokenizer<'a, R> {
                 // must be a separate token (because it wouldn't make a prefix of an operator).
                 //
 
-                let mut hypothetical_token = state.current_token().to_owned();
-                hypothetical_token.push(c);
+                // safe-exec patch: the candidate operator is spelled in a buffer on the stack,
+                // not in a new `String` per character. Every operator is at most 3 bytes, so a
+                // candidate that does not fit in the buffer is no operator either.
+                let mut buf = [0u8; 8];
+                let cur = state.current_token().as_bytes();
+                let end = cur.len() + c.len_utf8();
+                let hypothetical_token = if end <= buf.len() {
+                    buf[..cur.len()].copy_from_slice(cur);
+                    c.encode_utf8(&mut buf[cur.len()..]);
+                    std::str::from_utf8(&buf[..end]).ok()
+                } else {
+                    None
+                };
 
-                if state.unquoted() && self.is_operator(hypothetical_token.as_ref()) {
+                if state.unquoted() && hypothetical_token.is_some_and(|h| self.is_operator(h)) {
                     self.consume_char()?;
                     state.append_char(c);
                 } else {

@@ -188,39 +188,60 @@ impl<R: std::io::BufRead> Parser<R> {
 
     fn tokenize(&mut self) -> Result<Vec<Token>, crate::error::ParseError> {
         // First we tokenize the input, according to the policy implied by provided options.
-        let mut tokenizer = Tokenizer::new(&mut self.reader, &self.options.tokenizer_options());
+        let tokenizer = Tokenizer::new(&mut self.reader, &self.options.tokenizer_options());
+        collect_tokens(tokenizer)
+    }
+}
 
-        tracing::debug!(target: "tokenize", "Tokenizing...");
+/// safe-exec patch: parses a shell program held in a string, as
+/// [`Parser::parse_program`] with the PEG parser does for a reader over its
+/// bytes, but with the tokenizer reading the string in place (no `BufRead`,
+/// no decoding one character at a time). Same tokens, same tree, same
+/// errors (a string is valid UTF-8 and cannot fail to be read).
+pub fn parse_program_str(
+    input: &str,
+    options: &ParserOptions,
+) -> Result<ast::Program, crate::error::ParseError> {
+    let tokenizer =
+        Tokenizer::<'_, std::io::Empty>::from_str(input, &options.tokenizer_options());
+    let tokens = collect_tokens(tokenizer)?;
+    parse_tokens(&tokens, options)
+}
 
-        // safe-exec patch: room for a typical command's tokens at once
-        // (growing from 4 to 8 to 16 reallocated the vector twice).
-        let mut tokens = Vec::with_capacity(8);
-        loop {
-            let result = match tokenizer.next_token() {
-                Ok(result) => result,
-                Err(e) => {
-                    return Err(crate::error::ParseError::Tokenizing {
-                        inner: e,
-                        position: tokenizer.current_location(),
-                    });
-                }
-            };
+/// Runs the tokenizer to the end of its input ([`Parser::tokenize`]).
+fn collect_tokens<R: ?Sized + std::io::BufRead>(
+    mut tokenizer: Tokenizer<'_, R>,
+) -> Result<Vec<Token>, crate::error::ParseError> {
+    tracing::debug!(target: "tokenize", "Tokenizing...");
 
-            let reason = result.reason;
-            if let Some(token) = result.token {
-                tracing::debug!(target: "tokenize", "TOKEN {}: {:?} {reason:?}", tokens.len(), token);
-                tokens.push(token);
+    // safe-exec patch: room for a typical command's tokens at once
+    // (growing from 4 to 8 to 16 reallocated the vector twice).
+    let mut tokens = Vec::with_capacity(8);
+    loop {
+        let result = match tokenizer.next_token() {
+            Ok(result) => result,
+            Err(e) => {
+                return Err(crate::error::ParseError::Tokenizing {
+                    inner: e,
+                    position: tokenizer.current_location(),
+                });
             }
+        };
 
-            if matches!(reason, TokenEndReason::EndOfInput) {
-                break;
-            }
+        let reason = result.reason;
+        if let Some(token) = result.token {
+            tracing::debug!(target: "tokenize", "TOKEN {}: {:?} {reason:?}", tokens.len(), token);
+            tokens.push(token);
         }
 
-        tracing::debug!(target: "tokenize", "  => {} token(s)", tokens.len());
-
-        Ok(tokens)
+        if matches!(reason, TokenEndReason::EndOfInput) {
+            break;
+        }
     }
+
+    tracing::debug!(target: "tokenize", "  => {} token(s)", tokens.len());
+
+    Ok(tokens)
 }
 
 /// Parses a sequence of tokens into the abstract syntax tree (AST) of a shell program.
