@@ -90,6 +90,13 @@ pub struct PlannedRule {
     pub rights: BitFlags<AccessFs>,
     #[serde(skip)]
     pub(crate) is_dir: bool,
+    /// `path` is real (resolved when planned: no component is a symlink),
+    /// so `build` opens it without following any: a component swapped for
+    /// a symlink since planning (by another process writing in a carved
+    /// directory) gets no rule instead of handing the rule to the
+    /// symlink's target. Devices are opened as named (`/dev/tty`...).
+    #[serde(skip)]
+    pub(crate) real: bool,
 }
 
 /// The whole ruleset, computed before anything is opened.
@@ -173,6 +180,15 @@ fn push_rule(out: &mut Vec<PlannedRule>, path: &Path, access: BitFlags<AccessFs>
     push_known(out, path, access, meta.is_dir());
 }
 
+/// [`push_rule`] for a device path, opened as named (not [`PlannedRule::real`]).
+fn push_device(out: &mut Vec<PlannedRule>, path: &Path, access: BitFlags<AccessFs>) {
+    let before = out.len();
+    push_rule(out, path, access);
+    if let Some(r) = out.get_mut(before) {
+        r.real = false;
+    }
+}
+
 /// [`push_rule`] when the file type is already known (from `readdir`);
 /// `path` is moved in when the caller owns it (an entry of a listing).
 fn push_known(
@@ -193,6 +209,7 @@ fn push_known(
         path: path.into(),
         rights,
         is_dir,
+        real: true,
     });
 }
 
@@ -547,7 +564,14 @@ impl Listing {
     ) -> std::io::Result<(Listing, Entries)> {
         use nix::fcntl::OFlag;
         use std::ffi::OsStr;
-        let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK;
+        // No symlink is followed (`path` is real): a directory swapped for
+        // a symlink since it was resolved fails with `ELOOP` instead of
+        // having its target's entries listed and granted.
+        let flags = OFlag::O_RDONLY
+            | OFlag::O_DIRECTORY
+            | OFlag::O_CLOEXEC
+            | OFlag::O_NONBLOCK
+            | OFlag::O_NOFOLLOW;
         let mode = nix::sys::stat::Mode::empty();
         let fd = match (at, path.file_name()) {
             (Some(at), Some(name)) => {
@@ -556,7 +580,7 @@ impl Listing {
                 let at = unsafe { std::os::fd::BorrowedFd::borrow_raw(at) };
                 nix::fcntl::openat(at, name, flags, mode)
             }
-            _ => nix::fcntl::open(path, flags, mode),
+            _ => open_real(path, flags),
         }
         .map_err(std::io::Error::from)?;
         let listing = Listing(fd);
@@ -672,6 +696,13 @@ impl Carver<'_> {
         let mut names = Vec::new();
         let (dir, entries) = match Listing::read(at, root, &mut self.buf, &mut names) {
             Ok(l) => l,
+            // A symlink now (swapped in since it was resolved: `ELOOP`, or
+            // `ENOTDIR` with `O_DIRECTORY`): it needs no rule to be
+            // followed, and its target has its own. Not a directory any
+            // more: nothing below it to grant either.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP | libc::ENOTDIR)) => {
+                return Ok(());
+            }
             Err(e) => {
                 // The ancestor itself: listable only.
                 push_rule(out, root, AccessFs::ReadDir.into());
@@ -881,29 +912,29 @@ pub fn plan(spec: &SandboxSpec) -> Result<LandlockPlan, SandboxError> {
     listed.extend(elsewhere.listed);
     listed.sort_unstable_by_key(|(i, _)| *i);
     // `ls /dev`: names only.
-    push_rule(&mut rules, &dev, AccessFs::ReadDir.into());
+    push_device(&mut rules, &dev, AccessFs::ReadDir.into());
     for d in DEV_RW {
-        push_rule(&mut rules, Path::new(d), dev_rw());
+        push_device(&mut rules, Path::new(d), dev_rw());
     }
     for d in DEV_RO {
-        push_rule(&mut rules, Path::new(d), AccessFs::ReadFile.into());
+        push_device(&mut rules, Path::new(d), AccessFs::ReadFile.into());
     }
     // /dev/tty always means the opener's own controlling terminal; /dev/ptmx
     // always creates a new pty.
     for d in ["/dev/tty", "/dev/ptmx"] {
-        push_rule(&mut rules, Path::new(d), tty_access());
+        push_device(&mut rules, Path::new(d), tty_access());
     }
     if spec.pty_broker {
-        push_rule(&mut rules, Path::new("/dev/pts"), AccessFs::ReadDir.into());
+        push_device(&mut rules, Path::new("/dev/pts"), AccessFs::ReadDir.into());
     } else {
-        push_rule(&mut rules, Path::new("/dev/pts"), tty_access());
+        push_device(&mut rules, Path::new("/dev/pts"), tty_access());
     }
     for tty in given_terminals() {
-        push_rule(&mut rules, &tty, tty_access());
+        push_device(&mut rules, &tty, tty_access());
     }
     for d in &spec.devices {
         if let Some(d) = canonical(d) {
-            push_rule(&mut rules, &d, device_access());
+            push_device(&mut rules, &d, device_access());
         }
     }
 
@@ -1017,7 +1048,15 @@ fn open_path(
     dir: Option<libc::c_int>,
     name: &std::ffi::OsStr,
     buf: &mut Vec<u8>,
+    real: bool,
 ) -> Option<OwnedFd> {
+    if real && dir.is_none() {
+        return open_real(
+            Path::new(name),
+            nix::fcntl::OFlag::O_PATH | nix::fcntl::OFlag::O_CLOEXEC,
+        )
+        .ok();
+    }
     let bytes = name.as_bytes();
     if bytes.contains(&0) {
         return None; // no such name (as `CString::new` refused it)
@@ -1026,14 +1065,38 @@ fn open_path(
     buf.extend_from_slice(bytes);
     buf.push(0);
     let at = dir.unwrap_or(libc::AT_FDCWD);
+    // A real path's last component relative to its open directory: not
+    // followed if it became a symlink (the rule then lands on the symlink,
+    // which grants nothing: Landlock checks the file a path resolves to).
+    let flags = libc::O_PATH | libc::O_CLOEXEC | if real { libc::O_NOFOLLOW } else { 0 };
     // SAFETY: `buf` holds `name` and a NUL, and outlives the call; `at` is
     // AT_FDCWD or a descriptor the caller keeps open across the call.
-    let fd = unsafe { libc::openat(at, buf.as_ptr().cast(), libc::O_PATH | libc::O_CLOEXEC) };
+    let fd = unsafe { libc::openat(at, buf.as_ptr().cast(), flags) };
     if fd < 0 {
         return None;
     }
     // SAFETY: `fd` was just returned by openat and is owned by no one else.
     Some(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Opens the real (resolved) absolute `path` with `flags` following no
+/// symlink on the way (`openat2` with `RESOLVE_NO_SYMLINKS`): one swapped
+/// in since the path was resolved fails with `ELOOP`. Where `openat2` is
+/// refused (`ENOSYS`: an older container seccomp profile), the last
+/// component alone is not followed.
+fn open_real(path: &Path, flags: nix::fcntl::OFlag) -> nix::Result<OwnedFd> {
+    use nix::fcntl::{OFlag, OpenHow, ResolveFlag};
+    let how = OpenHow::new()
+        .flags(flags)
+        .resolve(ResolveFlag::RESOLVE_NO_SYMLINKS);
+    match nix::fcntl::openat2(nix::fcntl::AT_FDCWD, path, how) {
+        Err(nix::errno::Errno::ENOSYS) => nix::fcntl::open(
+            path,
+            flags | OFlag::O_NOFOLLOW,
+            nix::sys::stat::Mode::empty(),
+        ),
+        r => r,
+    }
 }
 
 /// `landlock_add_rule(LANDLOCK_RULE_PATH_BENEATH)` of `fd` with `rights`
@@ -1152,7 +1215,7 @@ pub(crate) fn build(plan: &LandlockPlan) -> Result<RulesetCreated, SandboxError>
                         _ => match dirs.iter().position(|(p, _)| key(p) == key(parent)) {
                             Some(i) => i,
                             None => {
-                                let fd = open_path(None, parent.as_os_str(), &mut cname);
+                                let fd = open_path(None, parent.as_os_str(), &mut cname, rule.real);
                                 dirs.push((parent, fd.as_ref().map(AsRawFd::as_raw_fd)));
                                 keep.extend(fd);
                                 dirs.len() - 1
@@ -1162,9 +1225,9 @@ pub(crate) fn build(plan: &LandlockPlan) -> Result<RulesetCreated, SandboxError>
                     last = at;
                     dirs[at]
                         .1
-                        .and_then(|d| open_path(Some(d), name, &mut cname))
+                        .and_then(|d| open_path(Some(d), name, &mut cname, rule.real))
                 }
-                None => open_path(None, rule.path.as_os_str(), &mut cname),
+                None => open_path(None, rule.path.as_os_str(), &mut cname, rule.real),
             },
         };
         let Some(fd) = own.or(opened.as_ref()) else {
@@ -1678,6 +1741,19 @@ mod tests {
     /// Opens each of `probes` for reading in a child restricted by
     /// `ruleset`: 0 or the errno, per path.
     fn reads_under(ruleset: &RulesetCreated, probes: &[PathBuf]) -> Vec<i32> {
+        opens_under(ruleset, probes, libc::O_RDONLY)
+    }
+
+    /// Ends a forked child without running the parent's exit handlers.
+    fn child_exit(code: i32) -> ! {
+        // SAFETY: `_exit` ends the calling process at once; nothing of the
+        // parent's (atexit handlers, buffers) runs in the child.
+        unsafe { libc::_exit(code) }
+    }
+
+    /// Opens each of `probes` with `flags` (and `O_CLOEXEC`) in a child
+    /// restricted by `ruleset`: 0 or the errno, per path.
+    fn opens_under(ruleset: &RulesetCreated, probes: &[PathBuf], flags: libc::c_int) -> Vec<i32> {
         let fd: OwnedFd = ruleset
             .try_clone()
             .ok()
@@ -1693,24 +1769,33 @@ mod tests {
         // fork, and leaves with `_exit`.
         match unsafe { nix::unistd::fork() }.expect("fork") {
             nix::unistd::ForkResult::Child => {
-                // SAFETY: system calls on descriptors and strings owned by
-                // this process, prepared before the fork.
-                unsafe {
-                    libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-                    if libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 0) != 0 {
-                        libc::_exit(2);
-                    }
-                    for n in &names {
-                        let f = libc::open(n.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
-                        let e: i32 = if f < 0 { *libc::__errno_location() } else { 0 };
-                        if f >= 0 {
-                            libc::close(f);
-                        }
-                        let b = e.to_ne_bytes();
-                        libc::write(tx.as_raw_fd(), b.as_ptr().cast(), b.len());
-                    }
-                    libc::_exit(0);
+                if nix::sys::prctl::set_no_new_privs().is_err() {
+                    child_exit(3);
                 }
+                // SAFETY: the raw Landlock syscall (no wrapper) on a
+                // descriptor this process owns.
+                if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 0) }
+                    != 0
+                {
+                    child_exit(2);
+                }
+                let flags =
+                    nix::fcntl::OFlag::from_bits_retain(flags) | nix::fcntl::OFlag::O_CLOEXEC;
+                for n in &names {
+                    let e = match nix::fcntl::open(
+                        n.as_c_str(),
+                        flags,
+                        nix::sys::stat::Mode::empty(),
+                    ) {
+                        Ok(f) => {
+                            drop(f);
+                            0
+                        }
+                        Err(e) => e as i32,
+                    };
+                    let _ = nix::unistd::write(&tx, &e.to_ne_bytes());
+                }
+                child_exit(0)
             }
             nix::unistd::ForkResult::Parent { child } => {
                 drop(tx);
@@ -1829,5 +1914,141 @@ mod tests {
         for f in &probes {
             fs::read(f).expect("readable outside the sandbox");
         }
+    }
+
+    /// A regular file of a carved directory swapped for a symlink between
+    /// `plan` and `build` (by another process writing there): the rule must
+    /// not reach the symlink's target. Read and write roots, a file and a
+    /// directory entry, several targets; controls beside each.
+    #[test]
+    fn an_entry_swapped_for_a_symlink_after_planning_grants_nothing_through_it() {
+        if crate::sandbox::kernel::landlock_abi() == 0 {
+            assert!(
+                std::env::var_os("SAFE_EXEC_TEST_ALLOW_NO_LANDLOCK").is_some(),
+                "Landlock is needed for this test"
+            );
+            return;
+        }
+        let t = tempfile::tempdir().expect("tempdir");
+        let root = fs::canonicalize(t.path()).expect("canon");
+        // Read root: `notes` becomes a symlink to the denied secret.
+        let home = root.join("home");
+        fs::create_dir_all(home.join("vault")).expect("mkdir");
+        fs::write(home.join("vault/key"), "CANARY").expect("w");
+        fs::write(home.join("notes"), "x").expect("w");
+        fs::write(home.join("other"), "y").expect("w");
+        // Write root: `notes` to a file outside every root, `sub` (a
+        // directory) to a directory outside.
+        let proj = root.join("proj");
+        fs::create_dir_all(proj.join("vault")).expect("mkdir");
+        fs::create_dir_all(proj.join("sub")).expect("mkdir");
+        fs::write(proj.join("vault/key"), "CANARY").expect("w");
+        fs::write(proj.join("notes"), "x").expect("w");
+        fs::write(proj.join("other"), "y").expect("w");
+        let outside = root.join("outside");
+        fs::create_dir_all(&outside).expect("mkdir");
+        fs::write(outside.join("bashrc"), "orig").expect("w");
+        let p = plan(&spec(
+            vec![home.clone()],
+            vec![proj.clone()],
+            vec![home.join("vault"), proj.join("vault")],
+        ))
+        .expect("plan");
+        let swap = |at: &Path, to: &Path| {
+            if at.is_dir() {
+                fs::remove_dir(at).expect("rmdir");
+            } else {
+                fs::remove_file(at).expect("rm");
+            }
+            std::os::unix::fs::symlink(to, at).expect("ln");
+        };
+        swap(&home.join("notes"), &home.join("vault/key"));
+        swap(&proj.join("notes"), &outside.join("bashrc"));
+        swap(&proj.join("sub"), &outside);
+        let rs = build(&p).expect("build");
+        assert_eq!(
+            reads_under(
+                &rs,
+                &[
+                    home.join("vault/key"),
+                    home.join("notes"),
+                    home.join("other"),
+                ]
+            ),
+            vec![libc::EACCES, libc::EACCES, 0],
+            "the secret stays denied, through the swapped entry too; the sibling reads"
+        );
+        assert_eq!(
+            opens_under(
+                &rs,
+                &[
+                    outside.join("bashrc"),
+                    proj.join("notes"),
+                    proj.join("sub/bashrc"),
+                    proj.join("other"),
+                ],
+                libc::O_WRONLY | libc::O_APPEND
+            ),
+            vec![libc::EACCES, libc::EACCES, libc::EACCES, 0],
+            "nothing outside the roots is writable through the swapped entries; the sibling is"
+        );
+        assert_eq!(
+            fs::read_to_string(outside.join("bashrc")).expect("r"),
+            "orig"
+        );
+    }
+
+    /// A carved directory on the way to a secret swapped for a symlink
+    /// before it is listed: it gets no rule and nothing of its target's is
+    /// granted through it.
+    #[test]
+    fn a_carved_directory_that_is_a_symlink_when_listed_is_not_followed() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let root = fs::canonicalize(t.path()).expect("canon");
+        fs::create_dir_all(root.join("a/b")).expect("mkdir");
+        fs::create_dir_all(root.join("elsewhere")).expect("mkdir");
+        fs::write(root.join("elsewhere/file"), "x").expect("w");
+        let mut buf = Vec::new();
+        let mut names = Vec::new();
+        // Control: the real directory lists.
+        let (dir, _) = Listing::read(None, &root, &mut buf, &mut names).expect("root lists");
+        assert!(Listing::read(Some(dir.fd()), &root.join("a"), &mut buf, &mut names).is_ok());
+        fs::rename(root.join("a"), root.join("a.old")).expect("mv");
+        std::os::unix::fs::symlink(root.join("elsewhere"), root.join("a")).expect("ln");
+        // `ENOTDIR` (O_DIRECTORY on the symlink itself) or `ELOOP`.
+        let e = Listing::read(Some(dir.fd()), &root.join("a"), &mut buf, &mut names)
+            .err()
+            .and_then(|e| e.raw_os_error());
+        assert!(matches!(e, Some(libc::ELOOP | libc::ENOTDIR)), "{e:?}");
+        let e = Listing::read(None, &root.join("a"), &mut buf, &mut names)
+            .err()
+            .and_then(|e| e.raw_os_error());
+        assert!(
+            matches!(e, Some(libc::ELOOP | libc::ENOTDIR)),
+            "by path: no symlink followed: {e:?}"
+        );
+        // Nor one on the way: `a/b` through the symlink `a`.
+        let e = Listing::read(None, &root.join("a/b"), &mut buf, &mut names)
+            .err()
+            .and_then(|e| e.raw_os_error());
+        fs::create_dir_all(root.join("elsewhere/b")).expect("mkdir");
+        let e2 = Listing::read(None, &root.join("a/b"), &mut buf, &mut names)
+            .err()
+            .and_then(|e| e.raw_os_error());
+        // Whether or not the target holds a `b`.
+        assert_eq!((e, e2), (Some(libc::ELOOP), Some(libc::ELOOP)));
+        // The carving then grants nothing under `a` nor in `elsewhere`.
+        let denied = [root.join("a/b/secret")];
+        let mut c = Carver {
+            denied: &denied,
+            targets: &[],
+            unlisted: Vec::new(),
+            buf: Vec::new(),
+            listed: Vec::new(),
+        };
+        let mut out = Vec::new();
+        c.carve(&root.join("a"), Some(dir.fd()), read_access(), &mut out)
+            .expect("carve");
+        assert!(out.is_empty(), "{out:?}");
     }
 }

@@ -1420,7 +1420,8 @@ fn rt5_f3_restore_races_never_reach_outside() {
         let planter = w.script(
             "planter.sh",
             &format!(
-                "end=$(( $(date +%s) + 8 ))\n\
+                ": > planter-started\n\
+                 end=$(( $(date +%s) + 8 ))\n\
                  while [ $(date +%s) -lt $end ]; do\n\
                    ln -sf {t} .git/.config.safe-exec-restore 2>/dev/null\n\
                    for f in .git/.config.safe-exec*; do\n\
@@ -1456,6 +1457,20 @@ fn rt5_f3_restore_races_never_reach_outside() {
         // A script file: the policy cannot see the write, the restore acts.
         let victim = w.script("victim.sh", "echo >> .git/config\n");
         prep(&w, who);
+        // The planter's snapshot is complete once its command runs: only
+        // then may the victims start, or the planter's snapshot could hold
+        // a victim's change and its restore put that back at its end (runs
+        // in the same project at the same time share the protected files:
+        // docs/threat-model.md).
+        let started = w.work.join("planter-started");
+        let wait = std::time::Instant::now();
+        while !started.exists() {
+            assert!(
+                wait.elapsed() < Duration::from_secs(30),
+                "{who:?}: the planter did not start"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
         let start = std::time::Instant::now();
         let mut rounds = 0;
         while start.elapsed() < Duration::from_secs(7) {
