@@ -646,8 +646,9 @@ fn join_name(root: &Path, name: &std::ffi::OsStr) -> PathBuf {
 }
 
 /// Most listing descriptors one carver keeps for [`build`] (see
-/// [`LandlockPlan::listed`]); the plain run lists ~10 directories, the
-/// benchmark's deep HOME ~30.
+/// [`LandlockPlan::listed`]); a plan has two carvers (`/dev` and the rest),
+/// so it holds at most twice this. The plain run lists ~10 directories,
+/// the benchmark's deep HOME ~30.
 const MAX_KEPT: usize = 64;
 
 /// What carving needs besides the root: the denied paths, where the

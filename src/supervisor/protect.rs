@@ -407,11 +407,15 @@ fn parse_patterns(patterns: &[String]) -> Vec<Pat<'_>> {
     patterns
         .iter()
         .map(|text| {
-            let parts: Vec<&str> = text
+            let mut parts: Vec<&str> = text
                 .trim_end_matches('/')
                 .split('/')
                 .filter(|s| !s.is_empty() && *s != ".")
                 .collect();
+            // Only `.` parts (`.`, `./`): the root itself, as before.
+            if parts.is_empty() && text.split('/').any(|s| s == ".") {
+                parts.push(".");
+            }
             let literal = (!parts.is_empty() && !parts.iter().any(|p| has_glob(p)))
                 .then(|| parts.iter().collect());
             let venv = text.contains("site-packages") && parts.first() == Some(&"**");
@@ -1227,6 +1231,12 @@ mod tests {
             let mut venvs = BTreeSet::new();
             let got = expand(&mut probe, &root, pat, &mut pass, &mut venvs);
             assert_eq!(got, walked, "{}", pat.text);
+        }
+        // A pattern of `.` parts alone still names the root.
+        for dot in [".", "./", "./."] {
+            let one = [dot.to_string()];
+            let pats = parse_patterns(&one);
+            assert_eq!(pats[0].literal.as_deref(), Some(Path::new(".")), "{dot}");
         }
         // Positive control: a glob still walks (and finds what exists).
         let globbed = vec![".git/*".to_string()];
