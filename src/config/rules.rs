@@ -1182,13 +1182,7 @@ mod tests {
             "a", " ", "'", "\"", "\\", "$", "`", "é", "日", "\t", "\n", "x y", "'b'", "\"c\"",
             "\\'", ";", "|",
         ];
-        let mut seed: u64 = 0x0fed_cba9_8765_4321;
-        let mut next = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut next = crate::sys::testing::xorshift_below(0x0fed_cba9_8765_4321);
         let mut changed = 0;
         for _ in 0..20_000 {
             let len = next(10);

@@ -128,13 +128,7 @@ mod tests {
             let got = brush_parser::parse_program_str(s, &opts);
             assert_eq!(format!("{got:?}"), format!("{want:?}"), "{s:?}");
         };
-        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut next = crate::sys::testing::xorshift_below(0x2545_f491_4f6c_dd1d);
         for _ in 0..4000 {
             let len = 1 + next(12);
             let s: String = (0..len).map(|_| ATOMS[next(ATOMS.len())]).collect();

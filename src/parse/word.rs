@@ -844,13 +844,7 @@ mod tests {
             assert!(is_plain(raw), "{raw:?}");
             same(raw);
         }
-        let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::sys::testing::xorshift(0x9E37_79B9_7F4A_7C15);
         for _ in 0..200_000 {
             let len = 1 + (next() % 24) as usize;
             let raw: String = (0..len)
@@ -972,13 +966,7 @@ mod brace_tests {
             "..}",
         ];
         let o = ParserOptions::default();
-        let mut seed: u64 = 0x0123_4567_89ab_cdef;
-        let mut next = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut next = crate::sys::testing::xorshift_below(0x0123_4567_89ab_cdef);
         let mut expanded = 0;
         for _ in 0..30_000 {
             let len = 1 + next(9);

@@ -564,13 +564,7 @@ mod tests {
         }
         // Generated spellings: every mix of separators, `.`, `..` and names.
         const PIECES: &[&str] = &["/", "/", "//", ".", "..", "a", "b", "ab", "/.", "./"];
-        let mut seed: u64 = 0x1234_5678_9ABC_DEF1;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::sys::testing::xorshift(0x1234_5678_9ABC_DEF1);
         let mut spelling = || -> String {
             let n = (next() % 7) as usize;
             let mut s = String::from(if next() % 8 == 0 { "" } else { "/" });
@@ -748,13 +742,7 @@ mod tests {
             ".local",
         ];
         let bases = ["/p", "/p/q", "/t", "/", "/o", "/pp"];
-        let mut seed: u64 = 0x1234_5678_9abc_def1;
-        let mut next = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut next = crate::sys::testing::xorshift_below(0x1234_5678_9abc_def1);
         let mut hits = [0; 3];
         for (n, protected) in lists.into_iter().enumerate() {
             let r = Roots {

@@ -364,13 +364,7 @@ mod tests {
         const PIECES: &[&str] = &[
             "real", "sub", "file", "link", "linklink", "rel", "dangling", "missing", "x",
         ];
-        let mut seed: u64 = 0x2545_F491_4F6C_DD1D;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::sys::testing::xorshift(0x2545_F491_4F6C_DD1D);
         for _ in 0..5_000 {
             let mut p = root.clone();
             for _ in 0..(next() % 5) {
@@ -397,13 +391,7 @@ mod tests {
         const PIECES: &[&str] = &[
             "/", "/", "//", ".", "..", "a", "b", "ab", "/.", "./", "..a", ".a", "a.", "é", " ",
         ];
-        let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::sys::testing::xorshift(0x9E37_79B9_7F4A_7C15);
         let mut spelling = |abs: bool| -> String {
             let n = (next() % 7) as usize;
             let mut s = String::from(if abs { "/" } else { "" });
