@@ -567,7 +567,7 @@ mod tests {
         let mut next = crate::sys::testing::xorshift(0x1234_5678_9ABC_DEF1);
         let mut spelling = || -> String {
             let n = (next() % 7) as usize;
-            let mut s = String::from(if next() % 8 == 0 { "" } else { "/" });
+            let mut s = String::from(if next().is_multiple_of(8) { "" } else { "/" });
             for _ in 0..n {
                 s.push_str(PIECES[(next() % PIECES.len() as u64) as usize]);
             }
