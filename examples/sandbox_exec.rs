@@ -2,7 +2,7 @@
 //! tests (and anyone debugging a profile) run commands through it.
 //!
 //! ```text
-//! sandbox_exec --spec SPEC.json [--supervise] [--no-supervisor] [--cwd DIR] [--report FILE] -- PROGRAM [ARG...]
+//! sandbox_exec --spec SPEC.json [--supervise] [--no-supervisor] [--repeat N] [--cwd DIR] [--report FILE] -- PROGRAM [ARG...]
 //! sandbox_exec --doctor
 //! sandbox_exec --spec SPEC.json --describe
 //! ```
@@ -12,6 +12,10 @@
 //! this process's, scrubbed with the policy. Exit codes follow the contract.
 //! `--no-supervisor` runs without the seccomp-notification supervisor (to
 //! measure its cost, docs/performance.md; the CLI has no such switch).
+//! `--repeat N` runs the command N times in this process as a library
+//! caller that goes on after each run would (`ends_process: false`); the
+//! report then also gives `threads`, this process's threads after the
+//! last run.
 
 // A test driver: a panic is the report.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
@@ -45,12 +49,14 @@ fn main() -> ExitCode {
     let mut report = None;
     let mut describe_only = false;
     let mut no_supervisor = false;
+    let mut repeat: Option<u32> = None;
     let mut argv: Vec<OsString> = Vec::new();
     while let Some(a) = args.next() {
         match a.to_str() {
             Some("--spec") => spec_path = args.next().map(PathBuf::from),
             Some("--supervise") => supervise = true,
             Some("--no-supervisor") => no_supervisor = true,
+            Some("--repeat") => repeat = args.next().and_then(|n| n.to_str()?.parse().ok()),
             Some("--cwd") => cwd = args.next().map(PathBuf::from),
             Some("--report") => report = args.next().map(PathBuf::from),
             Some("--describe") => describe_only = true,
@@ -102,8 +108,16 @@ fn main() -> ExitCode {
         sandbox: spec.sandbox,
         supervise,
         supervisor: (!no_supervisor).then_some(supervisor),
+        ends_process: repeat.is_none(),
     };
-    match execute(plan) {
+    let mut result = execute(plan.clone());
+    for _ in 1..repeat.unwrap_or(1) {
+        if result.as_ref().is_ok_and(|o| o.exit_code == 0) {
+            result = execute(plan.clone());
+        }
+    }
+    let threads = std::fs::read_dir("/proc/self/task").map_or(0, Iterator::count);
+    match result {
         Ok(outcome) => {
             if let Some(path) = report {
                 let v = serde_json::json!({
@@ -111,6 +125,7 @@ fn main() -> ExitCode {
                     "signal": outcome.signal,
                     "timed_out": outcome.timed_out,
                     "enforcement": outcome.enforcement,
+                    "threads": threads,
                 });
                 if let Err(e) = std::fs::write(&path, v.to_string()) {
                     return fail(125, format!("{}: {e}", path.display()));

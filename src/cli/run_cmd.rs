@@ -415,6 +415,8 @@ pub fn exec_plan(
         // Background jobs (`cmd &`) must not outlive safe-exec: supervise so
         // the whole process group is reaped when the command ends.
         supervise: model.constructs.background,
+        // safe-exec exits with the command's code right after the run.
+        ends_process: true,
     }
 }
 
@@ -438,6 +440,7 @@ fn run_harness_step(
         sandbox,
         supervisor,
         supervise: false,
+        ends_process: true,
     };
     match run::execute(plan) {
         Ok(o) => o.exit_code,

@@ -10,6 +10,7 @@ use std::ffi::OsString;
 use std::io;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::sandbox::{self, EnforcementReport, NetworkAccess, SandboxError, SandboxSpec};
@@ -33,6 +34,14 @@ pub struct ExecPlan {
     /// files); `None` runs without one. Used only when
     /// [`crate::supervisor::available`]; it implies `supervise`.
     pub supervisor: Option<SupervisorSpec>,
+    /// `true`: the caller's process exits right after [`execute`] returns
+    /// (the CLI). The supervisor thread is then left parked once it has
+    /// handed over what it saw, instead of being joined: joining unmaps its
+    /// stack, and on a machine with more than one core that `munmap` sends
+    /// an inter-processor interrupt to each core the thread ran on (35-80
+    /// µs at the end of every run in a VM, measured with `strace -T`).
+    /// `false` (a library caller that runs many commands): joined.
+    pub ends_process: bool,
 }
 
 /// What the supervisor saw and did during one run.
@@ -188,10 +197,14 @@ pub fn execute(mut plan: ExecPlan) -> Result<Outcome, RunError> {
     if plan.supervisor.is_some() && sup::available() {
         plan.sandbox.pty_broker = true;
     }
-    let supervisor = plan.supervisor.as_ref().filter(|_| sup::available());
+    let had_supervisor = plan.supervisor.is_some();
+    let supervisor: Option<Arc<SupervisorSpec>> = match plan.supervisor.take() {
+        Some(spec) if sup::available() => Some(Arc::new(spec)),
+        _ => None,
+    };
     // The supervisor's notified syscalls go into the sandbox's own filter
     // (one program, installed with a listener).
-    let notified: Vec<(i64, sandbox::seccomp::NotifyWhen)> = match supervisor {
+    let notified: Vec<(i64, sandbox::seccomp::NotifyWhen)> = match &supervisor {
         Some(spec) => sup::filter::notified(sup::filter::Notify {
             metadata: true,
             network: plan.sandbox.network == NetworkAccess::Loopback,
@@ -214,7 +227,7 @@ pub fn execute(mut plan: ExecPlan) -> Result<Outcome, RunError> {
     }
     let pipe = spawn::StatusPipe::new().map_err(RunError::Supervise)?;
     let shown = spawn::shown(&resolved);
-    if plan.supervisor.is_some() && supervisor.is_none() {
+    if had_supervisor && supervisor.is_none() {
         if plan.sandbox.network == NetworkAccess::Loopback
             && plan.sandbox.enforcement == sandbox::Enforcement::Required
         {
@@ -245,7 +258,7 @@ pub fn execute(mut plan: ExecPlan) -> Result<Outcome, RunError> {
     sandbox::env::protect_self(&env);
     let set = signals::supervised_set();
     let old_mask = signals::block(&set).map_err(RunError::Supervise)?;
-    let mut sup_report = supervisor.map(|_| SupervisorReport::default());
+    let mut sup_report = supervisor.as_ref().map(|_| SupervisorReport::default());
     let result = supervise(
         &plan,
         &resolved,
@@ -329,7 +342,7 @@ fn supervise(
     old_mask: nix::sys::signal::SigSet,
     start: Instant,
     report: &mut EnforcementReport,
-    supervisor: Option<&SupervisorSpec>,
+    supervisor: Option<Arc<SupervisorSpec>>,
     sup_report: Option<&mut SupervisorReport>,
 ) -> Result<(i32, Option<i32>, bool), RunError> {
     let Some(spec) = supervisor else {
@@ -362,86 +375,58 @@ fn supervise(
     unsafe {
         libc::mallopt(libc::M_ARENA_MAX, 1)
     };
-    let result = std::thread::scope(|scope| {
-        let stop_read = stop.read;
-        let roots = &roots;
-        let handle = scope.spawn(move || {
-            // The protected files' snapshot is taken here, first, while
-            // the calling thread clones the child and the child sets up
-            // its sandbox (on the other core when there is one). The
-            // command cannot start before it is complete: the child's
-            // first execve is always notified (`sup::filter::notified`)
-            // and waits until this thread answers it in `sup::serve`,
-            // after the snapshot; until then the child runs only
-            // safe-exec's own set-up, which writes nothing in the roots.
-            let snapshot = sup::protect::Snapshot::take(roots, &spec.protected);
-            let status = spawn::read_status(read_end);
-            let taken = match &status {
-                Ok(Some(spawn::Started {
-                    listener: Some(l), ..
-                })) => Some((sup::take_listener(*l), *l)),
-                _ => None,
-            };
-            restore_dumpable(dumpable);
-            // A snapshot that cannot cover every protected path (a bound
-            // hit, a file too large or unreadable) fails closed: the
-            // child, still waiting in its first execve, never runs.
-            if !snapshot.refused.is_empty() {
-                if let Some((_, l)) = &taken {
-                    let _ = nix::sys::signal::kill(
-                        nix::unistd::Pid::from_raw(l.pid),
-                        nix::sys::signal::Signal::SIGKILL,
-                    );
+    // Not a scoped thread: with `plan.ends_process` it is never joined
+    // (see there), so it owns what it uses and hands its result over by
+    // `done` whether it is joined or not.
+    let (done_tx, done_rx) = std::sync::mpsc::sync_channel(1);
+    let park = plan.ends_process;
+    let stop_read = stop.read;
+    let thread_spec = Arc::clone(&spec);
+    let thread_roots = roots.clone();
+    let handle = std::thread::Builder::new()
+        .spawn(move || {
+            let out = supervisor_thread(
+                &thread_spec,
+                &thread_roots,
+                read_end,
+                stop_read,
+                dumpable,
+                &tx,
+            );
+            let _ = done_tx.send(out);
+            drop((thread_spec, thread_roots, tx));
+            // The process exits next (`ExecPlan::ends_process`): ending
+            // this thread would only cost its stack's unmapping.
+            if park {
+                loop {
+                    std::thread::park();
                 }
-                let _ = tx.send(Err(io::Error::other(ProtectedRefusal(
-                    snapshot.refused.join("; "),
-                ))));
-                return (sup::Events::default(), snapshot);
             }
-            let listener = match taken {
-                Some((taken, l)) => match taken {
-                    Ok(fd) => Some((fd, l.pid)),
-                    Err(e) => {
-                        // The child waits in execve for an answer that
-                        // would never come: end it.
-                        // SAFETY: kill our own child.
-                        unsafe { libc::kill(l.pid, libc::SIGKILL) };
-                        let _ = tx.send(Err(e));
-                        return (sup::Events::default(), snapshot);
-                    }
-                },
-                _ => None,
-            };
-            let _ = tx.send(Ok(status));
-            let events = match listener {
-                Some((fd, pid)) => sup::serve(fd, spec, pid, stop_read),
-                None => sup::Events::default(),
-            };
-            (events, snapshot)
-        });
-        let r = supervise_inner(
-            plan,
-            resolved,
-            env,
-            prepared,
-            pipe,
-            set,
-            old_mask,
-            start,
-            report,
-            Some(&rx),
-        );
-        // No process of the tree outlives the command.
-        let killed = sup::reap::kill_tree();
-        stop.signal();
-        let joined = handle.join();
-        (r, killed, joined)
-    });
-    let (r, killed, joined) = result;
+        })
+        .map_err(RunError::Supervise)?;
+    let r = supervise_inner(
+        plan,
+        resolved,
+        env,
+        prepared,
+        pipe,
+        set,
+        old_mask,
+        start,
+        report,
+        Some(&rx),
+    );
+    // No process of the tree outlives the command.
+    let killed = sup::reap::kill_tree();
+    stop.signal();
     // Without the snapshot (the thread ended abnormally; a bug) nothing can
     // be compared: fail rather than report the protected files as checked
     // (an empty snapshot would call every protected file new).
-    let Ok((events, snapshot)) = joined else {
+    let done = done_rx.recv();
+    if !park {
+        let _ = handle.join();
+    }
+    let Ok((events, snapshot)) = done else {
         return Err(RunError::Supervise(io::Error::other(
             "the supervisor thread failed: the protected files were not checked",
         )));
@@ -455,6 +440,70 @@ fn supervise(
         rep.notes = snapshot.notes.clone();
     }
     r
+}
+
+/// The supervisor thread's work for one run: the protected files'
+/// snapshot, the listener taken from the child, then serving its
+/// notifications until `stop_read` is readable.
+fn supervisor_thread(
+    spec: &SupervisorSpec,
+    roots: &[PathBuf],
+    read_end: libc::c_int,
+    stop_read: libc::c_int,
+    dumpable: Option<bool>,
+    tx: &StatusTx,
+) -> (sup::Events, sup::protect::Snapshot) {
+    // The protected files' snapshot is taken here, first, while the
+    // calling thread clones the child and the child sets up its sandbox
+    // (on the other core when there is one). The command cannot start
+    // before it is complete: the child's first execve is always notified
+    // (`sup::filter::notified`) and waits until this thread answers it in
+    // `sup::serve`, after the snapshot; until then the child runs only
+    // safe-exec's own set-up, which writes nothing in the roots.
+    let snapshot = sup::protect::Snapshot::take(roots, &spec.protected);
+    let status = spawn::read_status(read_end);
+    let taken = match &status {
+        Ok(Some(spawn::Started {
+            listener: Some(l), ..
+        })) => Some((sup::take_listener(*l), *l)),
+        _ => None,
+    };
+    restore_dumpable(dumpable);
+    // A snapshot that cannot cover every protected path (a bound hit, a
+    // file too large or unreadable) fails closed: the child, still
+    // waiting in its first execve, never runs.
+    if !snapshot.refused.is_empty() {
+        if let Some((_, l)) = &taken {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(l.pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+        let _ = tx.send(Err(io::Error::other(ProtectedRefusal(
+            snapshot.refused.join("; "),
+        ))));
+        return (sup::Events::default(), snapshot);
+    }
+    let listener = match taken {
+        Some((taken, l)) => match taken {
+            Ok(fd) => Some((fd, l.pid)),
+            Err(e) => {
+                // The child waits in execve for an answer that would never
+                // come: end it.
+                // SAFETY: kill our own child.
+                unsafe { libc::kill(l.pid, libc::SIGKILL) };
+                let _ = tx.send(Err(e));
+                return (sup::Events::default(), snapshot);
+            }
+        },
+        _ => None,
+    };
+    let _ = tx.send(Ok(status));
+    let events = match listener {
+        Some((fd, pid)) => sup::serve(fd, spec, pid, stop_read),
+        None => sup::Events::default(),
+    };
+    (events, snapshot)
 }
 
 /// Puts safe-exec's dumpable flag back to `value` (from `PR_GET_DUMPABLE`)
@@ -500,9 +549,10 @@ impl Drop for StopPipe {
     }
 }
 
-type StatusRx = std::sync::mpsc::Receiver<
-    io::Result<Result<Option<spawn::Started>, (sandbox::ApplyStage, i32)>>,
->;
+/// What the supervisor thread tells the calling thread of the child's start.
+type Status = io::Result<Result<Option<spawn::Started>, (sandbox::ApplyStage, i32)>>;
+type StatusRx = std::sync::mpsc::Receiver<Status>;
+type StatusTx = std::sync::mpsc::SyncSender<Status>;
 
 #[allow(clippy::too_many_arguments)]
 fn supervise_inner(

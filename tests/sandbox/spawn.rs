@@ -12,8 +12,11 @@
 //!   exit code, and the child is reaped; a script without `#!` runs under
 //!   `/bin/sh` (as `execvp` runs it);
 //! - many runs in a row all start, get their sandbox and end (no hang in
-//!   the hand-over of the listener).
+//!   the hand-over of the listener);
+//! - a library caller's runs leave no supervisor thread behind (the CLI's
+//!   one run leaves its thread parked, the process exiting next).
 use crate::common::sandbox as common;
+use crate::common::world::hermetic;
 use common::*;
 use std::process::{Command, Output, Stdio};
 
@@ -207,4 +210,68 @@ fn many_supervised_runs_in_a_row_all_start_and_end() {
             assert_eq!(stdout(&out), format!("run-{i}\n"), "run {i}");
         }
     });
+}
+
+/// Runs `sh -c 'echo run >> runs.txt'` through the `sandbox_exec` driver
+/// (supervisor on), `repeat` times in one process when given, and returns
+/// the driver's report.
+fn driver_runs(w: &World, repeat: Option<u32>) -> serde_json::Value {
+    let spec = serde_json::json!({
+        "sandbox": {
+            "read": ["/"],
+            "write": [w.work, w.tmp],
+            "deny_read": [w.home.join(".ssh")],
+            "network": "off",
+            "unix_sockets": false,
+            "limits": {},
+            "enforcement": "required",
+            "timeout": null
+        },
+        "env": {"mode": "inherit", "allow": [], "remove": [], "set": {}}
+    });
+    let n = repeat.map_or(0, |n| n);
+    let spec_path = w.base.join(format!("spec-repeat-{n}.json"));
+    std::fs::write(&spec_path, spec.to_string()).expect("write spec");
+    let report = w.base.join(format!("report-repeat-{n}.json"));
+    let mut c = hermetic(spec_driver(), &w.dirs);
+    c.arg("--spec").arg(&spec_path).arg("--report").arg(&report);
+    if let Some(n) = repeat {
+        c.args(["--repeat", &n.to_string()]);
+    }
+    let out = c
+        .arg("--cwd")
+        .arg(&w.work)
+        .args(["--", "/bin/sh", "-c", "echo run >> runs.txt"])
+        .output()
+        .expect("run sandbox_exec");
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&std::fs::read(&report).expect("report")).expect("report JSON")
+}
+
+/// A library caller that runs many supervised commands in one process
+/// (`ExecPlan::ends_process` false) gets each run's supervisor thread
+/// joined: none is left behind, however many runs. The CLI's plan (true)
+/// leaves its one thread parked, since the process exits next: the
+/// control that the count sees a parked thread at all.
+#[test]
+fn a_library_caller_running_many_commands_keeps_no_supervisor_thread() {
+    let Some(w) = landlock_world() else { return };
+    let runs = w.work.join("runs.txt");
+    let r = driver_runs(&w, Some(6));
+    assert_eq!(r["exit_code"], 0, "{r}");
+    assert_eq!(r["threads"], 1, "only the main thread is left: {r}");
+    assert_eq!(
+        std::fs::read_to_string(&runs).expect("runs.txt"),
+        "run\n".repeat(6),
+        "each of the six runs ran"
+    );
+    // Control: one run as the CLI makes it, its thread parked, not joined.
+    std::fs::remove_file(&runs).expect("rm runs.txt");
+    let r = driver_runs(&w, None);
+    assert_eq!(r["exit_code"], 0, "{r}");
+    assert_eq!(
+        r["threads"], 2,
+        "the main thread and the parked supervisor: {r}"
+    );
+    assert_eq!(std::fs::read_to_string(&runs).expect("runs.txt"), "run\n");
 }
