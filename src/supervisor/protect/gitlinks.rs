@@ -1177,3 +1177,337 @@ tinued
         assert!(b.watched.is_empty() && b.protect.is_empty());
     }
 }
+
+/// The attacks end to end against the snapshot with the default profile's
+/// patterns and the real git: each one makes the superproject's next
+/// `git status` run a submodule's `core.fsmonitor` (shown before the
+/// restore: the canary appears), and after the restore it does not.
+#[cfg(test)]
+mod attacks {
+    use super::super::Snapshot;
+    use super::tests_support::*;
+    use super::*;
+
+    #[test]
+    fn an_existing_submodules_gitfile_redirected_is_put_back() {
+        let w = World::new();
+        let pats = w.patterns();
+        let snap = Snapshot::take(std::slice::from_ref(&w.sup), &pats);
+        assert!(snap.refused.is_empty(), "{:?}", snap.refused);
+        let evil = w.evil_gitdir();
+        fs::write(
+            w.sup.join("sub/.git"),
+            format!("gitdir: {}\n", evil.display()),
+        )
+        .expect("w");
+        assert!(w.status_runs_canary(), "the attack itself (control)");
+        let out = snap.restore(std::slice::from_ref(&w.sup), &pats);
+        assert_eq!(
+            out,
+            vec![format!("{} (restored)", w.sup.join("sub/.git").display())]
+        );
+        assert!(!w.status_runs_canary());
+        assert_eq!(
+            fs::read_to_string(w.sup.join("sub/.git")).expect("r"),
+            "gitdir: ../.git/modules/sub\n"
+        );
+    }
+
+    #[test]
+    fn a_nested_submodules_gitfile_and_an_old_style_config_are_put_back() {
+        let w = World::new();
+        let pats = w.patterns();
+        let snap = Snapshot::take(std::slice::from_ref(&w.sup), &pats);
+        let evil = w.evil_gitdir();
+        fs::write(
+            w.sup.join("sub/inner/.git"),
+            format!("gitdir: {}\n", evil.display()),
+        )
+        .expect("w");
+        assert!(w.status_runs_canary(), "control: nested");
+        let out = snap.restore(std::slice::from_ref(&w.sup), &pats);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert!(!w.status_runs_canary());
+        // Old style: `old/.git` is a directory; its config gets an
+        // fsmonitor.
+        w.git(&w.sup.join("old"), &["config", "core.fsmonitor", &w.hook()]);
+        assert!(w.status_runs_canary(), "control: old style");
+        let out = snap.restore(std::slice::from_ref(&w.sup), &pats);
+        assert_eq!(
+            out,
+            vec![format!(
+                "{} (restored)",
+                w.sup.join("old/.git/config").display()
+            )]
+        );
+        assert!(!w.status_runs_canary());
+    }
+
+    #[test]
+    fn new_gitlinks_git_enters_are_moved_aside() {
+        let w = World::new();
+        let pats = w.patterns();
+        let sha = w.head(&w.sup.join("sub"));
+        let evil = w.evil_gitdir();
+        // Each way to register a repository the command controls.
+        let cases: Vec<(&str, Box<dyn Fn(&World)>)> = vec![
+            (
+                "update-index --cacheinfo and a gitfile outside",
+                Box::new(|w: &World| {
+                    w.git(
+                        &w.sup,
+                        &[
+                            "update-index",
+                            "--add",
+                            "--cacheinfo",
+                            &format!("160000,{sha},n1"),
+                        ],
+                    );
+                    fs::create_dir(w.sup.join("n1")).expect("mk");
+                    fs::write(
+                        w.sup.join("n1/.git"),
+                        format!("gitdir: {}\n", evil.display()),
+                    )
+                    .expect("w");
+                }),
+            ),
+            (
+                "git add of an embedded repository",
+                Box::new(|w: &World| {
+                    let n = w.sup.join("n2");
+                    fs::create_dir(&n).expect("mk");
+                    w.git(&n, &["init", "-q"]);
+                    fs::write(n.join("f"), "f").expect("w");
+                    w.git(&n, &["add", "f"]);
+                    w.git(&n, &["commit", "-qm", "f"]);
+                    w.git(&n, &["config", "core.fsmonitor", &w.hook()]);
+                    w.git(&w.sup, &["add", "n2"]);
+                }),
+            ),
+            (
+                "a gitfile into .git/modules through a symlink",
+                Box::new(|w: &World| {
+                    w.git(
+                        &w.sup,
+                        &[
+                            "update-index",
+                            "--add",
+                            "--cacheinfo",
+                            &format!("160000,{sha},n3"),
+                        ],
+                    );
+                    fs::create_dir(w.sup.join("n3")).expect("mk");
+                    fs::write(w.sup.join("n3/.git"), "gitdir: ../.git/modules/n3\n").expect("w");
+                    std::os::unix::fs::symlink(&evil, w.sup.join(".git/modules/n3")).expect("ln");
+                }),
+            ),
+            (
+                "a new gitlink inside the existing submodule",
+                Box::new(|w: &World| {
+                    w.git(
+                        &w.sup.join("sub"),
+                        &[
+                            "update-index",
+                            "--add",
+                            "--cacheinfo",
+                            &format!("160000,{sha},n4"),
+                        ],
+                    );
+                    fs::create_dir(w.sup.join("sub/n4")).expect("mk");
+                    fs::write(
+                        w.sup.join("sub/n4/.git"),
+                        format!("gitdir: {}\n", evil.display()),
+                    )
+                    .expect("w");
+                }),
+            ),
+        ];
+        for (name, attack) in cases {
+            let snap = Snapshot::take(std::slice::from_ref(&w.sup), &pats);
+            attack(&w);
+            assert!(w.status_runs_canary(), "control: {name}");
+            let out = snap.restore(std::slice::from_ref(&w.sup), &pats);
+            assert!(!w.status_runs_canary(), "{name}: {out:?}");
+            assert!(
+                out.iter()
+                    .any(|l| l.contains("moved to") && l.contains(QUARANTINE)),
+                "{name}: {out:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn ordinary_work_with_submodules_is_not_reported() {
+        let w = World::new();
+        let pats = w.patterns();
+        let snap = Snapshot::take(std::slice::from_ref(&w.sup), &pats);
+        fs::write(w.sup.join("f"), "changed").expect("w");
+        fs::write(w.sup.join("new"), "new").expect("w");
+        w.git(&w.sup, &["add", "f", "new"]);
+        w.git(&w.sup, &["commit", "-qm", "work"]);
+        // The submodule moved to another commit and checked out again.
+        let sub = w.sup.join("sub");
+        fs::write(sub.join("g"), "g").expect("w");
+        w.git(&sub, &["add", "g"]);
+        w.git(&sub, &["commit", "-qm", "g"]);
+        w.git(&w.sup, &["add", "sub"]);
+        w.git(&w.sup, &["commit", "-qm", "bump"]);
+        w.git(&sub, &["checkout", "-q", "HEAD~1"]);
+        w.git(
+            &w.sup,
+            &[
+                "-c",
+                "protocol.file.allow=always",
+                "submodule",
+                "update",
+                "--recursive",
+                "-q",
+            ],
+        );
+        w.git(&w.sup, &["status"]);
+        assert_eq!(
+            snap.restore(std::slice::from_ref(&w.sup), &pats),
+            Vec::<String>::new()
+        );
+    }
+}
+
+/// The world of the attack tests: a superproject, its submodules, a
+/// canary, the real git in a hermetic environment.
+#[cfg(test)]
+mod tests_support {
+    use super::*;
+    use std::process::Command;
+
+    pub struct World {
+        _t: tempfile::TempDir,
+        pub base: PathBuf,
+        pub home: PathBuf,
+        pub sup: PathBuf,
+    }
+
+    impl World {
+        /// `sup` with `sub` (gitfile into `.git/modules/sub`, which has
+        /// `inner` of its own) and `old` (an old-style submodule: `.git` a
+        /// directory).
+        pub fn new() -> World {
+            let t = tempfile::tempdir().expect("tmp");
+            let base = fs::canonicalize(t.path()).expect("canon");
+            let home = base.join("home");
+            fs::create_dir(&home).expect("mk");
+            let w = World {
+                _t: t,
+                sup: base.join("sup"),
+                base,
+                home,
+            };
+            for r in ["src", "mid", "sup"] {
+                let d = w.base.join(r);
+                fs::create_dir(&d).expect("mk");
+                w.git(&d, &["init", "-q"]);
+                fs::write(d.join("f"), r).expect("w");
+                w.git(&d, &["add", "f"]);
+                w.git(&d, &["commit", "-qm", r]);
+            }
+            let allow = ["-c", "protocol.file.allow=always"];
+            let add = |d: &Path, from: &str, to: &str| {
+                let mut a: Vec<&str> = allow.to_vec();
+                a.extend(["submodule", "add", "-q", from, to]);
+                w.git(d, &a);
+            };
+            add(&w.base.join("mid"), "../src", "inner");
+            w.git(&w.base.join("mid"), &["commit", "-qm", "inner"]);
+            add(&w.sup, "../mid", "sub");
+            let mut a: Vec<&str> = allow.to_vec();
+            a.extend(["submodule", "update", "--init", "--recursive", "-q"]);
+            w.git(&w.sup, &a);
+            w.git(&w.base, &["clone", "-q", "src", "sup/old"]);
+            w.git(&w.sup, &["add", "old"]);
+            let gm = fs::read_to_string(w.sup.join(".gitmodules")).expect("r");
+            fs::write(
+                w.sup.join(".gitmodules"),
+                gm + "[submodule \"old\"]\n\tpath = old\n\turl = ../src\n",
+            )
+            .expect("w");
+            w.git(&w.sup, &["add", ".gitmodules"]);
+            w.git(&w.sup, &["commit", "-qm", "subs"]);
+            w
+        }
+
+        /// The default profile's protected patterns.
+        pub fn patterns(&self) -> Vec<String> {
+            let doc: toml::Value =
+                toml::from_str(include_str!("../../../profiles/default.toml")).expect("toml");
+            doc["paths"]["protected"]
+                .as_array()
+                .expect("list")
+                .iter()
+                .map(|v| v.as_str().expect("str").to_string())
+                .collect()
+        }
+
+        pub fn canary(&self) -> PathBuf {
+            self.base.join("canary")
+        }
+
+        /// An fsmonitor command that leaves the canary.
+        pub fn hook(&self) -> String {
+            format!("touch {}; false", self.canary().display())
+        }
+
+        /// A git directory outside the root whose config runs the hook.
+        pub fn evil_gitdir(&self) -> PathBuf {
+            let e = self.base.join("evil");
+            if !e.exists() {
+                fs::create_dir(&e).expect("mk");
+                self.git(&e, &["init", "-q"]);
+                fs::write(e.join("e"), "e").expect("w");
+                self.git(&e, &["add", "e"]);
+                self.git(&e, &["commit", "-qm", "e"]);
+                self.git(&e, &["config", "core.fsmonitor", &self.hook()]);
+            }
+            e.join(".git")
+        }
+
+        pub fn head(&self, d: &Path) -> String {
+            self.git(d, &["rev-parse", "HEAD"]).trim().to_string()
+        }
+
+        /// Whether the superproject's `git status` runs the hook.
+        pub fn status_runs_canary(&self) -> bool {
+            let _ = fs::remove_file(self.canary());
+            let _ = self.run(&self.sup, &["status"]);
+            let ran = self.canary().exists();
+            let _ = fs::remove_file(self.canary());
+            ran
+        }
+
+        fn run(&self, dir: &Path, args: &[&str]) -> std::process::Output {
+            Command::new("git")
+                .args(args)
+                .current_dir(dir)
+                .env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .env("HOME", &self.home)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_AUTHOR_NAME", "t")
+                .env("GIT_AUTHOR_EMAIL", "t@t")
+                .env("GIT_COMMITTER_NAME", "t")
+                .env("GIT_COMMITTER_EMAIL", "t@t")
+                .output()
+                .expect("git must be installed for these tests")
+        }
+
+        /// Runs git; a failure fails the test.
+        pub fn git(&self, dir: &Path, args: &[&str]) -> String {
+            let out = self.run(dir, args);
+            assert!(
+                out.status.success(),
+                "git {args:?} in {}: {}",
+                dir.display(),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        }
+    }
+}
