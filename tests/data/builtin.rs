@@ -255,6 +255,10 @@ const UNTYPED_WRITE_OPERANDS: &[(&str, &str)] = &[
         "submodule paths as recorded in .gitmodules, inside the repository (it copies submodule URLs into .git/config: refused as a protected-file write, policy/history.rs)",
     ),
     (
+        "git submodule add",
+        "the repository to clone (a URL or a local path, read); the second operand, where it is checked out, is write_path (refused as a .git/config write, policy/history.rs)",
+    ),
+    (
         "git submodule set-url",
         "a submodule path as recorded in .gitmodules and a URL; it writes .gitmodules and .git/config (refused as a protected-file write, policy/history.rs)",
     ),
