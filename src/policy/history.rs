@@ -218,7 +218,7 @@ fn embedded_repository(p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext, v: &m
             continue;
         }
         let dir = ctx.resolve(seg, &w.value);
-        if ctx.roots.write.iter().any(|r| *r == dir) {
+        if ctx.roots.write.contains(&dir) {
             continue;
         }
         if std::fs::symlink_metadata(dir.join(".git")).is_ok() && !known_submodule(&dir) {

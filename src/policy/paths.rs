@@ -206,7 +206,7 @@ impl Roots {
             // (with nested roots, a project in TMPDIR, the inner one's).
             let mut at = root.clone();
             for c in rel.components() {
-                let own = self.write.iter().any(|r| *r == at);
+                let own = self.write.contains(&at);
                 at.push(c);
                 if !own && c.as_os_str() == ".git" {
                     return Some(at);

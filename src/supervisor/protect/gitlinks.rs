@@ -1250,7 +1250,8 @@ mod attacks {
         let sha = w.head(&w.sup.join("sub"));
         let evil = w.evil_gitdir();
         // Each way to register a repository the command controls.
-        let cases: Vec<(&str, Box<dyn Fn(&World)>)> = vec![
+        type Attack<'a> = Box<dyn Fn(&World) + 'a>;
+        let cases: Vec<(&str, Attack)> = vec![
             (
                 "update-index --cacheinfo and a gitfile outside",
                 Box::new(|w: &World| {
