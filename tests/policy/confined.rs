@@ -1270,14 +1270,20 @@ fn submodule_refusals_through_the_unconfined_hook() {
             .expect("write");
         child.wait_with_output().expect("hook output")
     };
-    for cmd in [
-        "echo 'gitdir: /tmp/evil' > sub/.git",
-        "git update-index --add --cacheinfo 160000,0123456789abcdef0123456789abcdef01234567,sub",
-        "git submodule init",
+    for (cmd, why) in [
+        (
+            "echo 'gitdir: /tmp/evil' > sub/.git",
+            "a nested repository's git entry",
+        ),
+        (
+            "git update-index --add --cacheinfo 160000,0123456789abcdef0123456789abcdef01234567,sub",
+            "adds a gitlink (mode 160000)",
+        ),
+        ("git submodule init", "`git submodule init` changes"),
     ] {
         let out = hook(cmd);
         assert_eq!(code(&out), 2, "{cmd}: {}", stderr(&out));
-        assert!(stderr(&out).contains("git"), "{cmd}: {}", stderr(&out));
+        assert!(stderr(&out).contains(why), "{cmd}: {}", stderr(&out));
     }
     for cmd in ["git submodule status", "git status"] {
         let out = hook(cmd);

@@ -1698,3 +1698,40 @@ fn submodule_git_entries_and_new_gitlinks_do_not_survive() {
         assert!(!status_runs(&w, &canary), "{who:?}: end");
     }
 }
+
+/// The agent's file tools are never confined: a write into a nested
+/// repository's git entry is refused whatever the mode; the files beside
+/// it are not.
+#[test]
+fn file_tool_writes_into_a_nested_git_entry_are_refused() {
+    let w = World::new();
+    for tool in ["Write", "Edit"] {
+        for rel in [
+            "sub/.git",
+            "vendor/x/.git/config",
+            "n/.git/hooks/pre-commit",
+        ] {
+            let (rc, out) = file_tool(
+                &w,
+                tool,
+                json!({"file_path": w.work.join(rel), "content": "gitdir: /tmp/evil",
+                    "old_string": "a", "new_string": "b"}),
+            );
+            assert!(
+                rc == 2 && out.contains("a nested repository's git entry"),
+                "{tool} {rel}: {rc} {out}"
+            );
+        }
+    }
+    for rel in ["sub/.gitignore", "sub/src/main.rs", ".git/description"] {
+        let (rc, out) = file_tool(
+            &w,
+            "Write",
+            json!({"file_path": w.work.join(rel), "content": "x"}),
+        );
+        assert!(
+            rc == 0 && !out.contains("refused"),
+            "control {rel}: {rc} {out}"
+        );
+    }
+}
