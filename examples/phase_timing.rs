@@ -90,6 +90,21 @@ fn main() {
     time("protect::Snapshot::restore (nothing changed)", n, || {
         snap.restore(&roots, protected).len()
     });
+    // The submodule part of the snapshot (before and after the run), per
+    // root: a failed lstat of `.gitmodules` and a stat of the index where
+    // there is none.
+    let git = |r: &std::path::PathBuf| safe_exec::supervisor::protect::gitlinks::Before::take(r);
+    time("protect::gitlinks::Before::take (all roots)", n, || {
+        roots.iter().map(|r| git(r).protect.len()).sum::<usize>()
+    });
+    let befores: Vec<_> = roots.iter().map(git).collect();
+    time("protect::gitlinks::Before::after (unchanged)", n, || {
+        roots
+            .iter()
+            .zip(&befores)
+            .map(|(r, b)| b.after(r).len())
+            .sum::<usize>()
+    });
     time(
         "sandbox::kernel::landlock_abi",
         n,

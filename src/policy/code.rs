@@ -75,7 +75,7 @@ pub(super) fn code_paths(
             "rmtree" | "rmSync" | "rm_rf" | "rm_r" | "remove_dir_all" | "removedirs" | "rimraf"
         );
         let p = ctx.resolve(seg, &path);
-        if let Err(e) = ctx.roots.check_write(&p, recursive || has_glob) {
+        if let Err(e) = super::path_checks::check_write(ctx, &p, recursive || has_glob) {
             path_reason(v, &p, &e, &format!("`{name}` code calls `{func}` on"));
         }
     }

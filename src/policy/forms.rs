@@ -144,7 +144,7 @@ impl FormCheck<'_, '_> {
             );
             return;
         }
-        if let Err(e) = self.ctx.roots.check_write(&p, false) {
+        if let Err(e) = super::path_checks::check_write(self.ctx, &p, false) {
             self.path_problem(&p, e, what);
         }
     }
@@ -163,7 +163,7 @@ impl FormCheck<'_, '_> {
                 d.display()
             ),
             PathProblem::Broad => format!("{what} `{}` is too broad", p.display()),
-            PathProblem::Protected(d) => format!(
+            PathProblem::Protected(d) | PathProblem::NestedGit(d) => format!(
                 "{what} `{}` changes the protected file `{}`",
                 p.display(),
                 d.display()

@@ -112,6 +112,44 @@ pub fn git(name: &str, p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext, v: &m
                 "use the URL directly for one command (`git fetch URL`, `git push URL BRANCH`), or ask the user to change the remotes",
             );
         }
+        // Submodules: registering, initialising, re-pointing or absorbing
+        // one writes `.git/config` (`submodule.NAME.url`, `.active`) or the
+        // git directories under `.git/modules/`, whose config and hooks are
+        // protected: refused like `git remote add`. Git later runs commands
+        // in a submodule with its own configuration (`core.fsmonitor`).
+        "git submodule add"
+        | "git submodule init"
+        | "git submodule sync"
+        | "git submodule set-url"
+        | "git submodule set-branch"
+        | "git submodule deinit"
+        | "git submodule absorbgitdirs" => repo_config_write(
+            name,
+            seg,
+            ctx,
+            v,
+            "ask the user to set up the submodule; `git submodule status` shows the current ones",
+        ),
+        "git submodule update" if p.options.iter().any(|o| o.name == "--init") => {
+            repo_config_write(
+                "git submodule update --init",
+                seg,
+                ctx,
+                v,
+                "ask the user to initialise the submodules; `git submodule status` shows them",
+            );
+        }
+        // Unconfined, nothing undoes a submodule checked out where git will
+        // later run commands with its configuration.
+        "git submodule update" if !ctx.confined => v.add(
+            Layer::Policy,
+            ReasonId::RootsProtected,
+            Decision::Ask,
+            "`git submodule update` checks submodules out: the superproject's `git status` then runs git in each, with its own configuration (`core.fsmonitor`, hooks), and nothing confines this command".into(),
+            Some("run it inside the sandbox (`safe-exec hook --rewrite`), or confirm it".into()),
+        ),
+        "git update-index" if !ctx.confined => gitlink_index(p, v),
+        "git add" if !ctx.confined => embedded_repository(p, seg, ctx, v),
         "git branch"
             if p.options.iter().any(|o| {
                 o.spec
@@ -130,6 +168,93 @@ pub fn git(name: &str, p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext, v: &m
         }
         _ => {}
     }
+}
+
+/// Unconfined: `git update-index --cacheinfo 160000,...` (a gitlink: a
+/// submodule the superproject's `git status` enters, with its own
+/// configuration) and `--index-info` (entries read from stdin, unseen) are
+/// refused; nothing after the command takes them out of the index.
+fn gitlink_index(p: &ParsedArgs, v: &mut Verdict) {
+    for o in &p.options {
+        let why = match o.name {
+            "--index-info" => {
+                "reads index entries from its input, which may add gitlinks (submodules)"
+            }
+            "--cacheinfo" => {
+                let gitlink = o.value.as_ref().is_none_or(|w| {
+                    let mode = w.value.split(',').next().unwrap_or("");
+                    w.unresolved
+                        || u32::from_str_radix(mode.trim_start_matches('0'), 8)
+                            .map_or(true, |m| m == 0o160000)
+                });
+                if !gitlink {
+                    continue;
+                }
+                "adds a gitlink (mode 160000): a submodule the superproject's `git status` enters"
+            }
+            _ => continue,
+        };
+        v.add(
+            Layer::Policy,
+            ReasonId::RootsProtected,
+            Decision::Deny,
+            format!(
+                "`git update-index {}` {why}; git runs commands there with that repository's configuration (`core.fsmonitor`, hooks), outside any sandbox",
+                o.written
+            ),
+            Some("ask the user to add the submodule, or run it inside the sandbox (`safe-exec hook --rewrite`)".into()),
+        );
+        v.risk = Risk::Dangerous;
+    }
+}
+
+/// Unconfined: `git add PATH` of a directory holding a `.git` (an embedded
+/// repository) records it as a gitlink, a submodule the superproject's
+/// `git status` then enters with that repository's configuration: refused.
+/// (`git add .`/`-A` over one is not seen.)
+fn embedded_repository(p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
+    for (w, _) in &p.operands {
+        if w.unresolved || w.glob {
+            continue;
+        }
+        let dir = ctx.resolve(seg, &w.value);
+        if ctx.roots.write.contains(&dir) {
+            continue;
+        }
+        if std::fs::symlink_metadata(dir.join(".git")).is_ok() && !known_submodule(&dir) {
+            v.add(
+                Layer::Policy,
+                ReasonId::RootsProtected,
+                Decision::Deny,
+                format!(
+                    "`git add {}` records the repository in `{}` as a gitlink (a submodule): the superproject's `git status` then runs git there with its configuration (`core.fsmonitor`, hooks), outside any sandbox",
+                    w.raw,
+                    dir.display()
+                ),
+                Some("add its files without its `.git` (remove or move the `.git` first), or ask the user to add it as a submodule".into()),
+            );
+            v.risk = Risk::Dangerous;
+        }
+    }
+}
+
+/// Whether `dir` is a submodule its superproject's `.gitmodules` lists
+/// (staging a submodule's new commit, `git add sub`, is ordinary work).
+fn known_submodule(dir: &std::path::Path) -> bool {
+    use crate::supervisor::protect::gitlinks;
+    dir.ancestors().skip(1).any(|top| {
+        let Ok(rel) = dir.strip_prefix(top) else {
+            return false;
+        };
+        let gm = top.join(".gitmodules");
+        std::fs::metadata(&gm).is_ok_and(|m| m.len() <= gitlinks::MAX_GITMODULES)
+            && std::fs::read(&gm).is_ok_and(|t| {
+                gitlinks::gitmodules_paths(&t)
+                    .iter()
+                    .filter_map(|p| gitlinks::safe_rel(p))
+                    .any(|p| p == rel)
+            })
+    })
 }
 
 /// `git config KEY VALUE` (and `--unset`, `--add`, `--replace-all`, ...)

@@ -107,7 +107,7 @@ pub(super) fn sed_script(
             risk = Risk::Write;
             ctx.writes_seen.borrow_mut().push(p.clone());
         }
-        if let Err(e) = ctx.roots.check_redirect(&p) {
+        if let Err(e) = super::path_checks::check_redirect(ctx, &p) {
             path_reason(v, &p, &e, &format!("the `{name}` script writes"));
         }
     }
@@ -203,7 +203,7 @@ pub(super) fn awk_program(
             risk = Risk::Write;
             ctx.writes_seen.borrow_mut().push(p.clone());
         }
-        if let Err(err) = ctx.roots.check_redirect(&p) {
+        if let Err(err) = super::path_checks::check_redirect(ctx, &p) {
             path_reason(v, &p, &err, &format!("the `{name}` program writes"));
         }
     }

@@ -48,7 +48,7 @@ pub(super) fn redirections(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) 
             ctx.writes_seen.borrow_mut().push(p.clone());
         }
         let res = if r.writes {
-            ctx.roots.check_redirect(&p)
+            check_redirect(ctx, &p)
         } else {
             ctx.roots.check_read(&p)
         };
@@ -68,6 +68,33 @@ pub(super) fn redirections(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) 
             );
         }
     }
+}
+
+/// [`paths::Roots::check_write`] for this decision: unconfined, a write
+/// (not a removal) into a nested repository's git entry is refused as a
+/// protected path too ([`paths::Roots::nested_git_hit`]).
+pub(super) fn check_write(
+    ctx: &PolicyContext,
+    p: &Path,
+    destructive: bool,
+) -> Result<(), PathProblem> {
+    ctx.roots.check_write(p, destructive)?;
+    if !ctx.confined
+        && !destructive
+        && let Some(hit) = ctx.roots.nested_git_hit(p)
+    {
+        return Err(PathProblem::NestedGit(hit));
+    }
+    Ok(())
+}
+
+/// [`paths::Roots::check_redirect`] for this decision (see
+/// [`check_write`]).
+pub(super) fn check_redirect(ctx: &PolicyContext, p: &Path) -> Result<(), PathProblem> {
+    if paths::is_device_sink(p) {
+        return Ok(());
+    }
+    check_write(ctx, p, false)
 }
 
 pub(super) fn path_reason(v: &mut Verdict, p: &Path, e: &PathProblem, what: &str) {
@@ -114,6 +141,19 @@ pub(super) fn path_reason(v: &mut Verdict, p: &Path, e: &PathProblem, what: &str
                     d.display()
                 ),
                 Some("leave it unchanged and ask the user to make this change".into()),
+            );
+            v.risk = Risk::Dangerous;
+        }
+        PathProblem::NestedGit(d) => {
+            v.add(
+                Layer::Policy,
+                ReasonId::RootsProtected,
+                Decision::Deny,
+                format!(
+                    "{what} `{shown}`, which changes `{}`: a nested repository's git entry; when it is a submodule the superproject's `git status` runs git in it with its configuration (`core.fsmonitor`, hooks), outside any sandbox, and nothing confines this command to undo it",
+                    d.display()
+                ),
+                Some("leave it unchanged and ask the user to make this change, or run it inside the sandbox (`safe-exec hook --rewrite`)".into()),
             );
             v.risk = Risk::Dangerous;
         }
@@ -219,7 +259,7 @@ pub(super) fn path_operand(
             .push(ctx.resolve(seg, &w.value));
     }
     let mut res = if t == Access::Write {
-        ctx.roots.check_write(&p, destructive)
+        check_write(ctx, &p, destructive)
     } else if destructive {
         ctx.roots.check_read_tree(&p)
     } else {

@@ -22,6 +22,10 @@ pub enum PathProblem {
     /// later outside any sandbox), or a tree holding one for a destructive
     /// operation; the path is the protected entry.
     Protected(PathBuf),
+    /// A nested repository's git entry (`sub/.git`, `x/.git/config`):
+    /// refused unconfined ([`Roots::nested_git_hit`]); the path is the
+    /// entry.
+    NestedGit(PathBuf),
 }
 
 pub use crate::sys::path::{canonicalize, real_prefix_memo, resolve};
@@ -175,6 +179,37 @@ impl Roots {
                 }
                 if inside || holds {
                     return Some(root.join(entry.trim_end_matches('/')));
+                }
+            }
+        }
+        None
+    }
+
+    /// The nested repository's git entry a write to `path` changes: the
+    /// path up to a `.git` component that is not the writable root's own
+    /// (`sub/.git`, `vendor/x/.git/config`). Git enters such a repository
+    /// for the superproject's `git status` when it is a submodule, with its
+    /// configuration (`core.fsmonitor`, hooks) in effect; a gitfile written
+    /// there (`gitdir: /tmp/x`) names any repository. Unconfined, nothing
+    /// undoes such a write after the command (confined, the protected-file
+    /// snapshot does, see `supervisor::protect::gitlinks`), so the policy
+    /// refuses it. The root's own `.git` is the `[paths] protected` list's.
+    pub fn nested_git_hit(&self, path: &Path) -> Option<PathBuf> {
+        for root in &self.write {
+            if !under(path, root) {
+                continue;
+            }
+            let Ok(rel) = path.strip_prefix(root) else {
+                continue;
+            };
+            // A `.git` right below a writable root is that root's own
+            // (with nested roots, a project in TMPDIR, the inner one's).
+            let mut at = root.clone();
+            for c in rel.components() {
+                let own = self.write.contains(&at);
+                at.push(c);
+                if !own && c.as_os_str() == ".git" {
+                    return Some(at);
                 }
             }
         }

@@ -21,6 +21,7 @@
 //! whole. The restore's writes go through descriptors ([`at`]).
 
 mod at;
+pub mod gitlinks;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::OsString;
@@ -83,6 +84,18 @@ pub struct Snapshot {
     walked: BTreeSet<OsString>,
     /// Each root's `(dev, ino)` before the run.
     root_ids: BTreeMap<PathBuf, (u64, u64)>,
+    /// Each root's submodules before the run ([`gitlinks`]; only when the
+    /// patterns protect `.git`): extra protected paths, and the indexes to
+    /// read again for new gitlinks.
+    git: Vec<(PathBuf, gitlinks::Before)>,
+}
+
+/// Whether the patterns protect the repository's git directory (then its
+/// submodules' are protected too, see [`gitlinks`]).
+fn protects_git(patterns: &[String]) -> bool {
+    patterns
+        .iter()
+        .any(|p| p == ".git" || p.starts_with(".git/"))
 }
 
 /// Which pass [`covered`] serves.
@@ -847,8 +860,19 @@ impl Snapshot {
             walked: BTreeSet::new(),
             unlistable: Vec::new(),
         };
+        let git = protects_git(patterns);
         for root in roots {
-            for rel in covered(&mut probe, root, &pats, &mut pass, &mut s.venvs) {
+            let mut rels = covered(&mut probe, root, &pats, &mut pass, &mut s.venvs);
+            if git {
+                let before = gitlinks::Before::take(root);
+                if !before.protect.is_empty() {
+                    let extra = parse_patterns(&before.protect);
+                    rels.extend(covered(&mut probe, root, &extra, &mut pass, &mut s.venvs));
+                }
+                s.notes.extend(before.notes.iter().cloned());
+                s.git.push((root.clone(), before));
+            }
+            for rel in rels {
                 let st = state_of(&mut probe, root, &rel, &mut budget);
                 if let State::Unreadable(why) = &st {
                     pass.refused.push(format!(
@@ -888,7 +912,14 @@ impl Snapshot {
         let mut probe = Probe::default();
         let pats = parse_patterns(patterns);
         for root in roots {
-            for rel in covered(&mut probe, root, &pats, &mut pass, &mut venvs) {
+            let mut rels = covered(&mut probe, root, &pats, &mut pass, &mut venvs);
+            if let Some((_, before)) = self.git.iter().find(|(r, _)| r == root)
+                && !before.protect.is_empty()
+            {
+                let extra = parse_patterns(&before.protect);
+                rels.extend(covered(&mut probe, root, &extra, &mut pass, &mut venvs));
+            }
+            for rel in rels {
                 now.insert(join(root, &rel).into_os_string(), (root.clone(), rel));
             }
         }
@@ -979,6 +1010,12 @@ impl Snapshot {
                     abs.display()
                 ),
             });
+        }
+        // With the protected files back: new submodules git would enter.
+        for (root, before) in &self.git {
+            if roots.iter().any(|r| r == root) {
+                out.extend(before.after(root));
+            }
         }
         out
     }

@@ -248,11 +248,31 @@ const UNTYPED_WRITE_OPERANDS: &[(&str, &str)] = &[
     ),
     (
         "git submodule init",
-        "submodule paths as recorded in .gitmodules, inside the repository (it copies submodule URLs into .git/config: a known gap, docs/threat-model.md)",
+        "submodule paths as recorded in .gitmodules, inside the repository (it copies submodule URLs into .git/config: refused as a protected-file write, policy/history.rs)",
     ),
     (
         "git submodule sync",
-        "submodule paths as recorded in .gitmodules, inside the repository (it copies submodule URLs into .git/config: a known gap, docs/threat-model.md)",
+        "submodule paths as recorded in .gitmodules, inside the repository (it copies submodule URLs into .git/config: refused as a protected-file write, policy/history.rs)",
+    ),
+    (
+        "git submodule add",
+        "the repository to clone (a URL or a local path, read); the second operand, where it is checked out, is write_path (refused as a .git/config write, policy/history.rs)",
+    ),
+    (
+        "git submodule set-url",
+        "a submodule path as recorded in .gitmodules and a URL; it writes .gitmodules and .git/config (refused as a protected-file write, policy/history.rs)",
+    ),
+    (
+        "git submodule set-branch",
+        "a submodule path as recorded in .gitmodules; it writes .gitmodules (refused as a protected-file write with .git/config, policy/history.rs)",
+    ),
+    (
+        "git submodule deinit",
+        "submodule paths as recorded in .gitmodules; it writes .git/config and empties the submodule's checkout (refused as a protected-file write, policy/history.rs)",
+    ),
+    (
+        "git submodule absorbgitdirs",
+        "submodule paths as recorded in .gitmodules; it moves their git directories into .git/modules (refused as a protected-file write, policy/history.rs)",
     ),
     ("git bisect start", REVISIONS),
     ("git bisect good", REVISIONS),

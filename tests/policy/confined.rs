@@ -1139,3 +1139,154 @@ fn moving_a_protected_ancestor_is_refused() {
         "",
     );
 }
+
+/// Submodules (threat model, "Nested repositories and new submodules"):
+/// git runs commands in a submodule with its own configuration. Commands
+/// that register, initialise or re-point one write `.git/config` and are
+/// refused like `git remote add` in both modes; unconfined, where nothing
+/// undoes a change after the command, a write into a nested repository's
+/// git entry by any tool, a gitlink added to the index and `git add` of
+/// an embedded repository are refused, and `git submodule update` asks.
+/// Reading and ordinary work stay allowed.
+#[test]
+fn submodule_entries_and_gitlinks_are_refused_unconfined() {
+    let w = World::new();
+    std::fs::create_dir_all(w.cwd.join(".git/hooks")).unwrap();
+    std::fs::write(w.cwd.join(".git/config"), "[core]\n").unwrap();
+    std::fs::write(
+        w.cwd.join(".gitmodules"),
+        "[submodule \"sub\"]\n\tpath = sub\n\turl = ../sub\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(w.cwd.join("sub")).unwrap();
+    std::fs::write(w.cwd.join("sub/.git"), "gitdir: ../.git/modules/sub\n").unwrap();
+    // An embedded repository the agent made (not in .gitmodules).
+    std::fs::create_dir_all(w.cwd.join("nested/.git")).unwrap();
+    exactly(
+        &w,
+        BOTH,
+        &[
+            "git submodule init",
+            "git submodule sync --recursive",
+            "git submodule set-url sub https://example.com/r.git",
+            "git submodule set-branch -b main sub",
+            "git submodule deinit sub",
+            "git submodule absorbgitdirs",
+        ],
+        "deny",
+        "roots.protected",
+    );
+    exactly(
+        &w,
+        UNCONFINED,
+        &[
+            "git submodule add https://example.com/r.git vendor/r",
+            "git submodule update --init",
+            "git submodule update --init --recursive",
+            "echo 'gitdir: /tmp/evil' > sub/.git",
+            "printf 'gitdir: /tmp/evil\\n' >sub/.git",
+            "cp /tmp/x sub/.git",
+            "mv x sub/.git",
+            "ln -sf /tmp/evil sub/.git",
+            "tee sub/.git < x",
+            "sed -i s/modules/x/ sub/.git",
+            "echo x >> nested/.git/config",
+            "cp hook nested/.git/hooks/pre-commit",
+            "cd sub && echo x > .git",
+            "git update-index --add --cacheinfo 160000,0123456789abcdef0123456789abcdef01234567,n1",
+            "git update-index --add --cacheinfo=0160000,0123456789abcdef0123456789abcdef01234567,n1",
+            "git update-index --add --cacheinfo 160000 0123456789abcdef0123456789abcdef01234567 n1",
+            "git update-index --index-info < entries",
+            "git add nested",
+            "git add -f ./nested",
+        ],
+        "deny",
+        "roots.protected",
+    );
+    exactly(
+        &w,
+        UNCONFINED,
+        &["git submodule update", "git submodule update --recursive"],
+        "ask",
+        "roots.protected",
+    );
+    // Confined, the protected-file snapshot undoes them (sandbox tests),
+    // so the policy lets them run.
+    exactly(
+        &w,
+        CONFINED,
+        &[
+            "echo 'gitdir: /tmp/evil' > sub/.git",
+            "git update-index --add --cacheinfo 160000,0123456789abcdef0123456789abcdef01234567,n1",
+            "git add nested",
+        ],
+        "allow",
+        "",
+    );
+    // Positive controls, both modes.
+    exactly(
+        &w,
+        BOTH,
+        &[
+            "git submodule status",
+            "git status",
+            "git status --ignore-submodules=all",
+            "git add src/main.rs",
+            "git add sub",
+            "git update-index --refresh",
+            "git update-index --add --cacheinfo 100644,0123456789abcdef0123456789abcdef01234567,f.txt",
+            "cat sub/.git",
+            "echo x > sub/.gitignore",
+            "echo x > .git/description",
+            "rm -rf nested/.git",
+        ],
+        "allow",
+        "",
+    );
+}
+
+/// The same refusals through the hook without `--rewrite` (unconfined):
+/// exit 2 with the reason; `git submodule status` passes.
+#[test]
+fn submodule_refusals_through_the_unconfined_hook() {
+    let w = World::new();
+    std::fs::create_dir_all(w.cwd.join("sub")).unwrap();
+    let hook = |cmd: &str| {
+        let mut c = w.cmd();
+        c.arg("hook").stdin(Stdio::piped());
+        let mut child = c.spawn().expect("spawn hook");
+        let input = serde_json::json!({
+            "session_id": "s1",
+            "cwd": w.cwd,
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": cmd},
+        });
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.to_string().as_bytes())
+            .expect("write");
+        child.wait_with_output().expect("hook output")
+    };
+    for (cmd, why) in [
+        (
+            "echo 'gitdir: /tmp/evil' > sub/.git",
+            "a nested repository's git entry",
+        ),
+        (
+            "git update-index --add --cacheinfo 160000,0123456789abcdef0123456789abcdef01234567,sub",
+            "adds a gitlink (mode 160000)",
+        ),
+        ("git submodule init", "`git submodule init` changes"),
+    ] {
+        let out = hook(cmd);
+        assert_eq!(code(&out), 2, "{cmd}: {}", stderr(&out));
+        assert!(stderr(&out).contains(why), "{cmd}: {}", stderr(&out));
+    }
+    for cmd in ["git submodule status", "git status"] {
+        let out = hook(cmd);
+        assert_eq!(code(&out), 0, "control {cmd}: {}", stderr(&out));
+    }
+}

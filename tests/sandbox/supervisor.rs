@@ -1506,3 +1506,232 @@ fn rt5_f3_restore_races_never_reach_outside() {
         assert!(w.work.join("mine.txt").exists());
     }
 }
+
+/// Runs git with `args` in `dir` (hermetic, file transport allowed for
+/// the local submodule clones), returning stdout.
+fn git_out(dir: &Path, home: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "safe.directory=*", "-c", "protocol.file.allow=always"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", home)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.org")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.org")
+        .output()
+        .expect("git must be installed");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The project as a superproject: `sub`, a submodule cloned from
+/// `outside/src` (two commits; the superproject records the second), its
+/// git directory in `.git/modules/sub`. Returns a git directory outside
+/// the roots whose `core.fsmonitor` leaves `canary`.
+fn superproject(w: &World, canary: &Path) -> PathBuf {
+    let home = w.base.join("git-home");
+    std::fs::create_dir_all(&home).unwrap();
+    let src = w.outside.join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    git_out(&src, &home, &["init", "-q", "-b", "main"]);
+    for f in ["one", "two"] {
+        std::fs::write(src.join(f), f).unwrap();
+        git_out(&src, &home, &["add", f]);
+        git_out(&src, &home, &["commit", "-qm", f]);
+    }
+    repo(w);
+    git_out(
+        &w.work,
+        &home,
+        &["submodule", "add", "-q", src.to_str().unwrap(), "sub"],
+    );
+    git_out(&w.work, &home, &["commit", "-qm", "sub"]);
+    let evil = w.outside.join("evil");
+    std::fs::create_dir_all(&evil).unwrap();
+    git_out(&evil, &home, &["init", "-q"]);
+    std::fs::write(evil.join("e"), "e").unwrap();
+    git_out(&evil, &home, &["add", "e"]);
+    git_out(&evil, &home, &["commit", "-qm", "e"]);
+    let hook = format!("touch {}; false", canary.display());
+    git_out(&evil, &home, &["config", "core.fsmonitor", &hook]);
+    evil.join(".git")
+}
+
+/// Whether the user's plain `git status` in the superproject leaves the
+/// canary (runs a submodule's fsmonitor).
+fn status_runs(w: &World, canary: &Path) -> bool {
+    let _ = std::fs::remove_file(canary);
+    git_out(&w.work, &w.base.join("git-home"), &["status", "--short"]);
+    let ran = canary.exists();
+    let _ = std::fs::remove_file(canary);
+    ran
+}
+
+/// Submodules (threat model, "Nested repositories and new submodules"):
+/// an existing submodule's gitfile redirected to a git directory whose
+/// `core.fsmonitor` runs a payload, and new gitlinks to repositories the
+/// command controls, make the user's next plain `git status` run it (shown
+/// by hand first). Confined, the gitfile is put back and a new
+/// submodule's `.git` moved aside (exit 126, reported); afterwards `git
+/// status` runs nothing. Ordinary work with a submodule (add, commit,
+/// `git submodule update`) exits 0 unreported.
+#[test]
+fn submodule_git_entries_and_new_gitlinks_do_not_survive() {
+    if !require_landlock() {
+        return;
+    }
+    for who in who() {
+        let w = World::new();
+        let canary = w.base.join("pwned");
+        let evil = superproject(&w, &canary);
+        let gitfile = std::fs::read(w.work.join("sub/.git")).unwrap();
+        assert_eq!(gitfile, b"gitdir: ../.git/modules/sub\n");
+        // Control: the attack is live in this world without safe-exec.
+        std::fs::write(
+            w.work.join("sub/.git"),
+            format!("gitdir: {}\n", evil.display()),
+        )
+        .unwrap();
+        assert!(status_runs(&w, &canary), "{who:?}: control");
+        std::fs::write(w.work.join("sub/.git"), &gitfile).unwrap();
+        assert!(!status_runs(&w, &canary), "{who:?}: control");
+        prep(&w, who);
+        let sha = git_out(
+            &w.work.join("sub"),
+            &w.base.join("git-home"),
+            &["rev-parse", "HEAD"],
+        );
+        let sha = sha.trim();
+        // 1. The existing submodule's gitfile, by `sh -c` as in the brief.
+        let script = format!("printf 'gitdir: {}\\n' > sub/.git", evil.display());
+        let out = run_as(&w, who, &["--", "sh", "-c", &script]);
+        assert_restored(&out, who, "gitfile");
+        assert!(
+            stderr(&out).contains(&format!("{} (restored)", w.work.join("sub/.git").display())),
+            "{who:?}: {}",
+            stderr(&out)
+        );
+        assert_eq!(std::fs::read(w.work.join("sub/.git")).unwrap(), gitfile);
+        assert!(!status_runs(&w, &canary), "{who:?}: gitfile");
+        // 2. New gitlinks: a gitfile outside, an embedded repository.
+        for (what, script, dir) in [
+            (
+                "update-index --cacheinfo",
+                format!(
+                    "git update-index --add --cacheinfo 160000,{sha},n1 && mkdir n1 && printf 'gitdir: {}\\n' > n1/.git",
+                    evil.display()
+                ),
+                "n1",
+            ),
+            (
+                "git add of an embedded repository",
+                format!(
+                    "git init -q n2 && cd n2 && echo f > f && git add f && git -c user.name=t -c user.email=t@t commit -qm f && git config core.fsmonitor 'touch {}; false' && cd .. && git add n2 2>/dev/null",
+                    canary.display()
+                ),
+                "n2",
+            ),
+        ] {
+            let out = run_script(&w, who, &script);
+            assert_eq!(code(&out), 126, "{who:?}: {what}: {}", stderr(&out));
+            assert!(
+                stderr(&out).contains(&format!(
+                    "{} (a new submodule's git directory, not in the repository's own: moved to {}",
+                    w.work.join(dir).join(".git").display(),
+                    w.work
+                        .join(dir)
+                        .join(".git.quarantined-by-safe-exec")
+                        .display()
+                )),
+                "{who:?}: {what}: {}",
+                stderr(&out)
+            );
+            assert!(!w.work.join(dir).join(".git").exists(), "{who:?}: {what}");
+            assert!(!status_runs(&w, &canary), "{who:?}: {what}");
+            git_out(
+                &w.work,
+                &w.base.join("git-home"),
+                &["rm", "-qf", "--cached", dir],
+            );
+        }
+        // Positive controls: ordinary work exits 0, unreported.
+        let out = run_ok(
+            &w,
+            who,
+            &[
+                "-c",
+                "echo b >> a.txt && git add a.txt && git commit -qm two && git status --short && git log --oneline",
+            ],
+        );
+        assert!(stdout(&out).contains("two"), "{}", stdout(&out));
+        assert!(
+            !stderr(&out).contains("protected"),
+            "{who:?}: {}",
+            stderr(&out)
+        );
+        git_out(
+            &w.work.join("sub"),
+            &w.base.join("git-home"),
+            &["checkout", "-q", "HEAD~1"],
+        );
+        // (in a script: the policy asks for `git submodule update`, which
+        // may fetch; the commit is already here, so it runs offline)
+        let out = run_script(&w, who, "git submodule update -q");
+        assert_eq!(code(&out), 0, "{who:?}: {}", stderr(&out));
+        assert!(
+            !stderr(&out).contains("protected"),
+            "{who:?}: {}",
+            stderr(&out)
+        );
+        let now = git_out(
+            &w.work.join("sub"),
+            &w.base.join("git-home"),
+            &["rev-parse", "HEAD"],
+        );
+        assert_eq!(now.trim(), sha, "{who:?}: submodule update");
+        assert!(!status_runs(&w, &canary), "{who:?}: end");
+    }
+}
+
+/// The agent's file tools are never confined: a write into a nested
+/// repository's git entry is refused whatever the mode; the files beside
+/// it are not.
+#[test]
+fn file_tool_writes_into_a_nested_git_entry_are_refused() {
+    let w = World::new();
+    for tool in ["Write", "Edit"] {
+        for rel in [
+            "sub/.git",
+            "vendor/x/.git/config",
+            "n/.git/hooks/pre-commit",
+        ] {
+            let (rc, out) = file_tool(
+                &w,
+                tool,
+                json!({"file_path": w.work.join(rel), "content": "gitdir: /tmp/evil",
+                    "old_string": "a", "new_string": "b"}),
+            );
+            assert!(
+                rc == 2 && out.contains("a nested repository's git entry"),
+                "{tool} {rel}: {rc} {out}"
+            );
+        }
+    }
+    for rel in ["sub/.gitignore", "sub/src/main.rs", ".git/description"] {
+        let (rc, out) = file_tool(
+            &w,
+            "Write",
+            json!({"file_path": w.work.join(rel), "content": "x"}),
+        );
+        assert!(
+            rc == 0 && !out.contains("refused"),
+            "control {rel}: {rc} {out}"
+        );
+    }
+}

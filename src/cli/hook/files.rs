@@ -71,6 +71,17 @@ pub fn check(
             path.display()
         ));
     }
+    // A file tool's write is never confined: a nested repository's git
+    // entry (`sub/.git`, `vendor/x/.git/config`) would stay.
+    if access == Access::Write
+        && let Some(entry) = roots.nested_git_hit(&path)
+    {
+        return Err(format!(
+            "`{tool}` of {} is refused: it changes {}, a nested repository's git entry: git runs what its configuration names (`core.fsmonitor`, hooks) when the superproject's `git status` enters it, outside any sandbox; ask the user to make this change",
+            path.display(),
+            entry.display()
+        ));
+    }
     let result = match access {
         Access::Read => roots.check_read(&path),
         Access::Write => roots.check_write(&path, false),
@@ -95,7 +106,7 @@ pub fn check(
             "`{tool}` of {} is refused: the target is too broad; name a file inside the project",
             path.display()
         ),
-        PathProblem::Protected(d) => format!(
+        PathProblem::Protected(d) | PathProblem::NestedGit(d) => format!(
             "`{tool}` of {} is refused: it changes the protected file {}, which runs later outside any sandbox; ask the user to make this change",
             path.display(),
             d.display()
