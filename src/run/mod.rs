@@ -47,6 +47,10 @@ pub struct SupervisorReport {
     pub killed: usize,
     /// Protected paths the command changed, restored.
     pub protected_restored: Vec<String>,
+    /// Another confined run in an overlapping root was active during this
+    /// one: what was restored may be that run's command's doing.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub protected_concurrent: bool,
     /// Limits hit while taking the protected snapshot.
     pub notes: Vec<String>,
 }
@@ -202,6 +206,11 @@ pub fn execute(mut plan: ExecPlan) -> Result<Outcome, RunError> {
         .collect(),
         None => Vec::new(),
     };
+    // The shared baselines' directory exists before the sandbox is
+    // planned, so the `deny_read` entry that covers it is denied.
+    if let Some(dir) = supervisor.and_then(|s| s.baselines.as_deref()) {
+        sup::protect::shared::prepare_dir(dir);
+    }
     let prepared = sandbox::prepare_with(&plan.sandbox, &notified)?;
     let mut report = prepared.report.clone();
     // Only reachable under best-effort (`prepare` refuses it under required):
@@ -264,10 +273,17 @@ pub fn execute(mut plan: ExecPlan) -> Result<Outcome, RunError> {
         if let Some(r) = &sup_report
             && !r.protected_restored.is_empty()
         {
-            eprintln!(
-                "safe-exec: denied: the command changed protected files inside the writable roots; they were put back: {}",
-                r.protected_restored.join(", ")
-            );
+            if r.protected_concurrent {
+                eprintln!(
+                    "safe-exec: denied: protected files inside the writable roots changed while this run or a concurrent one in the same root ran; they were put back: {}",
+                    r.protected_restored.join(", ")
+                );
+            } else {
+                eprintln!(
+                    "safe-exec: denied: the command changed protected files inside the writable roots; they were put back: {}",
+                    r.protected_restored.join(", ")
+                );
+            }
             if exit_code == 0 {
                 exit_code = 126;
             }
@@ -374,7 +390,14 @@ fn supervise(
             // and waits until this thread answers it in `sup::serve`,
             // after the snapshot; until then the child runs only
             // safe-exec's own set-up, which writes nothing in the roots.
-            let snapshot = sup::protect::Snapshot::take(roots, &spec.protected);
+            // With the baselines concurrent runs share (`protect::shared`):
+            // another active run's wins for the paths it protects.
+            let (snapshot, shared) = match &spec.baselines {
+                Some(dir) => {
+                    sup::protect::shared::begin(dir, roots, &spec.protected, &spec.deny_read)
+                }
+                None => (sup::protect::Snapshot::take(roots, &spec.protected), None),
+            };
             let status = spawn::read_status(read_end);
             let taken = match &status {
                 Ok(Some(spawn::Started {
@@ -396,7 +419,7 @@ fn supervise(
                 let _ = tx.send(Err(io::Error::other(ProtectedRefusal(
                     snapshot.refused.join("; "),
                 ))));
-                return (sup::Events::default(), snapshot);
+                return (sup::Events::default(), snapshot, shared);
             }
             let listener = match taken {
                 Some((taken, l)) => match taken {
@@ -407,7 +430,7 @@ fn supervise(
                         // SAFETY: kill our own child.
                         unsafe { libc::kill(l.pid, libc::SIGKILL) };
                         let _ = tx.send(Err(e));
-                        return (sup::Events::default(), snapshot);
+                        return (sup::Events::default(), snapshot, shared);
                     }
                 },
                 _ => None,
@@ -417,7 +440,7 @@ fn supervise(
                 Some((fd, pid)) => sup::serve(fd, spec, pid, stop_read),
                 None => sup::Events::default(),
             };
-            (events, snapshot)
+            (events, snapshot, shared)
         });
         let r = supervise_inner(
             plan,
@@ -441,17 +464,23 @@ fn supervise(
     // Without the snapshot (the thread ended abnormally; a bug) nothing can
     // be compared: fail rather than report the protected files as checked
     // (an empty snapshot would call every protected file new).
-    let Ok((events, snapshot)) = joined else {
+    let Ok((events, mut snapshot, shared)) = joined else {
         return Err(RunError::Supervise(io::Error::other(
             "the supervisor thread failed: the protected files were not checked",
         )));
     };
-    let restored = snapshot.restore(&roots, &spec.protected);
+    // Under the shared lock when the baseline was published, which is
+    // withdrawn after.
+    let restored = match shared {
+        Some(s) => s.finish(&mut snapshot, &roots, &spec.protected),
+        None => snapshot.restore(&roots, &spec.protected),
+    };
     if let Some(rep) = sup_report {
         rep.notifications = events.notifications;
         rep.denied = events.denied;
         rep.killed = killed;
         rep.protected_restored = restored;
+        rep.protected_concurrent = snapshot.concurrent;
         rep.notes = snapshot.notes.clone();
     }
     r

@@ -21,6 +21,7 @@
 //! whole. The restore's writes go through descriptors ([`at`]).
 
 mod at;
+pub mod shared;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::OsString;
@@ -83,6 +84,11 @@ pub struct Snapshot {
     walked: BTreeSet<OsString>,
     /// Each root's `(dev, ino)` before the run.
     root_ids: BTreeMap<PathBuf, (u64, u64)>,
+    /// Another confined run in an overlapping root was active during this
+    /// one (at its start or at its end, see [`shared`]): a change the
+    /// restore finds may be that run's command's, and the report says so
+    /// instead of blaming this run's command.
+    pub concurrent: bool,
 }
 
 /// Which pass [`covered`] serves.
@@ -965,6 +971,10 @@ impl Snapshot {
             interleave(abs);
             let r = root_fd(root).and_then(|fd| put_back(fd.as_fd(), rel, before));
             out.push(match r {
+                Ok(()) if self.concurrent => format!(
+                    "{} (changed while this run or a concurrent one in the same root ran; restored)",
+                    abs.display()
+                ),
                 Ok(()) => format!("{} (restored)", abs.display()),
                 Err(e) => format!("{} (could not be restored: {e})", abs.display()),
             });
@@ -972,12 +982,14 @@ impl Snapshot {
         for (abs, root, rel, _) in changed.iter().rev().filter(|c| c.3 == State::Missing) {
             interleave(abs);
             let r = root_fd(root).and_then(|fd| remove_any(fd.as_fd(), rel));
+            let by = if self.concurrent {
+                "created while this run or a concurrent one in the same root ran"
+            } else {
+                "created by the command"
+            };
             out.push(match r {
-                Ok(()) => format!("{} (created by the command; removed)", abs.display()),
-                Err(e) => format!(
-                    "{} (created by the command; could not be removed: {e})",
-                    abs.display()
-                ),
+                Ok(()) => format!("{} ({by}; removed)", abs.display()),
+                Err(e) => format!("{} ({by}; could not be removed: {e})", abs.display()),
             });
         }
         out
