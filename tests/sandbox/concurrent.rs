@@ -115,23 +115,20 @@ fn a_exits_first(act: &str, what: &str, check: impl Fn(&World, Who)) {
         ready(&w, "b.sh");
         go(&w, "a.sh");
         let oa = done(ca);
-        // A's restore undid it (B still active: the report does not say
-        // whose command it was).
-        assert_reported_unsure(
-            &oa,
-            who,
-            what,
-            if act == HOOK {
-                "pre-commit"
-            } else {
-                ".git/config"
-            },
-        );
         check(&w, who);
         go(&w, "b.sh");
         let ob = done(cb);
-        assert_quiet(&ob, who, what);
+        // The carry-over: B's restore put A's change back.
         check(&w, who);
+        // A's restore undid it (B still active: the report does not say
+        // whose command it was); B found nothing to do.
+        let path = if act == HOOK {
+            "pre-commit"
+        } else {
+            ".git/config"
+        };
+        assert_reported_unsure(&oa, who, what, path);
+        assert_quiet(&ob, who, what);
         assert!(!w.work.join("pwned").exists());
     }
 }
@@ -160,9 +157,15 @@ fn concurrent_runs_do_not_carry_a_config_change_over() {
 
 /// B exits first: B's restore already puts back A's baseline (the hook
 /// goes while A still runs), reported as possibly the other run's doing;
-/// A's restore then finds nothing left. A third run C that starts after A
-/// has gone, while B runs, takes B's published baseline (A's), not the
-/// state B's command made.
+/// A's restore then finds nothing left. (The old code also ended clean in
+/// this order, A's restore coming last; it left the hook in place after
+/// B's end.)
+///
+/// Then a chain of three: A changes `.git/config`, B starts, A ends
+/// (restored), B's command plants a hook, C starts while B runs, B ends,
+/// C ends last. C's baseline is B's published one (A's), not what B's
+/// command made: neither the config change (in B's old snapshot) nor the
+/// hook (in C's) comes back.
 #[test]
 fn concurrent_runs_restore_to_the_first_baseline_whichever_ends_first() {
     if !require_landlock() {
@@ -181,33 +184,46 @@ fn concurrent_runs_restore_to_the_first_baseline_whichever_ends_first() {
         ready(&w, "b.sh");
         go(&w, "b.sh");
         let ob = done(cb);
-        assert_reported_unsure(&ob, who, "B first", "pre-commit");
         no_hook(&w, who);
         go(&w, "a.sh");
         let oa = done(ca);
-        assert_quiet(&oa, who, "A after B");
         no_hook(&w, who);
-        // The chain: A plants the config, B starts, A ends (restored), C
-        // starts while B runs: C's baseline is B's, which is A's.
+        assert_reported_unsure(&ob, who, "B first", "pre-commit");
+        assert_quiet(&oa, who, "A after B");
+        // The chain.
         let a = waiting_script(&w, "a2.sh", CONFIG);
-        let b = waiting_script(&w, "b2.sh", ":");
-        let c = waiting_script(&w, "c2.sh", HOOK);
+        let t = w.tmp.display();
+        let b = waiting_script(
+            &w,
+            "b2.sh",
+            &format!(": > {t}/b2.first\nwhile [ ! -e {t}/b2.plant ]; do sleep 0.02; done\n{HOOK}"),
+        );
+        let c = waiting_script(&w, "c2.sh", ":");
         prep(&w, who);
         let ca = start(&w, who, &w.work, &["--", &a]);
         ready(&w, "a2.sh");
         let cb = start(&w, who, &w.work, &["--", &b]);
-        ready(&w, "b2.sh");
+        wait_for(&w.tmp.join("b2.first"), "b2 started");
         go(&w, "a2.sh");
-        assert_reported_unsure(&done(ca), who, "chain A", ".git/config");
+        let oa = done(ca);
+        std::fs::write(w.tmp.join("b2.plant"), "").unwrap();
+        ready(&w, "b2.sh");
         let cc = start(&w, who, &w.work, &["--", &c]);
         ready(&w, "c2.sh");
         go(&w, "b2.sh");
-        // C's command planted the hook: B's restore takes it away.
-        assert_reported_unsure(&done(cb), who, "chain B", "pre-commit");
+        let ob = done(cb);
         go(&w, "c2.sh");
-        assert_quiet(&done(cc), who, "chain C");
+        let oc = done(cc);
         no_hook(&w, who);
-        assert_eq!(std::fs::read(w.work.join(".git/config")).unwrap(), config);
+        assert_eq!(
+            std::fs::read(w.work.join(".git/config")).unwrap(),
+            config,
+            "{who:?}"
+        );
+        assert_reported_unsure(&oa, who, "chain A", ".git/config");
+        // B's own command planted the hook; C was active.
+        assert_reported_unsure(&ob, who, "chain B", "pre-commit");
+        assert_quiet(&oc, who, "chain C");
     }
 }
 
@@ -253,15 +269,17 @@ fn concurrent_runs_in_overlapping_roots_share_the_baseline() {
             let cb = start(&w, who, cwd_b, &["--", &b]);
             ready(&w, &format!("b{i}.sh"));
             go(&w, &format!("a{i}.sh"));
-            assert_reported_unsure(&done(ca), who, &format!("A{i}"), "evil.pth");
+            let oa = done(ca);
             go(&w, &format!("b{i}.sh"));
-            assert_quiet(&done(cb), who, &format!("B{i}"));
+            let ob = done(cb);
             assert!(!sp.join("evil.pth").exists(), "{who:?}: case {i}");
             assert_eq!(
                 std::fs::read_to_string(sp.join("keep.pth")).unwrap(),
                 "/opt/x\n",
                 "{who:?}: case {i}"
             );
+            assert_reported_unsure(&oa, who, &format!("A{i}"), "evil.pth");
+            assert_quiet(&ob, who, &format!("B{i}"));
         }
     }
 }
