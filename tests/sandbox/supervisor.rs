@@ -1457,11 +1457,11 @@ fn rt5_f3_restore_races_never_reach_outside() {
         // A script file: the policy cannot see the write, the restore acts.
         let victim = w.script("victim.sh", "echo >> .git/config\n");
         prep(&w, who);
-        // The planter's snapshot is complete once its command runs: only
-        // then may the victims start, or the planter's snapshot could hold
-        // a victim's change and its restore put that back at its end (runs
-        // in the same project at the same time share the protected files:
-        // docs/threat-model.md).
+        // The planter's command runs before the victims start, so that
+        // its symlinks are in place for every victim's restore. (Before
+        // the runs shared one baseline, this wait also kept a victim's
+        // change out of the planter's snapshot: docs/threat-model.md,
+        // "Protected files: concurrent runs".)
         let started = w.work.join("planter-started");
         let wait = std::time::Instant::now();
         while !started.exists() {
