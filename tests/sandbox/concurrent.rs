@@ -395,14 +395,13 @@ fn the_command_cannot_touch_the_published_baselines() {
         let w = World::new();
         repo(&w);
         let t = w.tmp.display().to_string();
-        let py = format!(
-            r#"
+        let py = r#"
 import os, sys
 def tryit(name, f):
     try:
-        f(); print(f"{{name}}=0")
+        f(); print(f"{name}=0")
     except OSError as e:
-        print(f"{{name}}={{e.errno}}")
+        print(f"{name}={e.errno}")
 run, d, t = sys.argv[1], sys.argv[2], sys.argv[3]
 for base, tag in ((d, "state"), (t, "tmp")):
     target = run if tag == "state" else os.path.join(t, "control.json")
@@ -411,8 +410,7 @@ for base, tag in ((d, "state"), (t, "tmp")):
     tryit(tag + "-create", lambda: os.close(os.open(os.path.join(base, "forged.json"), os.O_WRONLY | os.O_CREAT, 0o600)))
     tryit(tag + "-list", lambda: os.listdir(base))
     tryit(tag + "-lock", lambda: os.close(os.open(os.path.join(base, "lock"), os.O_RDWR | os.O_CREAT, 0o600)))
-"#
-        );
+"#;
         std::fs::write(w.work.join("probe.py"), py).unwrap();
         let a = waiting_script(
             &w,

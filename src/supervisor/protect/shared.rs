@@ -158,7 +158,7 @@ fn unhex(s: &[u8]) -> Option<Vec<u8>> {
             _ => None,
         }
     }
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     s.chunks_exact(2)
@@ -701,7 +701,7 @@ pub fn begin(
         }
     }
     // Where baselines disagree, the oldest run's wins: adopted last.
-    active.sort_by(|a, b| b.0.cmp(&a.0));
+    active.sort_by_key(|a| std::cmp::Reverse(a.0));
     for (_, text) in &active {
         match parse(text) {
             Ok(p) => snap.adopt(roots, patterns, &p),
