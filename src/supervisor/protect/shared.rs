@@ -545,8 +545,9 @@ fn unique(prefix: &str, suffix: &str) -> OsString {
 
 /// Another run's published file, as found under the lock.
 enum Other {
-    /// Its run is gone (the lock could be taken): removed.
-    Stale,
+    /// Its run is gone (the lock could be taken): removed. Its roots and
+    /// pid when its header could be read (for the warning).
+    Stale(Option<(Vec<PathBuf>, u32)>),
     /// Its run is active; its text.
     Active(Vec<u8>),
 }
@@ -563,10 +564,23 @@ fn look(dir: &OwnedFd, name: &OsStr) -> Result<Other, String> {
     .map_err(|e| format!("cannot be opened ({e})"))?;
     let fd = match Flock::lock(fd, FlockArg::LockExclusiveNonblock) {
         Ok(held) => {
-            // Nobody holds it: its run ended without withdrawing it.
+            // Nobody holds it: its run ended without withdrawing it (it
+            // was killed before its restore). Its header says where.
+            let mut head = Vec::new();
+            let whose = held
+                .as_fd()
+                .try_clone_to_owned()
+                .ok()
+                .map(std::fs::File::from)
+                .and_then(|f| f.take(64 * 1024).read_to_end(&mut head).ok())
+                .and_then(|_| {
+                    let nl = head.iter().position(|b| *b == b'\n')?;
+                    serde_json::from_slice::<Header>(&head[..nl]).ok()
+                })
+                .map(|h| (h.roots.into_iter().map(path_of).collect(), h.pid));
             let _ = unlinkat(dir, name, UnlinkatFlags::NoRemoveDir);
             drop(held);
-            return Ok(Other::Stale);
+            return Ok(Other::Stale(whose));
         }
         Err((fd, Errno::EWOULDBLOCK)) => fd,
         Err((_, e)) => return Err(format!("cannot be locked ({e})")),
@@ -670,6 +684,7 @@ pub fn begin(
     };
     let mut snap = Snapshot::take(roots, patterns);
     let mut active: Vec<(u64, Vec<u8>)> = Vec::new();
+    let mut killed: Vec<(Vec<PathBuf>, u32)> = Vec::new();
     for name in &listed {
         let b = name.as_bytes();
         if b.starts_with(b"tmp-") {
@@ -682,7 +697,14 @@ pub fn begin(
             continue;
         }
         let what = match look(&d, name) {
-            Ok(Other::Stale) => continue,
+            Ok(Other::Stale(whose)) => {
+                if let Some((their, pid)) = whose
+                    && overlaps(&their, roots)
+                {
+                    killed.push((their, pid));
+                }
+                continue;
+            }
             Ok(Other::Active(text)) => parse_header(&text)
                 .map(|(h, _)| (h, text.clone()))
                 .map_err(|e| e.to_string()),
@@ -699,6 +721,18 @@ pub fn begin(
                 return (refusal(malformed(dir, name, &why)), None);
             }
         }
+    }
+    for (their, pid) in &killed {
+        let w = format!(
+            "a run in {} (pid {pid}) ended without putting its protected files back (killed before its restore): a change its command made to them may remain; check .git/config, .git/hooks/ and the other protected files there (this run does not restore to that run's baseline: it cannot tell such a change from your own edit since)",
+            their
+                .iter()
+                .map(|r| r.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        eprintln!("safe-exec: warning: {w}");
+        snap.notes.push(w);
     }
     // Where baselines disagree, the oldest run's wins: adopted last.
     active.sort_by_key(|a| std::cmp::Reverse(a.0));
@@ -947,6 +981,13 @@ mod tests {
         fs::write(root.join(".git/config"), "[user]\n\tname = me\n").expect("w");
         let (mut b, sb) = begin(&dir, &roots, &p, &[]);
         assert!(!b.concurrent);
+        assert!(
+            b.notes
+                .iter()
+                .any(|n| n.contains("ended without putting its protected files back")),
+            "{:?}",
+            b.notes
+        );
         let out = sb.expect("shared").finish(&mut b, &roots, &p);
         assert!(out.is_empty(), "{out:?}");
         assert_eq!(
