@@ -479,8 +479,8 @@ fn supervise(
         rep.notifications = events.notifications;
         rep.denied = events.denied;
         rep.killed = killed;
+        rep.protected_concurrent = restored.iter().any(|l| sup::protect::Snapshot::unsure(l));
         rep.protected_restored = restored;
-        rep.protected_concurrent = snapshot.concurrent;
         rep.notes = snapshot.notes.clone();
     }
     r

@@ -84,11 +84,12 @@ pub struct Snapshot {
     walked: BTreeSet<OsString>,
     /// Each root's `(dev, ino)` before the run.
     root_ids: BTreeMap<PathBuf, (u64, u64)>,
-    /// Another confined run in an overlapping root was active during this
-    /// one (at its start or at its end, see [`shared`]): a change the
-    /// restore finds may be that run's command's, and the report says so
-    /// instead of blaming this run's command.
-    pub concurrent: bool,
+    /// Where another confined run's roots overlapped this run's while it
+    /// was active (at this run's start or end, see [`shared`]; of two
+    /// nested roots, the inner): a change the restore finds there may be
+    /// that run's command's, and the report says so instead of blaming
+    /// this run's command.
+    pub concurrent: Vec<PathBuf>,
 }
 
 /// Which pass [`covered`] serves.
@@ -971,10 +972,7 @@ impl Snapshot {
             interleave(abs);
             let r = root_fd(root).and_then(|fd| put_back(fd.as_fd(), rel, before));
             out.push(match r {
-                Ok(()) if self.concurrent => format!(
-                    "{} (changed while this run or a concurrent one in the same root ran; restored)",
-                    abs.display()
-                ),
+                Ok(()) if self.shared_at(abs) => format!("{} ({UNSURE}; restored)", abs.display()),
                 Ok(()) => format!("{} (restored)", abs.display()),
                 Err(e) => format!("{} (could not be restored: {e})", abs.display()),
             });
@@ -982,8 +980,8 @@ impl Snapshot {
         for (abs, root, rel, _) in changed.iter().rev().filter(|c| c.3 == State::Missing) {
             interleave(abs);
             let r = root_fd(root).and_then(|fd| remove_any(fd.as_fd(), rel));
-            let by = if self.concurrent {
-                "created while this run or a concurrent one in the same root ran"
+            let by = if self.shared_at(abs) {
+                UNSURE_NEW
             } else {
                 "created by the command"
             };
@@ -993,6 +991,24 @@ impl Snapshot {
             });
         }
         out
+    }
+}
+
+/// How a restored path is reported when another run was active in its
+/// root: either command may have changed it.
+pub const UNSURE: &str = "changed while this run or a concurrent one in the same root ran";
+/// [`UNSURE`] for a path the snapshot did not have.
+const UNSURE_NEW: &str = "created while this run or a concurrent one in the same root ran";
+
+impl Snapshot {
+    /// Whether another run was active in a root holding `abs`.
+    fn shared_at(&self, abs: &Path) -> bool {
+        self.concurrent.iter().any(|r| abs.starts_with(r))
+    }
+
+    /// Whether a restore line says the change may be another run's.
+    pub fn unsure(line: &str) -> bool {
+        line.contains(UNSURE) || line.contains(UNSURE_NEW)
     }
 }
 

@@ -464,3 +464,45 @@ for base, tag in ((d, "state"), (t, "tmp")):
         assert!(!w.state.join("protect/forged.json").exists());
     }
 }
+
+/// Two runs in different projects share only TMPDIR: A's change to its own
+/// project's hook is put back and blamed on A's command (no other run was
+/// active in that root), not hedged; a change in TMPDIR, a root of both,
+/// is hedged.
+#[test]
+fn runs_in_other_projects_blame_their_own_command() {
+    if !require_landlock() {
+        return;
+    }
+    for who in who() {
+        let w = World::new();
+        repo(&w);
+        let other = w.base.join("other");
+        std::fs::create_dir_all(&other).unwrap();
+        let a = waiting_script(
+            &w,
+            "a.sh",
+            &format!("{HOOK}\necho evil > {}/.envrc", w.tmp.display()),
+        );
+        let b = waiting_script(&w, "b.sh", ":");
+        prep(&w, who);
+        let ca = start(&w, who, &w.work, &["--", &a]);
+        ready(&w, "a.sh");
+        let cb = start(&w, who, &other, &["--", &b]);
+        ready(&w, "b.sh");
+        go(&w, "a.sh");
+        let oa = done(ca);
+        go(&w, "b.sh");
+        let ob = done(cb);
+        no_hook(&w, who);
+        assert!(!w.tmp.join(".envrc").exists(), "{who:?}");
+        let e = stderr(&oa);
+        assert_eq!(code(&oa), 126, "{who:?}: {e}");
+        assert!(
+            e.contains("pre-commit (created by the command; removed)")
+                && e.contains(".envrc (created while this run or a concurrent one in the same root ran; removed)"),
+            "{who:?}: {e}"
+        );
+        assert_quiet(&ob, who, "B in another project");
+    }
+}

@@ -374,6 +374,21 @@ fn overlaps(a: &[PathBuf], b: &[PathBuf]) -> bool {
         .any(|x| b.iter().any(|y| x.starts_with(y) || y.starts_with(x)))
 }
 
+/// Where the roots `a` and `b` overlap: of two nested roots, the inner.
+fn shared_parts(a: &[PathBuf], b: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for x in a {
+        for y in b {
+            if x.starts_with(y) {
+                out.push(x.clone());
+            } else if y.starts_with(x) {
+                out.push(y.clone());
+            }
+        }
+    }
+    out
+}
+
 impl Snapshot {
     /// Takes, for every path the active run `l` protects, the state `l`'s
     /// restore will put back instead of the state found now (which that
@@ -714,6 +729,7 @@ pub fn begin(
             Ok((h, text)) => {
                 let their: Vec<PathBuf> = h.roots.into_iter().map(path_of).collect();
                 if overlaps(&their, roots) {
+                    snap.concurrent.extend(shared_parts(&their, roots));
                     active.push((h.started, text));
                 }
             }
@@ -744,7 +760,6 @@ pub fn begin(
             }
         }
     }
-    snap.concurrent = !active.is_empty();
     if snap.content_bytes() > MAX_BYTES {
         snap.refused.push(format!(
             "the protected files of this run and of the runs active in the same roots hold more than {} MiB together: too much to keep, so a change could not be undone; wait for the other runs to end and run again",
@@ -843,7 +858,7 @@ impl Shared {
                     && let Ok((h, _)) = parse_header(&text)
                 {
                     let their: Vec<PathBuf> = h.roots.into_iter().map(path_of).collect();
-                    snap.concurrent |= overlaps(&their, roots);
+                    snap.concurrent.extend(shared_parts(&their, roots));
                 }
             }
         }
@@ -942,14 +957,14 @@ mod tests {
         let p = pats(PATS);
         let (mut a, sa) = begin(&dir, &roots, &p, &[]);
         let sa = sa.expect("shared");
-        assert!(!a.concurrent);
+        assert!(a.concurrent.is_empty());
         fs::write(root.join(".git/hooks/pre-commit"), "evil").expect("w");
         fs::write(root.join(".git/config"), "[core]\n\tfsmonitor = evil\n").expect("w");
         fs::remove_file(root.join(".git/hooks/pre-push.sample")).expect("rm");
         let (mut b, sb) = begin(&dir, &roots, &p, &[]);
         let sb = sb.expect("shared");
         assert!(b.refused.is_empty(), "{:?}", b.refused);
-        assert!(b.concurrent);
+        assert!(!b.concurrent.is_empty());
         let out_a = sa.finish(&mut a, &roots, &p);
         assert_eq!(out_a.len(), 3, "{out_a:?}");
         let out_b = sb.finish(&mut b, &roots, &p);
@@ -980,7 +995,7 @@ mod tests {
         // The user's own edit between runs is the next run's baseline.
         fs::write(root.join(".git/config"), "[user]\n\tname = me\n").expect("w");
         let (mut b, sb) = begin(&dir, &roots, &p, &[]);
-        assert!(!b.concurrent);
+        assert!(b.concurrent.is_empty());
         assert!(
             b.notes
                 .iter()
@@ -1012,7 +1027,7 @@ mod tests {
         let (mut a, sa) = begin(&dir, &ra, &p, &[]);
         fs::write(sp.join("evil.pth"), "import os").expect("w");
         let (mut b, sb) = begin(&dir, &rb, &p, &[]);
-        assert!(b.concurrent);
+        assert!(!b.concurrent.is_empty());
         let out_a = sa.expect("a").finish(&mut a, &ra, &p);
         assert_eq!(out_a.len(), 1, "{out_a:?}");
         let out_b = sb.expect("b").finish(&mut b, &rb, &p);
@@ -1024,7 +1039,7 @@ mod tests {
         let ro = vec![other.clone()];
         let (a, sa) = begin(&dir, &ra, &p, &[]);
         let (b, sb) = begin(&dir, &ro, &p, &[]);
-        assert!(!a.concurrent && !b.concurrent);
+        assert!(a.concurrent.is_empty() && b.concurrent.is_empty());
         drop((sa, sb));
     }
 
