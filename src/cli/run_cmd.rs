@@ -469,6 +469,10 @@ fn supervisor_spec(
         ))),
         home: Some(sit.places.home.clone()),
         loopback: sandbox.network == crate::sandbox::NetworkAccess::Loopback,
+        baselines: Some(crate::supervisor::protect::shared::dir_in(
+            &sit.places.state,
+        )),
+        deny_read: sandbox.deny_read.clone(),
     }
 }
 

@@ -56,6 +56,10 @@ pub struct SupervisorReport {
     pub killed: usize,
     /// Protected paths the command changed, restored.
     pub protected_restored: Vec<String>,
+    /// Another confined run in an overlapping root was active during this
+    /// one: what was restored may be that run's command's doing.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub protected_concurrent: bool,
     /// Limits hit while taking the protected snapshot.
     pub notes: Vec<String>,
 }
@@ -215,6 +219,11 @@ pub fn execute(mut plan: ExecPlan) -> Result<Outcome, RunError> {
         .collect(),
         None => Vec::new(),
     };
+    // The shared baselines' directory exists before the sandbox is
+    // planned, so the `deny_read` entry that covers it is denied.
+    if let Some(dir) = supervisor.as_ref().and_then(|s| s.baselines.as_deref()) {
+        sup::protect::shared::prepare_dir(dir);
+    }
     let prepared = sandbox::prepare_with(&plan.sandbox, &notified)?;
     let mut report = prepared.report.clone();
     // Only reachable under best-effort (`prepare` refuses it under required):
@@ -277,10 +286,17 @@ pub fn execute(mut plan: ExecPlan) -> Result<Outcome, RunError> {
         if let Some(r) = &sup_report
             && !r.protected_restored.is_empty()
         {
-            eprintln!(
-                "safe-exec: denied: the command changed protected files inside the writable roots; they were put back: {}",
-                r.protected_restored.join(", ")
-            );
+            if r.protected_concurrent {
+                eprintln!(
+                    "safe-exec: denied: protected files inside the writable roots changed while this run or a concurrent one in the same root ran; they were put back: {}",
+                    r.protected_restored.join(", ")
+                );
+            } else {
+                eprintln!(
+                    "safe-exec: denied: the command changed protected files inside the writable roots; they were put back: {}",
+                    r.protected_restored.join(", ")
+                );
+            }
             if exit_code == 0 {
                 exit_code = 126;
             }
@@ -426,16 +442,22 @@ fn supervise(
     if !park {
         let _ = handle.join();
     }
-    let Ok((events, snapshot)) = done else {
+    let Ok((events, mut snapshot, shared)) = done else {
         return Err(RunError::Supervise(io::Error::other(
             "the supervisor thread failed: the protected files were not checked",
         )));
     };
-    let restored = snapshot.restore(&roots, &spec.protected);
+    // Under the shared lock when the baseline was published, which is
+    // withdrawn after.
+    let restored = match shared {
+        Some(s) => s.finish(&mut snapshot, &roots, &spec.protected),
+        None => snapshot.restore(&roots, &spec.protected),
+    };
     if let Some(rep) = sup_report {
         rep.notifications = events.notifications;
         rep.denied = events.denied;
         rep.killed = killed;
+        rep.protected_concurrent = restored.iter().any(|l| sup::protect::Snapshot::unsure(l));
         rep.protected_restored = restored;
         rep.notes = snapshot.notes.clone();
     }
@@ -452,7 +474,11 @@ fn supervisor_thread(
     stop_read: libc::c_int,
     dumpable: Option<bool>,
     tx: &StatusTx,
-) -> (sup::Events, sup::protect::Snapshot) {
+) -> (
+    sup::Events,
+    sup::protect::Snapshot,
+    Option<sup::protect::shared::Shared>,
+) {
     // The protected files' snapshot is taken here, first, while the
     // calling thread clones the child and the child sets up its sandbox
     // (on the other core when there is one). The command cannot start
@@ -460,7 +486,12 @@ fn supervisor_thread(
     // (`sup::filter::notified`) and waits until this thread answers it in
     // `sup::serve`, after the snapshot; until then the child runs only
     // safe-exec's own set-up, which writes nothing in the roots.
-    let snapshot = sup::protect::Snapshot::take(roots, &spec.protected);
+    // With the baselines concurrent runs share (`protect::shared`):
+    // another active run's wins for the paths it protects.
+    let (snapshot, shared) = match &spec.baselines {
+        Some(dir) => sup::protect::shared::begin(dir, roots, &spec.protected, &spec.deny_read),
+        None => (sup::protect::Snapshot::take(roots, &spec.protected), None),
+    };
     let status = spawn::read_status(read_end);
     let taken = match &status {
         Ok(Some(spawn::Started {
@@ -482,7 +513,7 @@ fn supervisor_thread(
         let _ = tx.send(Err(io::Error::other(ProtectedRefusal(
             snapshot.refused.join("; "),
         ))));
-        return (sup::Events::default(), snapshot);
+        return (sup::Events::default(), snapshot, shared);
     }
     let listener = match taken {
         Some((taken, l)) => match taken {
@@ -493,7 +524,7 @@ fn supervisor_thread(
                 // SAFETY: kill our own child.
                 unsafe { libc::kill(l.pid, libc::SIGKILL) };
                 let _ = tx.send(Err(e));
-                return (sup::Events::default(), snapshot);
+                return (sup::Events::default(), snapshot, shared);
             }
         },
         _ => None,
@@ -503,7 +534,7 @@ fn supervisor_thread(
         Some((fd, pid)) => sup::serve(fd, spec, pid, stop_read),
         None => sup::Events::default(),
     };
-    (events, snapshot)
+    (events, snapshot, shared)
 }
 
 /// Puts safe-exec's dumpable flag back to `value` (from `PR_GET_DUMPABLE`)

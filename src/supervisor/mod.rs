@@ -51,6 +51,13 @@ pub struct SupervisorSpec {
     pub home: Option<PathBuf>,
     /// Whether connects are restricted to loopback (network = "loopback").
     pub loopback: bool,
+    /// Where concurrent runs publish the protected files' baselines they
+    /// share (`{state}/protect`, see [`protect::shared`]); `None`: this
+    /// run's snapshot is its own.
+    pub baselines: Option<PathBuf>,
+    /// The sandbox's `deny_read` paths: a run whose command could write
+    /// `baselines` is refused.
+    pub deny_read: Vec<PathBuf>,
 }
 
 impl SupervisorSpec {

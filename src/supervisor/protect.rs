@@ -22,6 +22,7 @@
 
 mod at;
 pub mod gitlinks;
+pub mod shared;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::OsString;
@@ -88,6 +89,12 @@ pub struct Snapshot {
     /// patterns protect `.git`): extra protected paths, and the indexes to
     /// read again for new gitlinks.
     git: Vec<(PathBuf, gitlinks::Before)>,
+    /// Where another confined run's roots overlapped this run's while it
+    /// was active (at this run's start or end, see [`shared`]; of two
+    /// nested roots, the inner): a change the restore finds there may be
+    /// that run's command's, and the report says so instead of blaming
+    /// this run's command.
+    pub concurrent: Vec<PathBuf>,
 }
 
 /// Whether the patterns protect the repository's git directory (then its
@@ -996,6 +1003,7 @@ impl Snapshot {
             interleave(abs);
             let r = root_fd(root).and_then(|fd| put_back(fd.as_fd(), rel, before));
             out.push(match r {
+                Ok(()) if self.shared_at(abs) => format!("{} ({UNSURE}; restored)", abs.display()),
                 Ok(()) => format!("{} (restored)", abs.display()),
                 Err(e) => format!("{} (could not be restored: {e})", abs.display()),
             });
@@ -1003,12 +1011,14 @@ impl Snapshot {
         for (abs, root, rel, _) in changed.iter().rev().filter(|c| c.3 == State::Missing) {
             interleave(abs);
             let r = root_fd(root).and_then(|fd| remove_any(fd.as_fd(), rel));
+            let by = if self.shared_at(abs) {
+                UNSURE_NEW
+            } else {
+                "created by the command"
+            };
             out.push(match r {
-                Ok(()) => format!("{} (created by the command; removed)", abs.display()),
-                Err(e) => format!(
-                    "{} (created by the command; could not be removed: {e})",
-                    abs.display()
-                ),
+                Ok(()) => format!("{} ({by}; removed)", abs.display()),
+                Err(e) => format!("{} ({by}; could not be removed: {e})", abs.display()),
             });
         }
         // With the protected files back: new submodules git would enter.
@@ -1018,6 +1028,24 @@ impl Snapshot {
             }
         }
         out
+    }
+}
+
+/// How a restored path is reported when another run was active in its
+/// root: either command may have changed it.
+pub const UNSURE: &str = "changed while this run or a concurrent one in the same root ran";
+/// [`UNSURE`] for a path the snapshot did not have.
+const UNSURE_NEW: &str = "created while this run or a concurrent one in the same root ran";
+
+impl Snapshot {
+    /// Whether another run was active in a root holding `abs`.
+    fn shared_at(&self, abs: &Path) -> bool {
+        self.concurrent.iter().any(|r| abs.starts_with(r))
+    }
+
+    /// Whether a restore line says the change may be another run's.
+    pub fn unsure(line: &str) -> bool {
+        line.contains(UNSURE) || line.contains(UNSURE_NEW)
     }
 }
 

@@ -238,26 +238,30 @@ fn unusable_state_fails_closed() {
 
 #[test]
 fn nothing_configured_touches_no_state() {
-    // The built-in default keeps only the audit log (on by default).
+    // The built-in default keeps only the audit log (on by default) and
+    // the directory of the protected files' shared baselines, which holds
+    // its lock file alone once no run is active.
     let env = Env::new();
     let o = env.run(&["--", "echo", "hi"]);
     assert_eq!(code(&o), 0);
-    let names: Vec<String> = std::fs::read_dir(env.state())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    assert_eq!(names, ["audit.jsonl"]);
+    let names = |d: &std::path::Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(names(&env.state()), ["audit.jsonl", "protect"]);
+    assert_eq!(names(&env.state().join("protect")), ["lock"]);
     // With the audit log off, nothing but the loaded-profile cache of the
-    // profile file (`{state}/profiles`, one entry): no guard state.
+    // profile file (`{state}/profiles`, one entry) and the baselines'
+    // directory: no guard state.
     let env = Env::new();
     env.profile("[audit]\nenabled = false");
     let o = env.run(&["--", "echo", "hi"]);
     assert_eq!(code(&o), 0);
-    let names: Vec<String> = std::fs::read_dir(env.state())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    assert_eq!(names, ["profiles"]);
+    assert_eq!(names(&env.state()), ["profiles", "protect"]);
     let entries: Vec<String> = std::fs::read_dir(env.state().join("profiles"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

@@ -1,6 +1,7 @@
 //! The kernel sandbox, driven through the real binary.
 
 mod cli;
+mod concurrent;
 mod daily;
 mod deny_created;
 mod env;

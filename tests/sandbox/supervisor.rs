@@ -12,17 +12,17 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-const NOBODY: u32 = TEST_USER;
+pub(super) const NOBODY: u32 = TEST_USER;
 
 /// Who runs safe-exec.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Who {
+pub(super) enum Who {
     Caller,
     Nobody,
 }
 
 /// The identities to test: the caller, and as root also uid 65534.
-fn who() -> Vec<Who> {
+pub(super) fn who() -> Vec<Who> {
     if is_root() {
         assert!(
             have("setpriv") || std::env::var("CI").as_deref() != Ok("true"),
@@ -38,7 +38,7 @@ fn who() -> Vec<Who> {
 
 /// Makes the world usable by uid 65534: every directory of it writable,
 /// the binary copied inside it.
-fn open_world(w: &World) -> PathBuf {
+pub(super) fn open_world(w: &World) -> PathBuf {
     fn chmod_r(p: &Path) {
         if let Ok(m) = std::fs::symlink_metadata(p) {
             if m.file_type().is_symlink() {
@@ -68,14 +68,14 @@ fn open_world(w: &World) -> PathBuf {
 }
 
 /// Prepares the world for `who` (opens it up for uid 65534).
-fn prep(w: &World, who: Who) {
+pub(super) fn prep(w: &World, who: Who) {
     if who == Who::Nobody {
         open_world(w);
     }
 }
 
 /// `safe-exec --profile P ARGS...` as `who`, in the world.
-fn run_as(w: &World, who: Who, args: &[&str]) -> Output {
+pub(super) fn run_as(w: &World, who: Who, args: &[&str]) -> Output {
     let profile = w.profile_file();
     std::fs::set_permissions(&profile, std::fs::Permissions::from_mode(0o644)).unwrap();
     let mut cmd = match who {
@@ -437,7 +437,7 @@ fn no_process_of_the_tree_outlives_safe_exec() {
     }
 }
 
-fn git(dir: &Path, args: &[&str]) {
+pub(super) fn git(dir: &Path, args: &[&str]) {
     let st = Command::new("git")
         .args(["-c", "safe.directory=*"])
         .args(args)
@@ -450,7 +450,7 @@ fn git(dir: &Path, args: &[&str]) {
     assert!(st.success(), "git {args:?}");
 }
 
-fn repo(w: &World) {
+pub(super) fn repo(w: &World) {
     git(&w.work, &["init", "-q", "-b", "main"]);
     git(&w.work, &["config", "user.email", "t@example.org"]);
     git(&w.work, &["config", "user.name", "t"]);
@@ -1457,11 +1457,11 @@ fn rt5_f3_restore_races_never_reach_outside() {
         // A script file: the policy cannot see the write, the restore acts.
         let victim = w.script("victim.sh", "echo >> .git/config\n");
         prep(&w, who);
-        // The planter's snapshot is complete once its command runs: only
-        // then may the victims start, or the planter's snapshot could hold
-        // a victim's change and its restore put that back at its end (runs
-        // in the same project at the same time share the protected files:
-        // docs/threat-model.md).
+        // The planter's command runs before the victims start, so that
+        // its symlinks are in place for every victim's restore. (Before
+        // the runs shared one baseline, this wait also kept a victim's
+        // change out of the planter's snapshot: docs/threat-model.md,
+        // "Protected files: concurrent runs".)
         let started = w.work.join("planter-started");
         let wait = std::time::Instant::now();
         while !started.exists() {
