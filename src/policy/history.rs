@@ -148,8 +148,14 @@ pub fn git(name: &str, p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext, v: &m
             "`git submodule update` checks submodules out: the superproject's `git status` then runs git in each, with its own configuration (`core.fsmonitor`, hooks), and nothing confines this command".into(),
             Some("run it inside the sandbox (`safe-exec hook --rewrite`), or confirm it".into()),
         ),
-        "git update-index" if !ctx.confined => gitlink_index(p, v),
-        "git add" if !ctx.confined => embedded_repository(p, seg, ctx, v),
+        "git update-index" if !ctx.confined => {
+            gitlink_index(p, v);
+            // `--add DIR` of an embedded repository records a gitlink too.
+            if p.options.iter().any(|o| matches!(o.name, "--add" | "--replace")) {
+                embedded_repository("git update-index", p, seg, ctx, v);
+            }
+        }
+        "git add" if !ctx.confined => embedded_repository("git add", p, seg, ctx, v),
         "git branch"
             if p.options.iter().any(|o| {
                 o.spec
@@ -208,34 +214,152 @@ fn gitlink_index(p: &ParsedArgs, v: &mut Verdict) {
     }
 }
 
-/// Unconfined: `git add PATH` of a directory holding a `.git` (an embedded
-/// repository) records it as a gitlink, a submodule the superproject's
-/// `git status` then enters with that repository's configuration: refused.
-/// (`git add .`/`-A` over one is not seen.)
-fn embedded_repository(p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
+/// Unconfined: `git add PATH` (or `git update-index --add PATH`) of a
+/// directory holding a `.git` (an embedded repository) records it as a
+/// gitlink, a submodule the superproject's `git status` then enters with
+/// that repository's configuration: refused. A glob operand is expanded by
+/// the shell before git sees it: an embedded repository in the glob's
+/// fixed directory may be among its matches, so it is refused too (and a
+/// glob with a wildcard before its last `/`, which can reach deeper, asks).
+/// (`git add .`/`-A` over one, and an operand known only at run time, are
+/// not seen.)
+fn embedded_repository(
+    cmd: &str,
+    p: &ParsedArgs,
+    seg: &Segment,
+    ctx: &PolicyContext,
+    v: &mut Verdict,
+) {
     for (w, _) in &p.operands {
-        if w.unresolved || w.glob {
+        if w.unresolved {
+            continue;
+        }
+        if w.glob {
+            glob_over_embedded(cmd, &w.raw, &w.value, seg, ctx, v);
             continue;
         }
         let dir = ctx.resolve(seg, &w.value);
-        if ctx.roots.write.contains(&dir) {
-            continue;
+        if embedded(ctx, &dir) {
+            refuse_embedded(cmd, &w.raw, &dir, v);
         }
-        if std::fs::symlink_metadata(dir.join(".git")).is_ok() && !known_submodule(&dir) {
+    }
+}
+
+/// Whether `dir` holds a `.git` and is neither a writable root (the project
+/// itself) nor a submodule `.gitmodules` lists.
+fn embedded(ctx: &PolicyContext, dir: &std::path::Path) -> bool {
+    !ctx.roots.write.iter().any(|r| r == dir)
+        && std::fs::symlink_metadata(dir.join(".git")).is_ok()
+        && !known_submodule(dir)
+}
+
+fn refuse_embedded(cmd: &str, raw: &str, dir: &std::path::Path, v: &mut Verdict) {
+    v.add(
+        Layer::Policy,
+        ReasonId::RootsProtected,
+        Decision::Deny,
+        format!(
+            "`{cmd} {raw}` records the repository in `{}` as a gitlink (a submodule): the superproject's `git status` then runs git there with its configuration (`core.fsmonitor`, hooks), outside any sandbox",
+            dir.display()
+        ),
+        Some("add its files without its `.git` (remove or move the `.git` first), or ask the user to add it as a submodule".into()),
+    );
+    v.risk = Risk::Dangerous;
+}
+
+/// A glob operand of `cmd`: refused when an embedded repository is an entry
+/// of the glob's fixed directory (the shell may expand the glob to it),
+/// asked when the glob has a wildcard before its last `/`.
+fn glob_over_embedded(
+    cmd: &str,
+    raw: &str,
+    value: &str,
+    seg: &Segment,
+    ctx: &PolicyContext,
+    v: &mut Verdict,
+) {
+    let cut = value.find(['*', '?', '[']).unwrap_or(value.len());
+    let slash = value[..cut].rfind('/');
+    if value[cut..].trim_end_matches('/').contains('/') {
+        v.add(
+            Layer::Policy,
+            ReasonId::RootsProtected,
+            Decision::Ask,
+            format!(
+                "`{cmd} {raw}`: the glob can match directories below its first level, and one of them may be an embedded repository, recorded as a gitlink (a submodule the superproject's `git status` enters with that repository's configuration)"
+            ),
+            Some("name the files or directories to add".into()),
+        );
+        return;
+    }
+    let fixed = match slash {
+        Some(0) => "/",
+        Some(i) => &value[..i],
+        None => ".",
+    };
+    let last = value[slash.map_or(0, |i| i + 1)..].trim_end_matches('/');
+    let dir = ctx.resolve(seg, fixed);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return;
+    };
+    // A directory with more entries than this is not looked through: asked.
+    const MAX_LOOKED: usize = 4096;
+    for (n, e) in entries.enumerate() {
+        if n >= MAX_LOOKED {
             v.add(
                 Layer::Policy,
                 ReasonId::RootsProtected,
-                Decision::Deny,
+                Decision::Ask,
                 format!(
-                    "`git add {}` records the repository in `{}` as a gitlink (a submodule): the superproject's `git status` then runs git there with its configuration (`core.fsmonitor`, hooks), outside any sandbox",
-                    w.raw,
+                    "`{cmd} {raw}`: `{}` has too many entries to look for embedded repositories the glob may match",
                     dir.display()
                 ),
-                Some("add its files without its `.git` (remove or move the `.git` first), or ask the user to add it as a submodule".into()),
+                Some("name the files or directories to add".into()),
             );
-            v.risk = Risk::Dangerous;
+            return;
+        }
+        let Ok(e) = e else { continue };
+        let name = e.file_name();
+        if !may_match(last, &name.to_string_lossy()) {
+            continue;
+        }
+        let path = e.path();
+        if e.file_type().is_ok_and(|t| t.is_dir()) && embedded(ctx, &path) {
+            refuse_embedded(cmd, raw, &path, v);
+            return;
         }
     }
+}
+
+/// Whether the shell glob `pat` (one path component) may match `name`:
+/// `*` and `?` as the shell has them, a bracket expression as any one
+/// character (more matches, never fewer); a leading `.` is matched only by
+/// a pattern starting with `.`, as the shell does by default.
+fn may_match(pat: &str, name: &str) -> bool {
+    fn go(p: &[char], s: &[char]) -> bool {
+        match p.split_first() {
+            None => s.is_empty(),
+            Some(('*', rest)) => (0..=s.len()).any(|i| go(rest, &s[i..])),
+            Some(('?', rest)) => !s.is_empty() && go(rest, &s[1..]),
+            Some(('[', rest)) => match rest.iter().skip(1).position(|c| *c == ']') {
+                Some(end) => !s.is_empty() && go(&rest[end + 2..], &s[1..]),
+                None => s.first() == Some(&'[') && go(rest, &s[1..]),
+            },
+            Some(('\\', rest)) if !rest.is_empty() => {
+                s.first() == rest.first() && go(&rest[1..], &s[1..])
+            }
+            Some((c, rest)) => s.first() == Some(c) && go(rest, &s[1..]),
+        }
+    }
+    if name.starts_with('.') && !pat.starts_with('.') {
+        return false;
+    }
+    let (p, s): (Vec<char>, Vec<char>) = (pat.chars().collect(), name.chars().collect());
+    // Bounded: a pathological pattern of many `*` is not matched (may).
+    if p.iter().filter(|c| **c == '*').count() > 8 {
+        return true;
+    }
+    go(&p, &s)
 }
 
 /// Whether `dir` is a submodule its superproject's `.gitmodules` lists

@@ -1199,8 +1199,25 @@ fn submodule_entries_and_gitlinks_are_refused_unconfined() {
             "git update-index --index-info < entries",
             "git add nested",
             "git add -f ./nested",
+            // The shell expands a glob to the embedded repository.
+            "git add nest*",
+            "git add n?sted",
+            "git add [n]ested",
+            "git add */",
+            "git add ./ne*ed",
+            // `update-index --add` of the directory records a gitlink too.
+            "git update-index --add nested",
+            "git update-index --replace --add -- nested",
         ],
         "deny",
+        "roots.protected",
+    );
+    // A glob that can match below its first level may reach one: asked.
+    exactly(
+        &w,
+        UNCONFINED,
+        &["git add */config", "git add */*"],
+        "ask",
         "roots.protected",
     );
     exactly(
@@ -1233,6 +1250,9 @@ fn submodule_entries_and_gitlinks_are_refused_unconfined() {
             "git status --ignore-submodules=all",
             "git add src/main.rs",
             "git add sub",
+            "git add *.rs",
+            "git add su*",
+            "git update-index --add src/main.rs",
             "git update-index --refresh",
             "git update-index --add --cacheinfo 100644,0123456789abcdef0123456789abcdef01234567,f.txt",
             "cat sub/.git",
