@@ -1642,7 +1642,7 @@ fn submodule_git_entries_and_new_gitlinks_do_not_survive() {
             assert_eq!(code(&out), 126, "{who:?}: {what}: {}", stderr(&out));
             assert!(
                 stderr(&out).contains(&format!(
-                    "{} (a new submodule's git directory, not in the repository's own: moved to {}",
+                    "{} (a new submodule's git entry: moved to {}",
                     w.work.join(dir).join(".git").display(),
                     w.work
                         .join(dir)

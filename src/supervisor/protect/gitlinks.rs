@@ -40,6 +40,12 @@ pub const MAX_GITMODULES: u64 = 1024 * 1024;
 pub const MAX_INDEX: u64 = 256 * 1024 * 1024;
 /// Most entries an index may declare.
 const MAX_ENTRIES: u32 = 16 * 1024 * 1024;
+/// Longest path of an entry (Linux's `PATH_MAX`): a version 4 index
+/// builds each path from the previous one, and without a bound a crafted
+/// one grows them quadratically.
+const MAX_PATH: usize = 4096;
+/// Largest total of the gitlinks' paths kept from one index.
+const MAX_GITLINK_BYTES: usize = 16 * 1024 * 1024;
 /// Most submodules followed per root (all levels).
 const MAX_SUBMODULES: usize = 1000;
 /// Deepest nesting of submodules followed.
@@ -112,6 +118,7 @@ fn parse_index_with(b: &[u8], hash: usize) -> Result<Index, IndexError> {
     let mut out = Index::default();
     let mut at = 12usize;
     let mut prev: Vec<u8> = Vec::new();
+    let mut gitlink_bytes = 0usize;
     for _ in 0..count {
         let start = at;
         let mode = be32(b, start + 24).ok_or_else(|| bad("short entry"))?;
@@ -127,7 +134,9 @@ fn parse_index_with(b: &[u8], hash: usize) -> Result<Index, IndexError> {
             }
             name_at += 2;
         }
-        let path = if version == 4 {
+        // The entry's path: borrowed (a version 4 path is built in `prev`,
+        // copied only for a gitlink, so a crafted index costs linear time).
+        let path: &[u8] = if version == 4 {
             let (strip, used) = varint(b.get(name_at..).unwrap_or_default())
                 .ok_or_else(|| bad("bad prefix length"))?;
             let strip = usize::try_from(strip).map_err(|_| bad("bad prefix length"))?;
@@ -141,14 +150,16 @@ fn parse_index_with(b: &[u8], hash: usize) -> Result<Index, IndexError> {
                 .ok_or_else(|| bad("unterminated path"))?;
             prev.truncate(prev.len() - strip);
             prev.extend_from_slice(&b[s..s + len]);
+            if prev.len() > MAX_PATH {
+                return Err(bad("path longer than 4096 bytes"));
+            }
             at = s + len + 1;
-            prev.clone()
+            &prev
         } else {
             let len = b
                 .get(name_at..)
                 .and_then(|r| r.iter().position(|c| *c == 0))
                 .ok_or_else(|| bad("unterminated path"))?;
-            let p = b[name_at..name_at + len].to_vec();
             // 1 to 8 NULs: the entry is a multiple of 8 bytes long.
             at = start + ((name_at - start + len + 8) & !7);
             if b.get(name_at + len..at)
@@ -156,7 +167,7 @@ fn parse_index_with(b: &[u8], hash: usize) -> Result<Index, IndexError> {
             {
                 return Err(bad("padding"));
             }
-            p
+            &b[name_at..name_at + len]
         };
         // What git writes (the checks that also tell a SHA-256 index
         // from a SHA-1 one): a known mode, the name's length in the flags.
@@ -167,7 +178,11 @@ fn parse_index_with(b: &[u8], hash: usize) -> Result<Index, IndexError> {
             return Err(bad("name length"));
         }
         if mode == 0o160000 {
-            out.gitlinks.push(path);
+            gitlink_bytes += path.len();
+            if gitlink_bytes > MAX_GITLINK_BYTES {
+                return Err(bad("gitlink paths longer than 16 MiB together"));
+            }
+            out.gitlinks.push(path.to_vec());
         }
     }
     // Extensions, then the trailing hash.
@@ -570,8 +585,7 @@ impl Before {
     }
 
     /// Protects `rel/.git` and, when the git directory it names is inside
-    /// the root but not in the root's own git directory (protected by the
-    /// profile), the files through which git finds its configuration and
+    /// the root, the files through which git finds its configuration and
     /// hooks there.
     fn protect_gitdir_of(&mut self, root: &Path, rel: &Path) {
         let Some(dotgit) = rel.join(".git").to_str().map(str::to_string) else {
@@ -595,14 +609,11 @@ impl Before {
         let Some((gd, _)) = gitdir_of(&root.join(rel)) else {
             return;
         };
+        // Inside the root's own git directory too: the profile protects
+        // only `.git/modules/**` there (review F1).
         let Ok(inside) = gd.strip_prefix(root) else {
             return;
         };
-        if let Some(rg) = &self.root_gitdir
-            && gd.starts_with(rg)
-        {
-            return;
-        }
         let Some(inside) = inside.to_str() else {
             return;
         };
@@ -612,24 +623,16 @@ impl Before {
     }
 
     /// After the run (and after the protected files were put back): every
-    /// watched index that changed is read again; a populated gitlink not
-    /// known before whose git directory is not a real directory inside the
-    /// root's own git directory has its `.git` moved aside, and the index
-    /// of one that is (a new submodule of the usual shape) is read in turn
-    /// for new gitlinks of its own. One line per finding, for the report
-    /// (empty: nothing to say).
+    /// watched index that changed is read again, and a populated gitlink
+    /// not known before has its `.git` moved aside, wherever its git
+    /// directory is. One line per finding, for the report (empty: nothing
+    /// to say).
     pub fn after(&self, root: &Path) -> Vec<String> {
         let mut out = Vec::new();
-        // (index, its working tree relative to the root, depth)
-        let mut queue: Vec<(PathBuf, PathBuf, usize)> = self
-            .watched
-            .iter()
-            .filter(|w| file_id(&w.index) != w.id)
-            .map(|w| (w.index.clone(), w.worktree.clone(), 0))
-            .collect();
         let mut seen = 0usize;
-        while let Some((index, worktree, depth)) = queue.pop() {
-            let links = match read_index(&index) {
+        for w in self.watched.iter().filter(|w| file_id(&w.index) != w.id) {
+            let (index, worktree) = (&w.index, &w.worktree);
+            let links = match read_index(index) {
                 Ok(Some(l)) => l,
                 Ok(None) => continue,
                 Err(e) => {
@@ -663,13 +666,6 @@ impl Before {
                 }
                 match self.check_new(root, &rel) {
                     New::Harmless => {}
-                    New::Inside(gd) if depth + 1 < MAX_NESTING => {
-                        queue.push((gd.join("index"), rel, depth + 1));
-                    }
-                    New::Inside(gd) => out.push(format!(
-                        "{} (submodules nested deeper than {MAX_NESTING} levels were not checked)",
-                        gd.display()
-                    )),
                     New::Moved(line) => out.push(line),
                 }
             }
@@ -679,39 +675,28 @@ impl Before {
 
     /// A gitlink at `rel` that was not known before: harmless when git
     /// would not enter it (no `.git`, an ancestor that is not a real
-    /// directory); inside when its git directory is a real directory
-    /// inside the root's own git directory (whose `config`, `hooks/` the
-    /// profile protects); otherwise its `.git` is moved aside.
+    /// directory); otherwise its `.git` is moved aside.
     fn check_new(&self, root: &Path, rel: &Path) -> New {
         let wt = root.join(rel);
         let dotgit = wt.join(".git");
         if !real_dirs(root, rel) {
             return New::Harmless;
         }
-        let Ok(m) = fs::symlink_metadata(&dotgit) else {
+        if fs::symlink_metadata(&dotgit).is_err() {
             return New::Harmless;
-        };
-        if m.is_file()
-            && let Ok(c) = read_small(&dotgit, MAX_GITFILE)
-            && let Some(t) = gitfile_target(&c)
-            && let Some(rg) = &self.root_gitdir
-        {
-            let gd = lexical(&wt, &t);
-            if gd.starts_with(rg)
-                && let Ok(below) = gd.strip_prefix(root)
-                && real_dirs(root, below)
-            {
-                return New::Inside(gd);
-            }
         }
+        // Wherever its gitfile points, even into the repository's own git
+        // directory: only `.git/modules/**` is protected there, and a
+        // target spelled through a symlink (`x/../../.git/modules/d`)
+        // names one place on paper and another for git (review F1).
         New::Moved(match quarantine(root, rel) {
             Ok(to) => format!(
-                "{} (a new submodule's git directory, not in the repository's own: moved to {}; git no longer enters it)",
+                "{} (a new submodule's git entry: moved to {}; git no longer enters it)",
                 dotgit.display(),
                 wt.join(to).display()
             ),
             Err(e) => format!(
-                "{} (a new submodule's git directory, not in the repository's own: could not be moved aside: {e})",
+                "{} (a new submodule's git entry: could not be moved aside: {e})",
                 dotgit.display()
             ),
         })
@@ -722,8 +707,6 @@ impl Before {
 enum New {
     /// Git does not enter it.
     Harmless,
-    /// Its git directory (a real directory in the root's own).
-    Inside(PathBuf),
     /// Its `.git` was moved aside (or could not be): the report's line.
     Moved(String),
 }
@@ -909,6 +892,81 @@ mod tests {
             links.dedup();
             assert_eq!(links, want, "{format} split");
         }
+    }
+
+    /// A version 4 index of `n` gitlinks, each path the previous one plus
+    /// `grow` bytes (nothing stripped).
+    fn growing_v4(n: u32, grow: usize) -> Vec<u8> {
+        let mut b = b"DIRC\0\0\0\x04".to_vec();
+        b.extend(n.to_be_bytes());
+        let mut len = 0usize;
+        for _ in 0..n {
+            len += grow;
+            b.extend([0u8; 24]);
+            b.extend(0o160000u32.to_be_bytes());
+            b.extend([0u8; 12 + 20]);
+            b.extend(u16::try_from(len.min(0xfff)).unwrap().to_be_bytes());
+            b.push(0); // strip nothing
+            b.extend(std::iter::repeat_n(b'a', grow));
+            b.push(0);
+        }
+        b.extend([0u8; 20]);
+        b
+    }
+
+    /// A version 4 index of `n` gitlinks of 4,000 bytes, each replacing
+    /// the previous path whole.
+    fn replacing_v4(n: u32) -> Vec<u8> {
+        let mut b = b"DIRC\0\0\0\x04".to_vec();
+        b.extend(n.to_be_bytes());
+        for i in 0..n {
+            b.extend([0u8; 24]);
+            b.extend(0o160000u32.to_be_bytes());
+            b.extend([0u8; 12 + 20]);
+            b.extend(4000u16.to_be_bytes());
+            // git's varint of 4000 (or 0 for the first): 0x9e 0x20.
+            if i == 0 {
+                b.push(0);
+            } else {
+                b.extend([0x9e, 0x20]);
+            }
+            b.extend(std::iter::repeat_n(b'b' + (i % 2) as u8, 4000));
+            b.push(0);
+        }
+        b.extend([0u8; 20]);
+        b
+    }
+
+    /// Review F3: a crafted version 4 index whose paths grow by a byte an
+    /// entry made the parse quadratic (20,000 gitlinks: 10 s and 400 MB).
+    /// Paths past 4096 bytes and gitlinks past 16 MiB together are refused,
+    /// and an index just inside the bounds is parsed whole.
+    #[test]
+    fn a_version_4_index_cannot_make_the_parse_quadratic() {
+        let t = std::time::Instant::now();
+        assert!(
+            parse_index(&growing_v4(20_000, 1)).is_err(),
+            "past 4096 bytes"
+        );
+        assert!(
+            parse_index(&growing_v4(3, 4000)).is_err(),
+            "one step past 4096"
+        );
+        // 4,096 gitlinks of 1..=4096 bytes: ~8 MiB of paths, kept.
+        let ok = parse_index(&growing_v4(4096, 1)).expect("inside the bounds");
+        assert_eq!(ok.gitlinks.len(), 4096);
+        assert_eq!(ok.gitlinks.last().map(Vec::len), Some(4096));
+        // Gitlinks of 4,000 bytes each, every path replacing the previous
+        // one: 4,000 of them (16,000,000 bytes) are kept, 4,300 (past 16
+        // MiB together) refused.
+        let ok = parse_index(&replacing_v4(4000)).expect("16,000,000 bytes");
+        assert_eq!(ok.gitlinks.len(), 4000);
+        assert!(parse_index(&replacing_v4(4300)).is_err(), "past 16 MiB");
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(20),
+            "{:?}",
+            t.elapsed()
+        );
     }
 
     #[test]
@@ -1143,6 +1201,17 @@ tinued
         assert_eq!(
             p,
             vec![
+                // Their git directories inside the superproject's own are
+                // protected by name too (review F1: the profile's patterns
+                // cover `.git/modules/**`, a gitfile may name elsewhere).
+                ".git/modules/sub/commondir",
+                ".git/modules/sub/config",
+                ".git/modules/sub/config.worktree",
+                ".git/modules/sub/hooks/",
+                ".git/modules/sub/modules/inner/commondir",
+                ".git/modules/sub/modules/inner/config",
+                ".git/modules/sub/modules/inner/config.worktree",
+                ".git/modules/sub/modules/inner/hooks/",
                 "old/.git",
                 "old/.git/commondir",
                 "old/.git/config",
@@ -1187,6 +1256,20 @@ mod attacks {
     use super::super::Snapshot;
     use super::tests_support::*;
     use super::*;
+
+    /// `cp -a FROM TO` (a git directory copied whole).
+    fn copy_tree(from: &Path, to: &Path) {
+        if let Some(p) = to.parent() {
+            fs::create_dir_all(p).expect("mk");
+        }
+        let ok = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(from)
+            .arg(to)
+            .status()
+            .expect("cp");
+        assert!(ok.success(), "cp -a {} {}", from.display(), to.display());
+    }
 
     #[test]
     fn an_existing_submodules_gitfile_redirected_is_put_back() {
@@ -1303,6 +1386,53 @@ mod attacks {
                 }),
             ),
             (
+                // Review F1: a git directory inside the repository's own,
+                // outside `.git/modules`, was taken as a usual submodule.
+                "a gitfile into .git/evil",
+                Box::new(|w: &World| {
+                    w.git(
+                        &w.sup,
+                        &[
+                            "update-index",
+                            "--add",
+                            "--cacheinfo",
+                            &format!("160000,{sha},n5"),
+                        ],
+                    );
+                    copy_tree(&evil, &w.sup.join(".git/evil"));
+                    fs::create_dir(w.sup.join("n5")).expect("mk");
+                    fs::write(w.sup.join("n5/.git"), "gitdir: ../.git/evil\n").expect("w");
+                }),
+            ),
+            (
+                // Review F1b: `x/../../.git/modules/decoy` names the
+                // repository's own on paper; git follows the symlink `x`
+                // first and lands in a copy of the evil one.
+                "a gitfile through a symlink and ..",
+                Box::new(|w: &World| {
+                    w.git(
+                        &w.sup,
+                        &[
+                            "update-index",
+                            "--add",
+                            "--cacheinfo",
+                            &format!("160000,{sha},n6"),
+                        ],
+                    );
+                    let away = w.base.join("away");
+                    fs::create_dir_all(away.join("b/c")).expect("mk");
+                    copy_tree(&evil, &away.join(".git/modules/decoy"));
+                    fs::create_dir_all(w.sup.join(".git/modules/decoy")).expect("mk");
+                    fs::create_dir(w.sup.join("n6")).expect("mk");
+                    std::os::unix::fs::symlink(away.join("b/c"), w.sup.join("n6/x")).expect("ln");
+                    fs::write(
+                        w.sup.join("n6/.git"),
+                        "gitdir: x/../../.git/modules/decoy\n",
+                    )
+                    .expect("w");
+                }),
+            ),
+            (
                 "a new gitlink inside the existing submodule",
                 Box::new(|w: &World| {
                     w.git(
@@ -1376,7 +1506,7 @@ mod attacks {
 /// The world of the attack tests: a superproject, its submodules, a
 /// canary, the real git in a hermetic environment.
 #[cfg(test)]
-mod tests_support {
+pub(super) mod tests_support {
     use super::*;
     use std::process::Command;
 

@@ -435,6 +435,31 @@ impl Snapshot {
                 *st = State::Missing;
             }
         }
+        // The submodules' entries this run found through the index and
+        // `.gitmodules` ([`super::gitlinks`]), which `l`'s command may have
+        // written (a gitlink and its gitfile): where `l` protects the
+        // repository's git directory and covers the path, an entry `l` did
+        // not have was no submodule when `l` started, and `l`'s check after
+        // its run moves it aside; so its baseline is missing, never what
+        // `l`'s command wrote (review F2).
+        if super::protects_git(&l.patterns) {
+            for (root, before) in &self.git {
+                if before.protect.is_empty() {
+                    continue;
+                }
+                for (abs, (r, rel, st)) in self.entries.iter_mut() {
+                    if r != root
+                        || l.snap.entries.contains_key(abs)
+                        || !l_roots.iter().any(|q| Path::new(abs).starts_with(q))
+                    {
+                        continue;
+                    }
+                    if before.protect.iter().any(|pat| matches(pat, rel)) {
+                        *st = State::Missing;
+                    }
+                }
+            }
+        }
         for (abs, (_, _, was)) in &l.snap.entries {
             if self.entries.contains_key(abs) {
                 continue;
@@ -803,6 +828,15 @@ fn publish(
     patterns: &[String],
 ) -> io::Result<(Flock<OwnedFd>, OsString)> {
     let text = serialize(snap, roots, patterns)?;
+    // What a reader would refuse (and with it every run that starts while
+    // this one is active) is not published: this run is refused instead
+    // (review N3).
+    if text.len() as u64 > MAX_FILE {
+        return Err(io::Error::other(format!(
+            "the baseline would be {} bytes, more than the {MAX_FILE} another run reads",
+            text.len()
+        )));
+    }
     let tmp = unique("tmp-", "");
     let name = unique("run-", ".json");
     let fd = openat(
@@ -980,6 +1014,65 @@ mod tests {
             .filter(|n| n != "lock")
             .collect();
         assert!(left.is_empty(), "{left:?}");
+    }
+
+    /// Review F2: run A's command registers a gitlink with a gitfile naming
+    /// a repository it controls; run B starts then, and its submodule
+    /// lookup finds the new gitlink in the index. A's check moves the
+    /// gitfile aside when A ends; B's restore must not put it back (it did:
+    /// B took the planted gitfile as its baseline), whichever ends first.
+    #[test]
+    fn a_gitlink_planted_by_a_concurrent_run_is_not_put_back() {
+        use super::super::gitlinks::tests_support::World;
+        for a_ends_first in [true, false] {
+            let w = World::new();
+            let p = w.patterns();
+            let roots = vec![w.sup.clone()];
+            let dir = w.base.join("state/protect");
+            prepare_dir(&dir);
+            let sha = w.head(&w.sup.join("sub"));
+            let evil = w.evil_gitdir();
+            let (mut a, sa) = begin(&dir, &roots, &p, &[]);
+            let sa = sa.expect("shared");
+            assert!(a.refused.is_empty(), "{:?}", a.refused);
+            // A's command.
+            w.git(
+                &w.sup,
+                &[
+                    "update-index",
+                    "--add",
+                    "--cacheinfo",
+                    &format!("160000,{sha},n1"),
+                ],
+            );
+            fs::create_dir(w.sup.join("n1")).expect("mk");
+            fs::write(
+                w.sup.join("n1/.git"),
+                format!("gitdir: {}\n", evil.display()),
+            )
+            .expect("w");
+            assert!(w.status_runs_canary(), "the attack itself (control)");
+            let (mut b, sb) = begin(&dir, &roots, &p, &[]);
+            let sb = sb.expect("shared");
+            assert!(b.refused.is_empty(), "{:?}", b.refused);
+            let (out_first, out_second) = if a_ends_first {
+                let oa = sa.finish(&mut a, &roots, &p);
+                (oa, sb.finish(&mut b, &roots, &p))
+            } else {
+                let ob = sb.finish(&mut b, &roots, &p);
+                (ob, sa.finish(&mut a, &roots, &p))
+            };
+            assert!(
+                fs::symlink_metadata(w.sup.join("n1/.git")).is_err(),
+                "a_ends_first {a_ends_first}: {out_first:?} {out_second:?}"
+            );
+            assert!(
+                !w.status_runs_canary(),
+                "a_ends_first {a_ends_first}: {out_first:?} {out_second:?}"
+            );
+            // Positive control: the existing submodule is untouched.
+            assert!(w.sup.join("sub/.git").is_file());
+        }
     }
 
     #[test]
