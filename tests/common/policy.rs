@@ -102,6 +102,32 @@ impl World {
         c
     }
 
+    /// Runs `safe-exec hook ARGS` (with `env` set) on a Bash tool call of
+    /// `cmd` in the world's cwd, as Claude Code sends it on stdin.
+    pub fn hook_bash(&self, args: &[&str], env: &[(&str, &str)], cmd: &str) -> Output {
+        use std::io::Write as _;
+        let input = serde_json::json!({
+            "session_id": "policy-test",
+            "cwd": self.cwd,
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": cmd},
+        });
+        let mut c = self.cmd();
+        c.arg("hook").args(args).stdin(Stdio::piped());
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let mut child = c.spawn().expect("spawn hook");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.to_string().as_bytes())
+            .expect("write hook input");
+        child.wait_with_output().expect("hook output")
+    }
+
     /// Runs the binary with `args`; returns the output and the wall time.
     pub fn run<I, S>(&self, args: I) -> (Output, Duration)
     where

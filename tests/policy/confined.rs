@@ -1271,25 +1271,7 @@ fn submodule_entries_and_gitlinks_are_refused_unconfined() {
 fn submodule_refusals_through_the_unconfined_hook() {
     let w = World::new();
     std::fs::create_dir_all(w.cwd.join("sub")).unwrap();
-    let hook = |cmd: &str| {
-        let mut c = w.cmd();
-        c.arg("hook").stdin(Stdio::piped());
-        let mut child = c.spawn().expect("spawn hook");
-        let input = serde_json::json!({
-            "session_id": "s1",
-            "cwd": w.cwd,
-            "hook_event_name": "PreToolUse",
-            "tool_name": "Bash",
-            "tool_input": {"command": cmd},
-        });
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(input.to_string().as_bytes())
-            .expect("write");
-        child.wait_with_output().expect("hook output")
-    };
+    let hook = |cmd: &str| w.hook_bash(&[], &[], cmd);
     for (cmd, why) in [
         (
             "echo 'gitdir: /tmp/evil' > sub/.git",

@@ -6,31 +6,12 @@
 use crate::common::policy as common;
 use common::*;
 
-use serde_json::{Value, json};
-use std::io::Write as _;
-use std::process::Stdio;
+use serde_json::Value;
 use std::time::Duration;
 
 fn hook(w: &World, json_mode: bool, cmd: &str, env: &[(&str, &str)]) -> (i32, String) {
-    let input = json!({"session_id": "bounds", "cwd": w.cwd, "hook_event_name": "PreToolUse",
-        "tool_name": "Bash", "tool_input": {"command": cmd}});
-    let mut c = w.cmd();
-    c.arg("hook");
-    if json_mode {
-        c.arg("--json");
-    }
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.stdin(Stdio::piped());
-    let mut child = c.spawn().expect("spawn");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input.to_string().as_bytes())
-        .expect("write");
-    let out = child.wait_with_output().expect("wait");
+    let args: &[&str] = if json_mode { &["--json"] } else { &[] };
+    let out = w.hook_bash(args, env, cmd);
     (code(&out), stdout(&out))
 }
 

@@ -8,9 +8,7 @@
 use crate::common::policy as common;
 use common::*;
 
-use serde_json::{Value, json};
-use std::io::Write as _;
-use std::process::Stdio;
+use serde_json::Value;
 
 /// `check --unconfined --json -c CMD`: the decision.
 fn unconfined(w: &World, cmd: &str) -> (String, String) {
@@ -34,27 +32,8 @@ fn unconfined(w: &World, cmd: &str) -> (String, String) {
 
 /// Runs the hook (`hook` or `hook --json`) on a Bash tool call.
 fn hook(w: &World, json_mode: bool, cmd: &str) -> (i32, String, String) {
-    let input = json!({
-        "session_id": "unconfined-test",
-        "cwd": w.cwd,
-        "hook_event_name": "PreToolUse",
-        "tool_name": "Bash",
-        "tool_input": {"command": cmd},
-    });
-    let mut c = w.cmd();
-    c.arg("hook");
-    if json_mode {
-        c.arg("--json");
-    }
-    c.stdin(Stdio::piped());
-    let mut child = c.spawn().expect("spawn hook");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input.to_string().as_bytes())
-        .expect("write hook input");
-    let out = child.wait_with_output().expect("hook output");
+    let args: &[&str] = if json_mode { &["--json"] } else { &[] };
+    let out = w.hook_bash(args, &[], cmd);
     (code(&out), stdout(&out), stderr(&out))
 }
 

@@ -1338,15 +1338,7 @@ mod attacks {
             (
                 "update-index --cacheinfo and a gitfile outside",
                 Box::new(|w: &World| {
-                    w.git(
-                        &w.sup,
-                        &[
-                            "update-index",
-                            "--add",
-                            "--cacheinfo",
-                            &format!("160000,{sha},n1"),
-                        ],
-                    );
+                    w.register_gitlink(&w.sup, &sha, "n1");
                     fs::create_dir(w.sup.join("n1")).expect("mk");
                     fs::write(
                         w.sup.join("n1/.git"),
@@ -1371,15 +1363,7 @@ mod attacks {
             (
                 "a gitfile into .git/modules through a symlink",
                 Box::new(|w: &World| {
-                    w.git(
-                        &w.sup,
-                        &[
-                            "update-index",
-                            "--add",
-                            "--cacheinfo",
-                            &format!("160000,{sha},n3"),
-                        ],
-                    );
+                    w.register_gitlink(&w.sup, &sha, "n3");
                     fs::create_dir(w.sup.join("n3")).expect("mk");
                     fs::write(w.sup.join("n3/.git"), "gitdir: ../.git/modules/n3\n").expect("w");
                     std::os::unix::fs::symlink(&evil, w.sup.join(".git/modules/n3")).expect("ln");
@@ -1390,15 +1374,7 @@ mod attacks {
                 // outside `.git/modules`, was taken as a usual submodule.
                 "a gitfile into .git/evil",
                 Box::new(|w: &World| {
-                    w.git(
-                        &w.sup,
-                        &[
-                            "update-index",
-                            "--add",
-                            "--cacheinfo",
-                            &format!("160000,{sha},n5"),
-                        ],
-                    );
+                    w.register_gitlink(&w.sup, &sha, "n5");
                     copy_tree(&evil, &w.sup.join(".git/evil"));
                     fs::create_dir(w.sup.join("n5")).expect("mk");
                     fs::write(w.sup.join("n5/.git"), "gitdir: ../.git/evil\n").expect("w");
@@ -1410,15 +1386,7 @@ mod attacks {
                 // first and lands in a copy of the evil one.
                 "a gitfile through a symlink and ..",
                 Box::new(|w: &World| {
-                    w.git(
-                        &w.sup,
-                        &[
-                            "update-index",
-                            "--add",
-                            "--cacheinfo",
-                            &format!("160000,{sha},n6"),
-                        ],
-                    );
+                    w.register_gitlink(&w.sup, &sha, "n6");
                     let away = w.base.join("away");
                     fs::create_dir_all(away.join("b/c")).expect("mk");
                     copy_tree(&evil, &away.join(".git/modules/decoy"));
@@ -1435,15 +1403,7 @@ mod attacks {
             (
                 "a new gitlink inside the existing submodule",
                 Box::new(|w: &World| {
-                    w.git(
-                        &w.sup.join("sub"),
-                        &[
-                            "update-index",
-                            "--add",
-                            "--cacheinfo",
-                            &format!("160000,{sha},n4"),
-                        ],
-                    );
+                    w.register_gitlink(&w.sup.join("sub"), &sha, "n4");
                     fs::create_dir(w.sup.join("sub/n4")).expect("mk");
                     fs::write(
                         w.sup.join("sub/n4/.git"),
@@ -1598,6 +1558,21 @@ pub(super) mod tests_support {
                 self.git(&e, &["config", "core.fsmonitor", &self.hook()]);
             }
             e.join(".git")
+        }
+
+        /// Registers a gitlink `name` at commit `sha` in the repository
+        /// `repo` (`git update-index --add --cacheinfo 160000,SHA,NAME`),
+        /// as an attacking command would.
+        pub fn register_gitlink(&self, repo: &Path, sha: &str, name: &str) {
+            self.git(
+                repo,
+                &[
+                    "update-index",
+                    "--add",
+                    "--cacheinfo",
+                    &format!("160000,{sha},{name}"),
+                ],
+            );
         }
 
         pub fn head(&self, d: &Path) -> String {

@@ -1036,15 +1036,7 @@ mod tests {
             let sa = sa.expect("shared");
             assert!(a.refused.is_empty(), "{:?}", a.refused);
             // A's command.
-            w.git(
-                &w.sup,
-                &[
-                    "update-index",
-                    "--add",
-                    "--cacheinfo",
-                    &format!("160000,{sha},n1"),
-                ],
-            );
+            w.register_gitlink(&w.sup, &sha, "n1");
             fs::create_dir(w.sup.join("n1")).expect("mk");
             fs::write(
                 w.sup.join("n1/.git"),
