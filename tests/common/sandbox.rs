@@ -368,11 +368,11 @@ impl World {
     }
 }
 
-/// Runs the probe through the `sandbox_exec` example with the world's
-/// default confinement but `network` set to a mode only the library can
-/// select (`http`, `ping`). Returns the probe's exit code.
-pub fn spec_probe(w: &World, network: &str, args: &[&str]) -> i32 {
-    let spec = json!({
+/// The `sandbox_exec` driver's spec of the world's default confinement
+/// (read `/`, write the work dir and TMPDIR, deny `~/.ssh` and `~/.aws`)
+/// with `network`.
+pub fn driver_spec(w: &World, network: &str) -> Value {
+    json!({
         "sandbox": {
             "read": ["/"],
             "write": [w.work, w.tmp],
@@ -384,7 +384,14 @@ pub fn spec_probe(w: &World, network: &str, args: &[&str]) -> i32 {
             "timeout": null
         },
         "env": {"mode": "inherit", "allow": [], "remove": [], "set": {}}
-    });
+    })
+}
+
+/// Runs the probe through the `sandbox_exec` example with the world's
+/// default confinement but `network` set to a mode only the library can
+/// select (`http`, `ping`). Returns the probe's exit code.
+pub fn spec_probe(w: &World, network: &str, args: &[&str]) -> i32 {
+    let spec = driver_spec(w, network);
     let spec_path = w.base.join(format!("spec-{}.json", rand_suffix()));
     std::fs::write(&spec_path, spec.to_string()).expect("write spec");
     let out = hermetic(spec_driver(), &w.dirs)

@@ -280,20 +280,8 @@ fn k2_other_terminals_and_devices_are_out_of_reach() {
     // supervisor sets), only the terminal the command was given is granted.
     let (_m1, given, given_path) = other_terminal(0);
     let (_m2, _other, other_path) = other_terminal(0);
-    let spec = json!({
-        "sandbox": {
-            "read": ["/"],
-            "write": [w.work, w.tmp],
-            "deny_read": [w.home.join(".ssh")],
-            "network": "off",
-            "unix_sockets": false,
-            "pty_broker": true,
-            "limits": {},
-            "enforcement": "required",
-            "timeout": null
-        },
-        "env": {"mode": "inherit", "allow": [], "remove": [], "set": {}}
-    });
+    let mut spec = driver_spec(&w, "off");
+    spec["sandbox"]["pty_broker"] = json!(true);
     let spec_path = w.base.join("spec-pty.json");
     std::fs::write(&spec_path, spec.to_string()).unwrap();
     let run = |args: &[&str]| {

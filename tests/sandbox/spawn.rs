@@ -216,20 +216,8 @@ fn many_supervised_runs_in_a_row_all_start_and_end() {
 /// (supervisor on), `repeat` times in one process when given, and returns
 /// the driver's report.
 fn driver_runs(w: &World, repeat: Option<u32>) -> serde_json::Value {
-    let spec = serde_json::json!({
-        "sandbox": {
-            "read": ["/"],
-            "write": [w.work, w.tmp],
-            "deny_read": [w.home.join(".ssh")],
-            "network": "off",
-            "unix_sockets": false,
-            "limits": {},
-            "enforcement": "required",
-            "timeout": null
-        },
-        "env": {"mode": "inherit", "allow": [], "remove": [], "set": {}}
-    });
-    let n = repeat.map_or(0, |n| n);
+    let spec = driver_spec(w, "off");
+    let n = repeat.unwrap_or(0);
     let spec_path = w.base.join(format!("spec-repeat-{n}.json"));
     std::fs::write(&spec_path, spec.to_string()).expect("write spec");
     let report = w.base.join(format!("report-repeat-{n}.json"));
