@@ -784,24 +784,11 @@ fn quarantine(root: &Path, rel: &Path) -> std::io::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::process::Command;
 
     /// The real git, in a hermetic environment (own HOME, no system
-    /// config); a missing git fails the test.
+    /// config); a missing git or a failure fails the test.
     fn git(dir: &Path, home: &Path, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", home)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@t")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@t")
-            .output()
-            .expect("git must be installed for these tests");
+        let out = super::tests_support::run_git(dir, home, args);
         assert!(
             out.status.success(),
             "git {args:?}: {}",
@@ -1470,6 +1457,24 @@ pub(super) mod tests_support {
     use super::*;
     use std::process::Command;
 
+    /// The real git in `dir`, in a hermetic environment (HOME `home`, no
+    /// system config, a fixed identity); a missing git fails the test.
+    pub fn run_git(dir: &Path, home: &Path, args: &[&str]) -> std::process::Output {
+        Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .output()
+            .expect("git must be installed for these tests")
+    }
+
     pub struct World {
         _t: tempfile::TempDir,
         pub base: PathBuf,
@@ -1589,19 +1594,7 @@ pub(super) mod tests_support {
         }
 
         fn run(&self, dir: &Path, args: &[&str]) -> std::process::Output {
-            Command::new("git")
-                .args(args)
-                .current_dir(dir)
-                .env_clear()
-                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-                .env("HOME", &self.home)
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .env("GIT_AUTHOR_NAME", "t")
-                .env("GIT_AUTHOR_EMAIL", "t@t")
-                .env("GIT_COMMITTER_NAME", "t")
-                .env("GIT_COMMITTER_EMAIL", "t@t")
-                .output()
-                .expect("git must be installed for these tests")
+            run_git(dir, &self.home, args)
         }
 
         /// Runs git; a failure fails the test.
