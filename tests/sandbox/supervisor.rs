@@ -437,17 +437,10 @@ fn no_process_of_the_tree_outlives_safe_exec() {
     }
 }
 
+/// The real git in `dir` (HOME `dir`, no system config); a failure fails
+/// the test.
 pub(super) fn git(dir: &Path, args: &[&str]) {
-    let st = Command::new("git")
-        .args(["-c", "safe.directory=*"])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .stdout(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(st.success(), "git {args:?}");
+    git_out(dir, dir, args);
 }
 
 pub(super) fn repo(w: &World) {
