@@ -272,11 +272,8 @@ mod tests {
         let q = unsafe { a.alloc_zeroed(Layout::from_size_align(200, 8).expect("layout")) };
         assert_eq!(q, p, "the block given back is reused");
         // SAFETY: `q` holds 200 bytes.
-        assert!(
-            unsafe { std::slice::from_raw_parts(q, 200) }
-                .iter()
-                .all(|b| *b == 0)
-        );
+        let qs = unsafe { std::slice::from_raw_parts(q, 200) };
+        assert!(qs.iter().all(|b| *b == 0));
         // A bigger zeroed block over the old bytes and fresh ones: all zero.
         // SAFETY: `q` was allocated with this layout.
         unsafe { a.dealloc(q, Layout::from_size_align(200, 8).expect("layout")) };
@@ -298,15 +295,12 @@ mod tests {
         let t = unsafe { a.realloc(s, Layout::from_size_align(100, 8).expect("layout"), 9000) };
         assert_eq!(t, s);
         // SAFETY: `t` holds 9,000 bytes, the first 100 kept.
-        assert!(
-            unsafe { std::slice::from_raw_parts(t, 100) }
-                .iter()
-                .all(|b| *b == 7)
-        );
+        let ts = unsafe { std::slice::from_raw_parts(t, 100) };
+        assert!(ts.iter().all(|b| *b == 7));
         // Every page handed out so far was asked for ahead of the bump
         // (unless the kernel refused).
         let populated = POPULATED.load(Ordering::Relaxed);
         assert!(populated == usize::MAX || populated >= HIGH.load(Ordering::Relaxed));
-        assert!(populated == usize::MAX || populated % CHUNK == 0 || populated == SIZE);
+        assert!(populated == usize::MAX || populated.is_multiple_of(CHUNK) || populated == SIZE);
     }
 }
