@@ -85,6 +85,9 @@ pub struct Snapshot {
     walked: BTreeSet<OsString>,
     /// Each root's `(dev, ino)` before the run.
     root_ids: BTreeMap<PathBuf, (u64, u64)>,
+    /// Protected regular files that already had other names (a link count
+    /// above one) before the run (absolute, as bytes).
+    linked: BTreeSet<OsString>,
     /// Each root's submodules before the run ([`gitlinks`]; only when the
     /// patterns protect `.git`): extra protected paths, and the indexes to
     /// read again for new gitlinks.
@@ -881,14 +884,17 @@ impl Snapshot {
             }
             for rel in rels {
                 let st = state_of(&mut probe, root, &rel, &mut budget);
+                let abs = join(root, &rel).into_os_string();
+                if matches!(st, State::File { .. }) && links(&mut probe, &abs) > 1 {
+                    s.linked.insert(abs.clone());
+                }
                 if let State::Unreadable(why) = &st {
                     pass.refused.push(format!(
                         "the protected file {} cannot be snapshotted ({why}), so a change to it could not be undone; make it readable or smaller, or move it out of the project, and run again",
                         root.join(&rel).display()
                     ));
                 }
-                s.entries
-                    .insert(join(root, &rel).into_os_string(), (root.clone(), rel, st));
+                s.entries.insert(abs, (root.clone(), rel, st));
             }
             // Known from this pass (the root is always looked at).
             if let Some(m) = probe.lstat(root) {
@@ -955,6 +961,7 @@ impl Snapshot {
         }
         let mut budget = MAX_BYTES;
         let mut changed: Vec<(PathBuf, PathBuf, PathBuf, State)> = Vec::new();
+        let mut relinked_paths: BTreeSet<PathBuf> = BTreeSet::new();
         for (abs, (root, rel, before)) in &self.entries {
             // `rel` is relative to the root it was found under, not to the
             // first root `abs` is below: with nested roots (a project in
@@ -963,7 +970,18 @@ impl Snapshot {
                 continue;
             }
             let after = state_of(&mut probe, root, rel, &mut budget);
-            if &after != before {
+            // A protected file given another name by the command (a hard
+            // link from, or renamed over from, a path outside the protected
+            // set) would change whenever that name is written, after the
+            // run and outside any sandbox: it is put back as a file of its
+            // own, whatever its contents.
+            let relinked = matches!(after, State::File { .. })
+                && !self.linked.contains(abs)
+                && links(&mut probe, abs) > 1;
+            if relinked {
+                relinked_paths.insert(PathBuf::from(abs));
+            }
+            if relinked || &after != before {
                 changed.push((
                     PathBuf::from(abs),
                     root.clone(),
@@ -1004,6 +1022,10 @@ impl Snapshot {
             let r = root_fd(root).and_then(|fd| put_back(fd.as_fd(), rel, before));
             out.push(match r {
                 Ok(()) if self.shared_at(abs) => format!("{} ({UNSURE}; restored)", abs.display()),
+                Ok(()) if relinked_paths.contains(abs) => format!(
+                    "{} (given another name by a hard link; put back as a file of its own)",
+                    abs.display()
+                ),
                 Ok(()) => format!("{} (restored)", abs.display()),
                 Err(e) => format!("{} (could not be restored: {e})", abs.display()),
             });
@@ -1029,6 +1051,11 @@ impl Snapshot {
         }
         out
     }
+}
+
+/// The link count of the protected path `abs` (through the probe's memo).
+fn links(probe: &mut Probe, abs: &std::ffi::OsStr) -> u64 {
+    probe.lstat(Path::new(abs)).map_or(0, |m| m.nlink())
 }
 
 /// How a restored path is reported when another run was active in its
@@ -1138,6 +1165,51 @@ mod tests {
             "**/site-packages/*.pth",
             Path::new(".venv/lib/python3.11/site-packages/x.py")
         ));
+    }
+
+    #[test]
+    fn a_protected_file_given_another_name_is_put_back_as_its_own() {
+        use std::os::unix::fs::MetadataExt;
+        let d = tempfile::tempdir().expect("tmp");
+        let root = d.path().to_path_buf();
+        fs::create_dir_all(root.join(".git/hooks")).expect("mk");
+        fs::write(root.join(".git/config"), "[core]\n").expect("w");
+        fs::write(root.join(".git/hooks/pre-push"), "#!/bin/sh\n").expect("w");
+        fs::write(root.join(".envrc"), "export A=1\n").expect("w");
+        // Linked before the run: the user's, left alone.
+        fs::hard_link(root.join(".envrc"), root.join("envrc.user")).expect("ln");
+        let pats: Vec<String> = vec![".git/config".into(), ".git/hooks/".into(), ".envrc".into()];
+        let snap = Snapshot::take(std::slice::from_ref(&root), &pats);
+        // Two spellings: a link made to the protected file, and a linked
+        // copy renamed over it.
+        fs::hard_link(root.join(".git/config"), root.join("cfg")).expect("ln");
+        fs::write(root.join("a"), "#!/bin/sh\n").expect("w");
+        fs::hard_link(root.join("a"), root.join("b")).expect("ln");
+        fs::rename(root.join("a"), root.join(".git/hooks/pre-push")).expect("mv");
+        let out = snap.restore(std::slice::from_ref(&root), &pats);
+        assert_eq!(out.len(), 2, "{out:?}");
+        assert!(out.iter().all(|l| l.contains("hard link")), "{out:?}");
+        for (p, other) in [(".git/config", "cfg"), (".git/hooks/pre-push", "b")] {
+            let (m, o) = (
+                fs::metadata(root.join(p)).expect("m"),
+                fs::metadata(root.join(other)).expect("m"),
+            );
+            assert_eq!(m.nlink(), 1, "{p}");
+            assert_ne!(m.ino(), o.ino(), "{p}");
+            // Writing the other name no longer reaches the protected file.
+            fs::write(root.join(other), "[core]\n\tfsmonitor = evil\n").expect("w");
+        }
+        assert_eq!(
+            fs::read_to_string(root.join(".git/config")).expect("r"),
+            "[core]\n"
+        );
+        assert_eq!(
+            fs::read_to_string(root.join(".git/hooks/pre-push")).expect("r"),
+            "#!/bin/sh\n"
+        );
+        // The link the user had is still there (control).
+        assert_eq!(fs::metadata(root.join(".envrc")).expect("m").nlink(), 2);
+        assert!(snap.restore(std::slice::from_ref(&root), &pats).is_empty());
     }
 
     #[test]

@@ -536,6 +536,74 @@ fn git_config_and_hooks_changes_do_not_survive() {
     }
 }
 
+/// A protected file given a second name by a hard link (to it, or a
+/// linked copy renamed over it) would change whenever that name is written,
+/// after the run and outside any sandbox: it is put back as a file of its
+/// own, and the run reports it (exit 126).
+#[test]
+fn hard_links_to_protected_files_do_not_survive() {
+    if !require_landlock() {
+        return;
+    }
+    for who in who() {
+        let w = World::new();
+        repo(&w);
+        std::fs::write(w.work.join(".git/hooks/pre-push"), "#!/bin/sh\n").unwrap();
+        std::fs::write(w.work.join(".envrc"), "export A=1\n").unwrap();
+        let config = std::fs::read_to_string(w.work.join(".git/config")).unwrap();
+        let payload = format!("touch {}", w.base.join("pwned").display());
+        let out = run_script(
+            &w,
+            who,
+            "ln .git/config cfg && ln .git/hooks/pre-push pp && cp .envrc e && ln e e2 && mv e .envrc",
+        );
+        assert_restored(&out, who, "hard links");
+        assert!(
+            stderr(&out).contains("hard link"),
+            "{who:?}: {}",
+            stderr(&out)
+        );
+        for (p, other) in [
+            (".git/config", "cfg"),
+            (".git/hooks/pre-push", "pp"),
+            (".envrc", "e2"),
+        ] {
+            // The links were made (the attack ran); the protected names are
+            // files of their own again.
+            let (m, o) = (
+                std::fs::metadata(w.work.join(p)).unwrap(),
+                std::fs::metadata(w.work.join(other)).unwrap(),
+            );
+            assert_eq!(m.nlink(), 1, "{who:?}: {p}");
+            assert_ne!(m.ino(), o.ino(), "{who:?}: {p}");
+        }
+        std::fs::write(
+            w.work.join("cfg"),
+            format!("[core]\n\tfsmonitor = {payload}\n"),
+        )
+        .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(w.work.join(".git/config")).unwrap(),
+            config,
+            "{who:?}: written through the link"
+        );
+        git(&w.work, &["status", "--short"]);
+        assert!(!w.base.join("pwned").exists(), "{who:?}: payload ran");
+        // Control: a link the user made before the run is left alone, and
+        // a run that touches nothing protected goes through.
+        std::fs::remove_file(w.work.join("pp")).unwrap();
+        std::fs::hard_link(w.work.join(".git/hooks/pre-push"), w.work.join("pp")).unwrap();
+        run_ok(&w, who, &["--", "true"]);
+        assert_eq!(
+            std::fs::metadata(w.work.join(".git/hooks/pre-push"))
+                .unwrap()
+                .nlink(),
+            2,
+            "{who:?}"
+        );
+    }
+}
+
 /// Rows X2 and X3: agent and tool configuration inside the project.
 #[test]
 fn agent_and_tool_configs_do_not_survive() {
