@@ -601,10 +601,14 @@ impl<'a> Walker<'a> {
     /// Resolves a word and walks the command substitutions inside it, which
     /// run before the command that contains them.
     fn resolve_word(&mut self, raw: &str) -> Word {
-        // A plain word needs neither the known variables nor the parser.
+        // A plain or single-quoted word needs neither the known variables
+        // nor the parser.
         let r = match word::resolve_plain(raw) {
             Some(r) => r,
-            None => word::resolve_parsed(raw, &self.known_vars(), &self.options),
+            None => match word::resolve_single_quoted(raw) {
+                Some(r) => r,
+                None => word::resolve_parsed(raw, &self.known_vars(), &self.options),
+            },
         };
         if r.had_expansion && r.word.value.contains('$') || r.word.unresolved {
             self.model.constructs.variable_expansion |= raw.contains('$');
