@@ -989,7 +989,10 @@ pub const CANONICAL: &str = "\u{0}canonical:";
 /// with ` | `, the segments' canonical argument lists, and the inline code
 /// given to interpreters.
 pub fn views(model: &CommandModel, code: &[String], raw: Option<&str>) -> Vec<String> {
-    let mut out = Vec::new();
+    // Room for the usual views at once (a segment's plain and full
+    // renderings, its pipeline's, the code and the masked string): growing
+    // from four reallocated the vector.
+    let mut out = Vec::with_capacity(2 * model.segments.len() + code.len() + 2);
     // Where each segment's plain rendering is in `out`: a pipeline's view
     // reuses it instead of rendering the member again.
     let mut plain_at = Vec::with_capacity(model.segments.len());
@@ -998,7 +1001,11 @@ pub fn views(model: &CommandModel, code: &[String], raw: Option<&str>) -> Vec<St
         if !s.wrappers.is_empty() || !s.assignments.is_empty() {
             let mut full = String::new();
             for a in &s.assignments {
-                full.push_str(&format!("{}={} ", a.name, quote(&a.value)));
+                // `NAME=VALUE ` (the value quoted), appended in place.
+                full.push_str(&a.name);
+                full.push('=');
+                push_quoted(&mut full, &a.value);
+                full.push(' ');
             }
             for w in &s.wrappers {
                 full.push_str(w);
@@ -1074,20 +1081,54 @@ pub fn render(s: &Segment) -> String {
     // Sized for the words and a pair of quotes each, at once.
     let mut v =
         String::with_capacity(s.program.len() + s.argv.iter().map(|a| a.len() + 3).sum::<usize>());
+    render_to(&mut v, s);
+    v
+}
+
+/// Whether [`render`]`(s)` is `text`, without building the rendering.
+pub fn render_is(s: &Segment, text: &str) -> bool {
+    let mut cmp = Compare(Some(text));
+    render_to(&mut cmp, s);
+    cmp.0 == Some("")
+}
+
+/// Where [`render`] and [`push_quoted`] write: a string, or a comparison
+/// with one ([`render_is`]).
+pub(crate) trait Sink {
+    /// Appends `s`.
+    fn put(&mut self, s: &str);
+}
+
+impl Sink for String {
+    fn put(&mut self, s: &str) {
+        self.push_str(s);
+    }
+}
+
+/// The part of a string not yet matched by what was written, `None` once
+/// something written differed.
+struct Compare<'a>(Option<&'a str>);
+
+impl Sink for Compare<'_> {
+    fn put(&mut self, s: &str) {
+        self.0 = self.0.and_then(|rest| rest.strip_prefix(s));
+    }
+}
+
+fn render_to(v: &mut impl Sink, s: &Segment) {
     for (i, w) in s.argv.iter().enumerate() {
         if i > 0 {
-            v.push(' ');
+            v.put(" ");
         }
         if i == 0 {
-            v.push_str(&s.program);
+            v.put(&s.program);
         } else {
             match s.words.get(i) {
-                Some(word) if !word.literal && !word.glob => v.push_str(&word.raw),
-                _ => push_quoted(&mut v, w),
+                Some(word) if !word.literal && !word.glob => v.put(&word.raw),
+                _ => push_quoted(v, w),
             }
         }
     }
-    v
 }
 
 pub(crate) fn quote(w: &str) -> String {
@@ -1097,7 +1138,7 @@ pub(crate) fn quote(w: &str) -> String {
 }
 
 /// Appends [`quote`]`(w)` to `v` (no string of its own per word).
-pub(crate) fn push_quoted(v: &mut String, w: &str) {
+pub(crate) fn push_quoted(v: &mut impl Sink, w: &str) {
     if w.is_empty()
         || w.chars().any(|c| {
             c.is_whitespace()
@@ -1107,16 +1148,16 @@ pub(crate) fn push_quoted(v: &mut String, w: &str) {
                 )
         })
     {
-        v.push('\'');
+        v.put("'");
         for (i, part) in w.split('\'').enumerate() {
             if i > 0 {
-                v.push_str("'\\''");
+                v.put("'\\''");
             }
-            v.push_str(part);
+            v.put(part);
         }
-        v.push('\'');
+        v.put("'");
     } else {
-        v.push_str(w);
+        v.put(w);
     }
 }
 
@@ -1205,6 +1246,35 @@ mod tests {
             let old = c.is_whitespace() || "'\"`;&|<>()\\".contains(c);
             assert_eq!(got.starts_with('\''), old, "{c:?}");
         }
+    }
+
+    /// `render_is(s, text)` is `render(s) == text`: for every segment of
+    /// the rules' examples and the tests' strings, against its rendering,
+    /// the rendering with a byte more or less, and another segment's.
+    #[test]
+    fn render_is_compares_with_the_rendering() {
+        let ctx = crate::parse::ParseContext::new(
+            std::path::Path::new("/work/project"),
+            std::path::Path::new("/home/user"),
+        );
+        let mut checked = 0;
+        let mut prev = String::new();
+        for h in haystacks() {
+            let model = crate::parse::parse_string(&h, &ctx);
+            for s in &model.segments {
+                let r = render(s);
+                let mut longer = r.clone();
+                longer.push('x');
+                let mut shorter = r.clone();
+                shorter.pop();
+                for text in [&r, &longer, &shorter, &prev, &String::new()] {
+                    assert_eq!(render_is(s, text), r == *text, "{h:?} {text:?}");
+                }
+                prev = r;
+                checked += 1;
+            }
+        }
+        assert!(checked > 100, "only {checked} segments");
     }
 
     /// A pipeline's view reuses its members' renderings: the same view as

@@ -601,10 +601,14 @@ impl<'a> Walker<'a> {
     /// Resolves a word and walks the command substitutions inside it, which
     /// run before the command that contains them.
     fn resolve_word(&mut self, raw: &str) -> Word {
-        // A plain word needs neither the known variables nor the parser.
+        // A plain or single-quoted word needs neither the known variables
+        // nor the parser.
         let r = match word::resolve_plain(raw) {
             Some(r) => r,
-            None => word::resolve_parsed(raw, &self.known_vars(), &self.options),
+            None => match word::resolve_single_quoted(raw) {
+                Some(r) => r,
+                None => word::resolve_parsed(raw, &self.known_vars(), &self.options),
+            },
         };
         if r.had_expansion && r.word.value.contains('$') || r.word.unresolved {
             self.model.constructs.variable_expansion |= raw.contains('$');
@@ -915,6 +919,7 @@ impl<'a> Walker<'a> {
             origin: self.origin,
             unknown: None,
             stdin_data,
+            program: None,
         };
         while !p.words.is_empty() {
             match self.program_kind(&mut p) {
@@ -936,6 +941,7 @@ impl<'a> Walker<'a> {
         }
         self.push_segment(
             p.words,
+            p.program,
             p.inherit,
             p.cwd,
             p.origin,
@@ -966,6 +972,7 @@ impl<'a> Walker<'a> {
             "alias" | "trap" | "unalias" | "enable" | "hash" => changes_later_commands(p, &name),
             "find" => {
                 self.find_templates(&p.words, &p.inherit, p.cwd.clone());
+                p.program = Some(name);
                 Step::Record
             }
             _ => {
@@ -978,6 +985,8 @@ impl<'a> Walker<'a> {
                     "popd" => self.cwd = None,
                     _ => {}
                 }
+                // The words are unchanged: the segment's program is `name`.
+                p.program = Some(name);
                 Step::Record
             }
         }
@@ -1272,6 +1281,7 @@ impl<'a> Walker<'a> {
     fn push_segment(
         &mut self,
         words: Vec<Word>,
+        program: Option<String>,
         inherit: Inherit,
         cwd: Cwd,
         origin: Origin,
@@ -1295,10 +1305,13 @@ impl<'a> Walker<'a> {
                 self.ctx.cwd.to_path_buf()
             }
         };
-        let program = words
-            .first()
-            .map(|w| normalize_program(&w.value))
-            .unwrap_or_default();
+        // (`normalize_program` of the first word, unless the caller has it.)
+        let program = program.unwrap_or_else(|| {
+            words
+                .first()
+                .map(|w| normalize_program(&w.value))
+                .unwrap_or_default()
+        });
         let cwd_uncertain = self.cwd_doubt.then(|| "the working directory depends on control flow here (a `cd` that may fail, or a `cd` in only some branches of an `if`, `case`, loop or `&&`/`||` list)".to_string());
         self.model.segments.push(Segment {
             cwd_uncertain,
@@ -1421,6 +1434,10 @@ struct Pending {
     origin: Origin,
     unknown: Option<String>,
     stdin_data: Option<String>,
+    /// The normalised program name of the first word, when the last step
+    /// computed it and left the words as they were (what
+    /// [`Walker::push_segment`] would compute again).
+    program: Option<String>,
 }
 
 /// What a program kind did with the pending segment.

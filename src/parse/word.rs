@@ -106,9 +106,33 @@ pub fn resolve_plain(raw: &str) -> Option<Resolved> {
     Some(out)
 }
 
+/// [`resolve`] of a word that is one single-quoted string (`'...'`, no
+/// `'` inside): literal and quoted, its value the text between the quotes.
+/// brush-parser's word grammar reads such a word as one piece, its
+/// `single_quoted_literal_text` rule (`'` then any characters but `'`, then
+/// `'`): nothing inside expands. What [`resolve_parsed`] derives from the
+/// raw text itself ([`hides_code`]) is derived here the same way; the
+/// `tilde_after_equals` check never applies (the word starts with a quote,
+/// not a name). `word_single_quoted_path_equals_brush` in the tests below
+/// checks the answer against the parser's over generated words.
+pub fn resolve_single_quoted(raw: &str) -> Option<Resolved> {
+    let body = raw.strip_prefix('\'')?.strip_suffix('\'')?;
+    if body.contains('\'') {
+        return None;
+    }
+    let mut out = Resolved::start(raw);
+    out.hidden_code = hides_code(raw);
+    out.word.quoted = true;
+    out.word.value = body.to_string();
+    Some(out)
+}
+
 /// Resolves one raw shell word.
 pub fn resolve(raw: &str, vars: &KnownVars, options: &ParserOptions) -> Resolved {
     if let Some(out) = resolve_plain(raw) {
+        return out;
+    }
+    if let Some(out) = resolve_single_quoted(raw) {
         return out;
     }
     resolve_parsed(raw, vars, options)
@@ -867,6 +891,103 @@ mod tests {
         ] {
             assert!(!is_plain(raw), "{raw:?}");
         }
+    }
+
+    /// `resolve_single_quoted` gives what brush-parser's word parser and
+    /// `resolve_parsed` give, for single-quoted words built from shell
+    /// atoms (expansions, substitutions, globs, braces, escapes, quotes,
+    /// blanks, multi-byte characters), and answers only for `'...'` without
+    /// a `'` inside.
+    #[test]
+    fn word_single_quoted_path_equals_brush() {
+        const ATOMS: &[&str] = &[
+            "a",
+            "Z",
+            "0",
+            " ",
+            "\t",
+            "\n",
+            "$",
+            "$x",
+            "${",
+            "}",
+            "${x:-$(rm -rf .)}",
+            "$((",
+            "))",
+            "$(",
+            ")",
+            "`",
+            "$[",
+            "]",
+            "<(",
+            ">(",
+            "~",
+            "~/",
+            "=",
+            "a=~/x",
+            "*",
+            "?",
+            "[",
+            "{a,b}",
+            "{1..3}",
+            "\\",
+            "\"",
+            "\\'",
+            "!",
+            "#",
+            ";",
+            "&",
+            "|",
+            "é",
+            "日",
+            "@(a)",
+            "$'x'",
+            "-",
+        ];
+        let vars = [
+            KnownVars {
+                home: "/home/u".into(),
+                pwd: "/work".into(),
+                tmpdir: Some("/tmp/t".into()),
+                positional: vec!["sh".into(), "one".into()].into(),
+                home_known: true,
+                pwd_known: true,
+                positional_known: true,
+                numeric: Cow::Owned(["n".to_string()].into_iter().collect()),
+            },
+            KnownVars::default(),
+        ];
+        let mut next = crate::sys::testing::xorshift(0x2545_F491_4F6C_DD1D);
+        let mut hidden = 0;
+        for round in 0..50_000 {
+            let len = (next() % 8) as usize;
+            let body: String = (0..len)
+                .map(|_| ATOMS[(next() % ATOMS.len() as u64) as usize])
+                .collect();
+            let raw = format!("'{body}'");
+            let Some(fast) = resolve_single_quoted(&raw) else {
+                assert!(body.contains('\''), "{raw:?}");
+                continue;
+            };
+            let v = &vars[round % 2];
+            let slow = resolve_parsed(&raw, v, &ParserOptions::default());
+            assert_eq!(fast.word, slow.word, "{raw:?}");
+            assert!(slow.substitutions.is_empty(), "{raw:?}");
+            assert!(fast.substitutions.is_empty(), "{raw:?}");
+            assert_eq!(fast.had_expansion, slow.had_expansion, "{raw:?}");
+            assert_eq!(fast.had_brace, slow.had_brace, "{raw:?}");
+            assert_eq!(fast.hidden_code, slow.hidden_code, "{raw:?}");
+            assert_eq!(fast.hidden_eval, slow.hidden_eval, "{raw:?}");
+            assert_eq!(resolve(&raw, v, &ParserOptions::default()).word, slow.word);
+            hidden += usize::from(fast.hidden_code);
+        }
+        assert!(hidden > 100, "{hidden}");
+        for raw in [
+            "", "'", "a'b'", "'a'b", "'a''b'", "\"a\"", "'a", "a'", "$'a'",
+        ] {
+            assert!(resolve_single_quoted(raw).is_none(), "{raw:?}");
+        }
+        assert!(resolve_single_quoted("''").is_some());
     }
 
     fn r(raw: &str) -> Resolved {

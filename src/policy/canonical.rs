@@ -45,7 +45,7 @@ pub(super) fn canonical_view(
     for (i, p) in parent_parsed.iter().enumerate() {
         push(&mut out, p);
         // The subcommand word that led to the next layer (`push` in `git push`).
-        let next = parents.get(i + 1).map_or(name, |(n, _, _)| n.as_str());
+        let next = parents.get(i + 1).map_or(name, |(n, _, _)| &**n);
         if let Some(sub) = next.rsplit(' ').next() {
             out.push(' ');
             out.push_str(sub);

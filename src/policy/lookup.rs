@@ -9,9 +9,12 @@ use super::path_checks::path_operand;
 use super::registry::{self, CommandSpec};
 use super::{Layer, PolicyContext, Verdict, confined};
 use crate::parse::{Segment, Word};
+use std::borrow::Cow;
 
 /// A registry entry with the arguments that belong to it.
-pub(super) type Layered<'w> = (String, std::sync::Arc<CommandSpec>, &'w [Word]);
+/// The name is borrowed from the segment until a subcommand names its own
+/// entry (`git push`).
+pub(super) type Layered<'w> = (Cow<'w, str>, std::sync::Arc<CommandSpec>, &'w [Word]);
 
 /// A program (or subcommand) the registry does not know.
 pub(super) fn unregistered(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, missing: &str) {
@@ -48,22 +51,22 @@ pub(super) fn unregistered(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, 
 /// given before the subcommand (`git -c x=y push`: `-c x=y` belongs to `git`).
 pub(super) fn lookup<'w>(
     registry: &registry::Registry,
-    program: &str,
+    program: &'w str,
     args: &'w [Word],
 ) -> Result<(Layered<'w>, Vec<Layered<'w>>), String> {
-    let mut name = program.to_string();
-    let mut spec = registry.get(&name).ok_or_else(|| name.clone())?;
+    let mut name = Cow::Borrowed(program);
+    let mut spec = registry.get(&name).ok_or_else(|| program.to_string())?;
     let mut rest = args;
     let mut parents = Vec::new();
     while spec.subcommands {
         let Some(idx) = first_operand(&spec, rest) else {
             break;
         };
-        let sub = [name.as_str(), " ", &rest[idx].value].concat();
+        let sub = [&*name, " ", &rest[idx].value].concat();
         match registry.get(&sub) {
             Some(s) => {
                 // The parent keeps the name and entry that are replaced.
-                let parent_name = std::mem::replace(&mut name, sub);
+                let parent_name = std::mem::replace(&mut name, Cow::Owned(sub));
                 let parent_spec = std::mem::replace(&mut spec, s);
                 parents.push((parent_name, parent_spec, &rest[..idx]));
                 rest = &rest[idx + 1..];

@@ -100,7 +100,7 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
     v.note(
         Layer::Policy,
         [
-            name.as_str(),
+            &name,
             ": ",
             &spec.summary,
             " (base risk ",
@@ -247,7 +247,7 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
     // http.server` is `python3 -I -m http.server`): the safety rules see
     // this spelling too, so a cluster cannot hide an option from them.
     let canonical = canonical_view(seg, &name, &parents, &parent_parsed, &parsed);
-    if canonical != rules::render(seg) {
+    if !rules::render_is(seg, &canonical) {
         code.push([rules::CANONICAL, &canonical].concat());
     }
     if name == "git config" {
@@ -284,11 +284,11 @@ pub(super) fn moved_base(
     parent_parsed: &[ParsedArgs<'_>],
     parsed: &ParsedArgs<'_>,
 ) -> Result<Option<Segment>, String> {
-    let mut cwd = seg.cwd.clone();
-    let mut moved = false;
+    // (The segment's cwd is copied only when an option moves it.)
+    let mut cwd: Option<std::path::PathBuf> = None;
     let layers = parents
         .iter()
-        .map(|(n, _, _)| n.as_str())
+        .map(|(n, _, _)| &**n)
         .zip(parent_parsed)
         .chain(std::iter::once(("", parsed)));
     for (name, p) in layers {
@@ -303,11 +303,13 @@ pub(super) fn moved_base(
                     o.written
                 ));
             }
-            cwd = crate::parse::shell_join(&cwd, &dir.value);
-            moved = true;
+            cwd = Some(crate::parse::shell_join(
+                cwd.as_deref().unwrap_or(&seg.cwd),
+                &dir.value,
+            ));
         }
     }
-    Ok(moved.then(|| Segment { cwd, ..seg.clone() }))
+    Ok(cwd.map(|cwd| Segment { cwd, ..seg.clone() }))
 }
 
 /// Whether the first operands are one of the entry's `network_when`

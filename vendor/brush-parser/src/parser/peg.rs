@@ -18,21 +18,18 @@ peg::parser! {
 
         rule complete_command() -> ast::CompleteCommand =
             first:and_or() remainder:(s:separator_op() l:and_or() { (s, l) })* last_sep:separator_op()? {
-                let mut and_ors = vec![first];
-                let mut seps = vec![];
-
+                // safe-exec patch (speed only): the items are built in one
+                // vector of the right size, each list with the separator
+                // that follows it (the same items as collecting the lists
+                // and the separators in two vectors first, then pairing them).
+                let mut items = Vec::with_capacity(remainder.len() + 1);
+                let mut prev = first;
                 for (sep, ao) in remainder {
-                    seps.push(sep);
-                    and_ors.push(ao);
+                    items.push(ast::CompoundListItem(std::mem::replace(&mut prev, ao), sep));
                 }
 
                 // N.B. We default to synchronous if no separator op is given.
-                seps.push(last_sep.unwrap_or(SeparatorOperator::Sequence));
-
-                let mut items = vec![];
-                for (i, ao) in and_ors.into_iter().enumerate() {
-                    items.push(ast::CompoundListItem(ao, seps[i].clone()));
-                }
+                items.push(ast::CompoundListItem(prev, last_sep.unwrap_or(SeparatorOperator::Sequence)));
 
                 ast::CompoundList(items)
             }
@@ -145,22 +142,20 @@ peg::parser! {
 
         rule compound_list() -> ast::CompoundList =
             linebreak() first:and_or() remainder:(s:separator() l:and_or() { (s, l) })* last_sep:separator()? {
-                let mut and_ors = vec![first];
-                let mut seps = vec![];
-
+                // safe-exec patch (speed only): one vector of the right size,
+                // as in `complete_command`.
+                let mut items = Vec::with_capacity(remainder.len() + 1);
+                let mut prev = first;
                 for (sep, ao) in remainder {
-                    seps.push(sep.unwrap_or(SeparatorOperator::Sequence));
-                    and_ors.push(ao);
+                    items.push(ast::CompoundListItem(
+                        std::mem::replace(&mut prev, ao),
+                        sep.unwrap_or(SeparatorOperator::Sequence),
+                    ));
                 }
 
                 // N.B. We default to synchronous if no separator op is given.
                 let last_sep = last_sep.unwrap_or(None);
-                seps.push(last_sep.unwrap_or(SeparatorOperator::Sequence));
-
-                let mut items = vec![];
-                for (i, ao) in and_ors.into_iter().enumerate() {
-                    items.push(ast::CompoundListItem(ao, seps[i].clone()));
-                }
+                items.push(ast::CompoundListItem(prev, last_sep.unwrap_or(SeparatorOperator::Sequence)));
 
                 ast::CompoundList(items)
             }
