@@ -212,7 +212,11 @@ pub fn explain(
     if v.decision == Decision::Allow {
         out.push_str(&format!(
             "safe because: {}\n",
-            crate::policy::confined::safety_line(profile, &profile.roots(&sit.places), confined)
+            crate::policy::confined::safety_line(
+                profile,
+                &profile.roots_shared(&sit.places),
+                confined
+            )
         ));
     }
     out.push_str("\nlayer 0 (parse):\n");
