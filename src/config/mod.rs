@@ -6,6 +6,7 @@
 //! `crate::profile`, judging the stages above.
 
 pub mod keywords;
+pub mod packed;
 pub mod patterns;
 pub mod profile;
 pub mod refuse;
