@@ -3,8 +3,7 @@
 //! its own small JSON text (serde_json parses it several times faster than
 //! toml parses the same entry), each rule as its own TOML text, found by
 //! name and parsed only when a command actually uses it; each built-in
-//! profile is kept with its `extends` chain already merged, packed
-//! (`src/config/packed.rs`: tagged bytes, no text to parse). For rules, the literal keywords every match must contain
+//! profile is kept with its `extends` chain already merged, as JSON. For rules, the literal keywords every match must contain
 //! are extracted here, so a rule's regex is compiled only when its keyword
 //! appears in the command.
 
@@ -41,9 +40,6 @@ mod unwrap;
 // The loader's own merge of a profile over the one it extends.
 #[path = "src/profile/merge.rs"]
 mod merge;
-// The built-in profiles' embedded form, written here and read by the loader.
-#[path = "src/config/packed.rs"]
-mod packed;
 
 /// Stand-in for the generated tables while they are being generated
 /// (`registry.rs` reads `crate::builtin`'s registry at run time only).
@@ -302,12 +298,12 @@ fn main() {
     writeln!(out, "];").ok();
     writeln!(
         out,
-        "/// Built-in profiles merged: (name, the merged table packed (`config::packed`), the `extends` chain)."
+        "/// Built-in profiles merged: (name, JSON of the merged table, the `extends` chain)."
     )
     .ok();
     writeln!(
         out,
-        "pub static PROFILE_PACKED: &[(&str, &[u8], &[&str])] = &["
+        "pub static PROFILE_DOCS: &[(&str, &str, &[&str])] = &["
     )
     .ok();
     for (stem, _) in &names {
@@ -324,23 +320,8 @@ fn main() {
             "name".into(),
             toml::Value::String(declared.unwrap_or_else(|| stem.clone())),
         );
-        let table = toml::Value::Table(table);
-        let mut bytes = Vec::new();
-        packed::pack(&table, &mut bytes)
-            .unwrap_or_else(|e| panic!("profiles/{stem}.toml: cannot be embedded: {e}"));
-        // Read back as the loader reads it: the same table.
-        let back: toml::Value = packed::unpack(&bytes)
-            .unwrap_or_else(|e| panic!("profiles/{stem}.toml: packed form does not read: {e}"));
-        if back != table {
-            panic!("profiles/{stem}.toml: packed form reads back as another table");
-        }
-        let mut lit = String::with_capacity(bytes.len() * 4 + 3);
-        lit.push_str("b\"");
-        for b in &bytes {
-            write!(lit, "\\x{b:02x}").ok();
-        }
-        lit.push('"');
-        writeln!(out, "    ({stem:?}, {lit}, &{chain:?}),").ok();
+        let json = serde_json::to_string(&toml::Value::Table(table)).expect("serialise profile");
+        writeln!(out, "    ({stem:?}, {json:?}, &{chain:?}),").ok();
     }
     writeln!(out, "];").ok();
 
@@ -352,7 +333,6 @@ fn main() {
         "src/parse/unwrap.rs",
         "src/config/keywords.rs",
         "src/profile/merge.rs",
-        "src/config/packed.rs",
     ] {
         println!("cargo:rerun-if-changed={f}");
     }

@@ -6,7 +6,6 @@
 //! `crate::profile`, judging the stages above.
 
 pub mod keywords;
-pub mod packed;
 pub mod patterns;
 pub mod profile;
 pub mod refuse;

@@ -197,18 +197,17 @@ pub fn load_cached(
 /// A built-in profile by name, from the document build.rs merged (its
 /// `extends` chain applied, `name` set, exactly as [`load_table`] would
 /// merge the built-in TOML texts: `data::builtin` tests both ways agree)
-/// and embedded packed (`config::packed`: read ~3x faster than the JSON
-/// text it replaces): no TOML parse and no merge at start-up. `None` when
-/// `selector` is not a built-in profile's name.
+/// and embedded as JSON: no TOML parse and no merge at start-up. `None`
+/// when `selector` is not a built-in profile's name.
 fn load_builtin(selector: &str) -> Option<Result<Profile, ProfileError>> {
     if selector.contains('/') || selector.ends_with(".toml") {
         return None;
     }
-    let (name, bytes, chain) = builtin::PROFILE_PACKED
+    let (name, json, chain) = builtin::PROFILE_DOCS
         .iter()
         .find(|(n, _, _)| *n == selector)?;
     let source = format!("builtin:{name}");
-    let doc = match crate::config::packed::unpack::<ProfileDoc>(bytes) {
+    let doc = match serde_json::from_str::<ProfileDoc>(json) {
         Ok(doc) => doc,
         Err(e) => {
             return Some(Err(ProfileError::Invalid {
@@ -838,44 +837,6 @@ mod tests {
         std::fs::read_dir(dir)
             .map(|d| d.flatten().map(|e| e.path()).collect())
             .unwrap_or_default()
-    }
-
-    /// The packed form (how the built-in profiles are embedded) read as a
-    /// profile is what the TOML loader reads from the same table, for
-    /// documents with more in them than today's built-ins: registry
-    /// entries, custom rules, hooks, the guard, limits.
-    #[test]
-    fn packed_documents_read_as_the_toml_loader_reads_them() {
-        let d = tempfile::tempdir().expect("tmp");
-        let mut texts = vec![
-            std::fs::read_to_string(rich_profile(d.path(), "critical")).expect("read"),
-            std::fs::read_to_string(lazy_profile(d.path())).expect("read"),
-            "[[hook]]\nevent = \"pre_tool_use\"\ncommand = [\"/bin/x\", \"--strict\"]\nmatcher = \"^(git|gh)$\"\ntimeout_ms = 5000\n[guard]\nenabled = true\nhistory_size = 50\nmax_commands = 120\n[sandbox.limits]\nfile_size = 1048576\nprocesses = 64\n[sandbox]\nnetwork = \"loopback\"\ntimeout_seconds = 30\n".to_string(),
-        ];
-        texts.extend(builtin::PROFILES.iter().map(|(_, t)| t.to_string()));
-        for text in &texts {
-            let table: toml::Table = text.parse().expect("toml");
-            let value = toml::Value::Table(table);
-            let mut bytes = Vec::new();
-            crate::config::packed::pack(&value, &mut bytes).expect("packs");
-            let packed: ProfileDoc = crate::config::packed::unpack(&bytes).expect("unpacks");
-            let loaded: ProfileDoc = value.try_into().expect("toml");
-            assert_eq!(
-                serde_json::to_value(&packed).expect("json"),
-                serde_json::to_value(&loaded).expect("json"),
-                "{text}"
-            );
-        }
-        // And the embedded built-ins are the packed merged tables.
-        for (name, bytes, _) in builtin::PROFILE_PACKED {
-            let doc: ProfileDoc = crate::config::packed::unpack(bytes).expect("unpacks");
-            let toml = load_builtin_from_toml(name).expect("toml");
-            assert_eq!(
-                serde_json::to_value(&doc).expect("json"),
-                serde_json::to_value(&toml.doc).expect("json"),
-                "{name}"
-            );
-        }
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! The built-in profiles as the binary loads them by name (the merged
-//! document build.rs embeds packed) are exactly what merging their TOML
+//! document build.rs embeds as JSON) are exactly what merging their TOML
 //! texts gives (what a profile file extending them sees), and the embedded
 //! registry entries and wrappers are the TOML files' data.
 
@@ -12,9 +12,9 @@ fn as_json(p: &profile::Profile) -> serde_json::Value {
 
 #[test]
 fn builtin_profiles_load_as_their_toml_merges() {
-    assert!(builtin::PROFILE_PACKED.len() >= 4);
-    assert_eq!(builtin::PROFILE_PACKED.len(), builtin::PROFILES.len());
-    for (name, _, _) in builtin::PROFILE_PACKED {
+    assert!(builtin::PROFILE_DOCS.len() >= 4);
+    assert_eq!(builtin::PROFILE_DOCS.len(), builtin::PROFILES.len());
+    for (name, _, _) in builtin::PROFILE_DOCS {
         let fast = profile::load(name).unwrap_or_else(|e| panic!("{name}: {e}"));
         let slow = profile::load_builtin_from_toml(name).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(
