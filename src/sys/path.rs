@@ -143,8 +143,17 @@ fn real_prefix(p: &Path) -> PathBuf {
 /// (`/a//b` and `/a/b` are equal paths), several times slower, and the
 /// paths kept here are all clean (no empty, `.` or `..` component), for
 /// which equal bytes and equal paths are the same thing.
+///
+/// It also keeps the paths whose `lstat` said they do not exist
+/// (`ENOENT`): nothing below one of them exists either, so
+/// [`real_prefix_memo`] does not ask about `{home}/.config/gh` once
+/// `{home}/.config` is known to be missing (a profile's denied paths are
+/// mostly in a few such directories).
 #[derive(Debug, Default, Clone)]
-pub struct RealMemo(HashMap<OsString, PathBuf, BuildHasherDefault<Fnv>>);
+pub struct RealMemo(
+    HashMap<OsString, PathBuf, BuildHasherDefault<Fnv>>,
+    std::collections::HashSet<OsString, BuildHasherDefault<Fnv>>,
+);
 
 impl RealMemo {
     fn get(&self, p: &Path) -> Option<&PathBuf> {
@@ -153,6 +162,11 @@ impl RealMemo {
 
     fn insert(&mut self, p: PathBuf, real: PathBuf) {
         self.0.insert(p.into_os_string(), real);
+    }
+
+    /// Whether `lstat` said `p` does not exist.
+    fn missing(&self, p: &Path) -> bool {
+        self.1.contains(p.as_os_str())
     }
 }
 
@@ -203,13 +217,25 @@ pub fn real_prefix_memo(p: &Path, memo: &mut RealMemo) -> PathBuf {
     let mut end = bytes.len();
     loop {
         let existing = path(end);
+        let slash = bytes[..end].iter().rposition(|b| *b == b'/');
+        // Below a directory known to be missing: missing too, no `lstat`.
+        let below_missing = matches!(slash, Some(i) if end > 1 && memo.missing(path(i)));
         let real = match memo.get(existing) {
             Some(real) => Some(real.clone()),
+            None if below_missing => {
+                memo.1.insert(existing.as_os_str().to_os_string());
+                None
+            }
+            // `/` is `/`: no `lstat` and no realpath for it.
+            None if end <= 1 => {
+                let root = PathBuf::from("/");
+                memo.insert(root.clone(), root.clone());
+                Some(root)
+            }
             None => match existing.symlink_metadata() {
                 Ok(meta) => {
                     // Not a symlink, in a directory whose real path is
                     // known: its real path is that directory's and its name.
-                    let slash = bytes[..end].iter().rposition(|b| *b == b'/');
                     let via_parent = match slash {
                         Some(i) if end > 1 && !meta.file_type().is_symlink() => memo
                             .get(path(i))
@@ -222,7 +248,13 @@ pub fn real_prefix_memo(p: &Path, memo: &mut RealMemo) -> PathBuf {
                     }
                     real
                 }
-                Err(_) => None,
+                Err(e) => {
+                    // Only "no such entry" says the same of what is below.
+                    if e.kind() == std::io::ErrorKind::NotFound {
+                        memo.1.insert(existing.as_os_str().to_os_string());
+                    }
+                    None
+                }
             },
         };
         if let Some(mut out) = real {
@@ -240,7 +272,7 @@ pub fn real_prefix_memo(p: &Path, memo: &mut RealMemo) -> PathBuf {
             }
             return out;
         }
-        match bytes[..end].iter().rposition(|b| *b == b'/') {
+        match slash {
             Some(i) if end > 1 => end = i,
             _ => return p.to_path_buf(),
         }
@@ -453,6 +485,11 @@ mod tests {
             "dangling",
             "real/file",
             "real/file/below",
+            "real/file/below/deeper",
+            "missing/deeper/still/more",
+            "missing/other",
+            "dangling/a/b",
+            "link/missing/a/b",
             "link/file",
         ];
         let mut memo = RealMemo::default();
