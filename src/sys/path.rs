@@ -144,29 +144,31 @@ fn real_prefix(p: &Path) -> PathBuf {
 /// paths kept here are all clean (no empty, `.` or `..` component), for
 /// which equal bytes and equal paths are the same thing.
 ///
-/// It also keeps the paths whose `lstat` said they do not exist
-/// (`ENOENT`): nothing below one of them exists either, so
-/// [`real_prefix_memo`] does not ask about `{home}/.config/gh` once
-/// `{home}/.config` is known to be missing (a profile's denied paths are
-/// mostly in a few such directories).
+/// Each answer also says whether nothing below the path exists (`lstat`
+/// said `ENOENT` of the path or of one above it, or of a path right below
+/// a dangling symlink): then [`real_prefix_memo`] does not ask about
+/// `{home}/.config/gh` once `{home}/.config` is known to be missing (a
+/// profile's denied paths are mostly in a few such directories).
 #[derive(Debug, Default, Clone)]
-pub struct RealMemo(
-    HashMap<OsString, PathBuf, BuildHasherDefault<Fnv>>,
-    std::collections::HashSet<OsString, BuildHasherDefault<Fnv>>,
-);
+pub struct RealMemo(HashMap<OsString, (PathBuf, bool), BuildHasherDefault<Fnv>>);
 
 impl RealMemo {
     fn get(&self, p: &Path) -> Option<&PathBuf> {
+        self.0.get(p.as_os_str()).map(|(real, _)| real)
+    }
+
+    /// The answer for `p` and whether `p` is known to be missing.
+    fn entry(&self, p: &Path) -> Option<&(PathBuf, bool)> {
         self.0.get(p.as_os_str())
     }
 
     fn insert(&mut self, p: PathBuf, real: PathBuf) {
-        self.0.insert(p.into_os_string(), real);
+        self.0.insert(p.into_os_string(), (real, false));
     }
 
-    /// Whether `lstat` said `p` does not exist.
-    fn missing(&self, p: &Path) -> bool {
-        self.1.contains(p.as_os_str())
+    /// `real` is the answer for `p`; `missing`: nothing below `p` exists.
+    fn insert_known(&mut self, p: PathBuf, real: PathBuf, missing: bool) {
+        self.0.insert(p.into_os_string(), (real, missing));
     }
 }
 
@@ -215,15 +217,20 @@ pub fn real_prefix_memo(p: &Path, memo: &mut RealMemo) -> PathBuf {
     // component parsing and no copies of the prefixes tried.
     let path = |end: usize| Path::new(std::ffi::OsStr::from_bytes(&bytes[..end.max(1)]));
     let mut end = bytes.len();
+    // Whether the component below the existing prefix found is missing
+    // (`ENOENT`), and with it everything below: what the missing rest's
+    // answers are marked with.
+    let mut rest_missing = false;
     loop {
         let existing = path(end);
         let slash = bytes[..end].iter().rposition(|b| *b == b'/');
-        // Below a directory known to be missing: missing too, no `lstat`.
-        let below_missing = matches!(slash, Some(i) if end > 1 && memo.missing(path(i)));
-        let real = match memo.get(existing) {
-            Some(real) => Some(real.clone()),
-            None if below_missing => {
-                memo.1.insert(existing.as_os_str().to_os_string());
+        let real = match memo.entry(existing) {
+            Some((real, _)) => Some(real.clone()),
+            // Below a directory known to be missing: missing too, no `lstat`.
+            None if matches!(slash, Some(i) if end > 1
+                && memo.entry(path(i)).is_some_and(|(_, missing)| *missing)) =>
+            {
+                rest_missing = true;
                 None
             }
             // `/` is `/`: no `lstat` and no realpath for it.
@@ -249,10 +256,9 @@ pub fn real_prefix_memo(p: &Path, memo: &mut RealMemo) -> PathBuf {
                     real
                 }
                 Err(e) => {
-                    // Only "no such entry" says the same of what is below.
-                    if e.kind() == std::io::ErrorKind::NotFound {
-                        memo.1.insert(existing.as_os_str().to_os_string());
-                    }
+                    // Only "no such entry" says the same of what is below
+                    // (`ENOTDIR`, a file in the way, says nothing of it).
+                    rest_missing = e.kind() == std::io::ErrorKind::NotFound;
                     None
                 }
             },
@@ -267,7 +273,7 @@ pub fn real_prefix_memo(p: &Path, memo: &mut RealMemo) -> PathBuf {
                     .position(|b| *b == b'/')
                     .map_or(bytes.len(), |i| at + 1 + i);
                 out.push(std::ffi::OsStr::from_bytes(&bytes[at + 1..next]));
-                memo.insert(path(next).to_path_buf(), out.clone());
+                memo.insert_known(path(next).to_path_buf(), out.clone(), rest_missing);
                 at = next;
             }
             return out;
