@@ -49,6 +49,21 @@ fn main() {
     time("profile::select (built-in default)", n, || {
         select(&SelectionInputs::from_env(None, cwd.clone())).map(|s| s.profile.doc.name.len())
     });
+    time("profile::load(\"default\")", n, || {
+        safe_exec::profile::load("default").map(|p| p.doc.name.len())
+    });
+    // What every start pays for the profile's paths, on a fresh profile
+    // (nothing resolved yet): the decision's roots and trusted steps, then
+    // the sandbox spec a run or `check --json` asks for. Load included
+    // (subtract the line above).
+    time("load + decide(-- /bin/true) + sandbox_spec", n, || {
+        let p = safe_exec::profile::load("default").expect("default");
+        let d = decide(&CommandInput::List(vec!["/bin/true".into()]), &p, &sit);
+        (
+            d.verdict.decision,
+            p.sandbox_spec(&sit.places, None).read.len(),
+        )
+    });
     let profile = safe_exec::profile::load("default").expect("default");
     let list = CommandInput::List(vec!["/bin/true".into()]);
     time("decide(-- /bin/true)", n, || {

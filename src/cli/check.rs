@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::run_cmd::exec_plan;
+use super::run_cmd::{exec_argv, open_form_network_in};
 use super::{CheckArgs, error, situation};
 use crate::decide::{self, CommandInput, Decided, Situation};
 use crate::pipeline;
@@ -126,8 +126,7 @@ pub fn to_json(
     timeout: Option<u64>,
 ) -> Value {
     let v = &d.verdict;
-    let mut plan = exec_plan(input, &d.model, profile, sit, false, timeout);
-    super::run_cmd::open_form_network(&mut plan, v);
+    let (argv, sandbox) = shown_plan(input, d, profile, sit, timeout);
     let segments: Vec<Value> = d
         .model
         .segments
@@ -168,11 +167,28 @@ pub fn to_json(
             "unknown": d.model.unknown,
         },
         "run": {
-            "argv": plan.argv.iter().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>(),
-            "direct": plan.argv.first().map(|a| a.to_string_lossy() != profile.doc.shell.interpreter).unwrap_or(false),
+            "argv": argv.iter().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>(),
+            "direct": argv.first().map(|a| a.to_string_lossy() != profile.doc.shell.interpreter).unwrap_or(false),
         },
-        "sandbox": sandbox::describe(&plan.sandbox),
+        "sandbox": sandbox::describe(&sandbox),
     })
+}
+
+/// What a run of the decided command would execute and the sandbox it
+/// would run in (the argv and sandbox of `run_cmd::exec_plan`, with the
+/// network a structured form opens): without the scrubbed environment and
+/// the supervisor's spec, which `check` does not show.
+fn shown_plan(
+    input: &CommandInput,
+    d: &Decided,
+    profile: &Profile,
+    sit: &Situation,
+    timeout: Option<u64>,
+) -> (Vec<std::ffi::OsString>, sandbox::SandboxSpec) {
+    let argv = exec_argv(input, &d.model, profile, false);
+    let mut spec = profile.sandbox_spec(&sit.places, timeout);
+    open_form_network_in(&mut spec, &d.verdict);
+    (argv, spec)
 }
 
 /// The `check --explain` text: one section per layer.
@@ -212,7 +228,11 @@ pub fn explain(
     if v.decision == Decision::Allow {
         out.push_str(&format!(
             "safe because: {}\n",
-            crate::policy::confined::safety_line(profile, &profile.roots(&sit.places), confined)
+            crate::policy::confined::safety_line(
+                profile,
+                &profile.roots_shared(&sit.places),
+                confined
+            )
         ));
     }
     out.push_str("\nlayer 0 (parse):\n");
@@ -265,10 +285,9 @@ pub fn explain(
         out.push_str("  no objections\n");
     }
     out.push_str(&crate::hooks::explain::layers(v, profile));
-    let mut plan = exec_plan(input, &d.model, profile, sit, false, timeout);
-    super::run_cmd::open_form_network(&mut plan, v);
+    let (argv, spec) = shown_plan(input, d, profile, sit, timeout);
     out.push_str("\nsandbox (what the run would be confined to):\n");
-    let spec = &plan.sandbox;
+    let spec = &spec;
     let show = |v: &[std::path::PathBuf]| {
         v.iter()
             .map(|p| p.display().to_string())
@@ -311,8 +330,7 @@ pub fn explain(
     }
     out.push_str(&format!(
         "  runs: {}\n",
-        plan.argv
-            .iter()
+        argv.iter()
             .map(|a| crate::parse::shell_quote(&a.to_string_lossy()))
             .collect::<Vec<_>>()
             .join(" ")

@@ -132,7 +132,7 @@ pub fn own_subcommand(
     if resolve(argv.first()?, &sit.places.cwd)? != me {
         return None;
     }
-    let roots = profile.roots(&sit.places);
+    let roots = profile.roots_shared(&sit.places);
     let mut it = argv.iter().skip(2).peekable();
     while let Some(a) = it.next() {
         let value = if a == "--profile" {

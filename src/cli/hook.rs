@@ -591,7 +591,7 @@ fn judge_file(
     if !l.profile.doc.policy.hook_file_tools {
         return Ok(Outcome::NoOpinion);
     }
-    let roots = l.profile.roots(&l.sit.places);
+    let roots = l.profile.roots_shared(&l.sit.places);
     let extra = files::Extra {
         protected: l.profile.doc.paths.protected.clone(),
         secret_names: l.profile.doc.paths.secret_names.clone(),

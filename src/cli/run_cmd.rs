@@ -384,7 +384,35 @@ pub fn exec_plan(
     errexit: bool,
     timeout: Option<u64>,
 ) -> ExecPlan {
-    let argv: Vec<OsString> = match (input, model.form) {
+    let argv = exec_argv(input, model, profile, errexit);
+    let scrubbed = env::scrub(std::env::vars_os(), &profile.doc.env);
+    let sandbox = profile.sandbox_spec(&sit.places, timeout);
+    let supervisor = supervisor_spec(profile, sit, &sandbox);
+    ExecPlan {
+        argv,
+        env: scrubbed.kept,
+        cwd: sit.places.cwd.clone(),
+        sandbox,
+        supervisor: Some(supervisor),
+        // Background jobs (`cmd &`) must not outlive safe-exec: supervise so
+        // the whole process group is reaped when the command ends.
+        supervise: model.constructs.background,
+        // safe-exec exits with the command's code right after the run.
+        ends_process: true,
+    }
+}
+
+/// What [`exec_plan`] runs: the argv (the command itself when it is one
+/// direct invocation, else the interpreter with `-c`). `check` shows it
+/// without building the rest of the plan (the scrubbed environment and the
+/// supervisor's spec, which only a run needs).
+pub fn exec_argv(
+    input: &CommandInput,
+    model: &CommandModel,
+    profile: &Profile,
+    errexit: bool,
+) -> Vec<OsString> {
+    match (input, model.form) {
         (CommandInput::List(argv), Form::List) if is_direct(model) => {
             argv.iter().map(OsString::from).collect()
         }
@@ -402,21 +430,6 @@ pub fn exec_plan(
             v.extend(positional.iter().map(OsString::from));
             v
         }
-    };
-    let scrubbed = env::scrub(std::env::vars_os(), &profile.doc.env);
-    let sandbox = profile.sandbox_spec(&sit.places, timeout);
-    let supervisor = supervisor_spec(profile, sit, &sandbox);
-    ExecPlan {
-        argv,
-        env: scrubbed.kept,
-        cwd: sit.places.cwd.clone(),
-        sandbox,
-        supervisor: Some(supervisor),
-        // Background jobs (`cmd &`) must not outlive safe-exec: supervise so
-        // the whole process group is reaped when the command ends.
-        supervise: model.constructs.background,
-        // safe-exec exits with the command's code right after the run.
-        ends_process: true,
     }
 }
 
@@ -479,14 +492,22 @@ fn supervisor_spec(
 /// An accepted structured network form (seed 002) gets exactly the network
 /// it needs, and only when the profile's network is otherwise off.
 pub fn open_form_network(plan: &mut ExecPlan, verdict: &crate::policy::Verdict) {
+    open_form_network_in(&mut plan.sandbox, verdict);
+}
+
+/// [`open_form_network`] on the sandbox spec alone.
+pub fn open_form_network_in(
+    sandbox: &mut crate::sandbox::SandboxSpec,
+    verdict: &crate::policy::Verdict,
+) {
     if let Some(need) = verdict.network
         && matches!(
-            plan.sandbox.network,
+            sandbox.network,
             crate::sandbox::NetworkAccess::Off | crate::sandbox::NetworkAccess::Loopback
         )
         && verdict.decision != Decision::Deny
     {
-        plan.sandbox.network = need;
+        sandbox.network = need;
     }
 }
 

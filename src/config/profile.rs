@@ -5,6 +5,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -113,7 +114,12 @@ impl RefusedRoot {
 #[derive(Debug, Default)]
 pub(crate) struct ExpandCache {
     places: Option<Placeholders>,
-    paths: HashMap<String, Option<PathBuf>>,
+    /// Keyed by the entry's bytes with FNV-1a (SipHash cost more than the
+    /// rest of a lookup; the keys are the profile's own paths).
+    paths: HashMap<String, Option<PathBuf>, BuildHasherDefault<crate::sys::path::Fnv>>,
+    /// `[paths] write` split into the writable roots and the refused
+    /// entries (the decision, the trusted steps and the sandbox each ask).
+    write: Option<Arc<WriteRoots>>,
     /// The roots for these places (computed by `crate::policy`).
     roots: Option<Arc<Roots>>,
     /// The parser's trusted harness steps for these places (the trusted
@@ -133,6 +139,15 @@ impl ExpandCache {
             };
         }
     }
+}
+
+/// `[paths] write` for one situation: what is writable and what is refused.
+#[derive(Debug, Default)]
+struct WriteRoots {
+    /// [`Placeholders::writable`].
+    writable: Vec<PathBuf>,
+    /// [`Profile::refused_roots`].
+    refused: Vec<RefusedRoot>,
 }
 
 /// Values of the path placeholders.
@@ -226,28 +241,27 @@ impl Placeholders {
     /// [`Placeholders::writable`] of entries already expanded (`expanded[i]`
     /// is `self.expand(&list[i])`).
     fn writable_of(&self, list: &[String], expanded: Vec<Option<PathBuf>>) -> Vec<PathBuf> {
-        list.iter()
-            .zip(expanded)
-            .filter_map(|(s, p)| p.map(|p| (s, p)))
-            .filter(|(entry, p)| self.refusal(entry, p).is_none())
-            .map(|(_, p)| p)
-            .collect()
+        self.split_write(list, expanded).writable
     }
 
-    /// The entries of `list` (already expanded) that are refused as
-    /// writable roots, each path once.
-    fn refused_of(&self, list: &[String], expanded: Vec<Option<PathBuf>>) -> Vec<RefusedRoot> {
-        let mut out: Vec<RefusedRoot> = Vec::new();
+    /// The writable roots among `list` (already expanded) and the entries
+    /// refused as writable roots, each refused path once: one
+    /// [`Placeholders::refusal`] per entry for both.
+    fn split_write(&self, list: &[String], expanded: Vec<Option<PathBuf>>) -> WriteRoots {
+        let mut out = WriteRoots::default();
         for (entry, p) in list.iter().zip(expanded) {
             let Some(p) = p else { continue };
-            if let Some(why) = self.refusal(entry, &p)
-                && !out.iter().any(|r| r.path == p)
-            {
-                out.push(RefusedRoot {
-                    entry: entry.clone(),
-                    path: p,
-                    why,
-                });
+            match self.refusal(entry, &p) {
+                None => out.writable.push(p),
+                Some(why) => {
+                    if !out.refused.iter().any(|r| r.path == p) {
+                        out.refused.push(RefusedRoot {
+                            entry: entry.clone(),
+                            path: p,
+                            why,
+                        });
+                    }
+                }
             }
         }
         out
@@ -313,15 +327,26 @@ impl Profile {
     /// sandbox, the policy and the parser's trust decisions share (see
     /// [`Placeholders::writable`] for what is dropped).
     pub fn writable_roots(&self, ph: &Placeholders) -> Vec<PathBuf> {
-        let list = &self.doc.paths.write;
-        ph.writable_of(list, self.expand_each(ph, list))
+        self.write_roots(ph).writable.clone()
     }
 
     /// The entries of `[paths] write` that are not writable roots for `ph`,
     /// and why (see [`Placeholders::writable`]).
     pub fn refused_roots(&self, ph: &Placeholders) -> Vec<RefusedRoot> {
+        self.write_roots(ph).refused.clone()
+    }
+
+    /// `[paths] write` judged for `ph` once per situation and kept with the
+    /// expanded paths: the decision's roots, the parser's trusted steps and
+    /// the sandbox spec each ask for it.
+    fn write_roots(&self, ph: &Placeholders) -> Arc<WriteRoots> {
+        if let Some(w) = &self.cache(ph).write {
+            return w.clone();
+        }
         let list = &self.doc.paths.write;
-        ph.refused_of(list, self.expand_each(ph, list))
+        let w = Arc::new(ph.split_write(list, self.expand_each(ph, list)));
+        self.cache(ph).write = Some(w.clone());
+        w
     }
 
     /// [`Placeholders::expand`] of each entry, `None` for an absent

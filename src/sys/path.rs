@@ -143,16 +143,32 @@ fn real_prefix(p: &Path) -> PathBuf {
 /// (`/a//b` and `/a/b` are equal paths), several times slower, and the
 /// paths kept here are all clean (no empty, `.` or `..` component), for
 /// which equal bytes and equal paths are the same thing.
+///
+/// Each answer also says whether nothing below the path exists (`lstat`
+/// said `ENOENT` of the path or of one above it, or of a path right below
+/// a dangling symlink): then [`real_prefix_memo`] does not ask about
+/// `{home}/.config/gh` once `{home}/.config` is known to be missing (a
+/// profile's denied paths are mostly in a few such directories).
 #[derive(Debug, Default, Clone)]
-pub struct RealMemo(HashMap<OsString, PathBuf, BuildHasherDefault<Fnv>>);
+pub struct RealMemo(HashMap<OsString, (PathBuf, bool), BuildHasherDefault<Fnv>>);
 
 impl RealMemo {
     fn get(&self, p: &Path) -> Option<&PathBuf> {
+        self.0.get(p.as_os_str()).map(|(real, _)| real)
+    }
+
+    /// The answer for `p` and whether `p` is known to be missing.
+    fn entry(&self, p: &Path) -> Option<&(PathBuf, bool)> {
         self.0.get(p.as_os_str())
     }
 
     fn insert(&mut self, p: PathBuf, real: PathBuf) {
-        self.0.insert(p.into_os_string(), real);
+        self.0.insert(p.into_os_string(), (real, false));
+    }
+
+    /// `real` is the answer for `p`; `missing`: nothing below `p` exists.
+    fn insert_known(&mut self, p: PathBuf, real: PathBuf, missing: bool) {
+        self.0.insert(p.into_os_string(), (real, missing));
     }
 }
 
@@ -201,15 +217,32 @@ pub fn real_prefix_memo(p: &Path, memo: &mut RealMemo) -> PathBuf {
     // component parsing and no copies of the prefixes tried.
     let path = |end: usize| Path::new(std::ffi::OsStr::from_bytes(&bytes[..end.max(1)]));
     let mut end = bytes.len();
+    // Whether the component below the existing prefix found is missing
+    // (`ENOENT`), and with it everything below: what the missing rest's
+    // answers are marked with.
+    let mut rest_missing = false;
     loop {
         let existing = path(end);
-        let real = match memo.get(existing) {
-            Some(real) => Some(real.clone()),
+        let slash = bytes[..end].iter().rposition(|b| *b == b'/');
+        let real = match memo.entry(existing) {
+            Some((real, _)) => Some(real.clone()),
+            // Below a directory known to be missing: missing too, no `lstat`.
+            None if matches!(slash, Some(i) if end > 1
+                && memo.entry(path(i)).is_some_and(|(_, missing)| *missing)) =>
+            {
+                rest_missing = true;
+                None
+            }
+            // `/` is `/`: no `lstat` and no realpath for it.
+            None if end <= 1 => {
+                let root = PathBuf::from("/");
+                memo.insert(root.clone(), root.clone());
+                Some(root)
+            }
             None => match existing.symlink_metadata() {
                 Ok(meta) => {
                     // Not a symlink, in a directory whose real path is
                     // known: its real path is that directory's and its name.
-                    let slash = bytes[..end].iter().rposition(|b| *b == b'/');
                     let via_parent = match slash {
                         Some(i) if end > 1 && !meta.file_type().is_symlink() => memo
                             .get(path(i))
@@ -222,7 +255,12 @@ pub fn real_prefix_memo(p: &Path, memo: &mut RealMemo) -> PathBuf {
                     }
                     real
                 }
-                Err(_) => None,
+                Err(e) => {
+                    // Only "no such entry" says the same of what is below
+                    // (`ENOTDIR`, a file in the way, says nothing of it).
+                    rest_missing = e.kind() == std::io::ErrorKind::NotFound;
+                    None
+                }
             },
         };
         if let Some(mut out) = real {
@@ -235,12 +273,12 @@ pub fn real_prefix_memo(p: &Path, memo: &mut RealMemo) -> PathBuf {
                     .position(|b| *b == b'/')
                     .map_or(bytes.len(), |i| at + 1 + i);
                 out.push(std::ffi::OsStr::from_bytes(&bytes[at + 1..next]));
-                memo.insert(path(next).to_path_buf(), out.clone());
+                memo.insert_known(path(next).to_path_buf(), out.clone(), rest_missing);
                 at = next;
             }
             return out;
         }
-        match bytes[..end].iter().rposition(|b| *b == b'/') {
+        match slash {
             Some(i) if end > 1 => end = i,
             _ => return p.to_path_buf(),
         }
@@ -281,12 +319,16 @@ fn real_prefix_clean(p: &Path) -> PathBuf {
 /// of which is empty, `.` or `..` (no trailing `/`). Its lexical join onto
 /// `/` is itself.
 pub fn is_clean_absolute(s: &str) -> bool {
-    s == "/"
-        || (s.starts_with('/')
-            && !s.ends_with('/')
-            && s[1..]
-                .split('/')
-                .all(|c| !c.is_empty() && c != "." && c != ".."))
+    // On the bytes (`/` is one byte in UTF-8 and never part of another
+    // character): `str::split` with a `char` pattern costs several times
+    // more per path, and every profile path is asked twice per start.
+    let b = s.as_bytes();
+    b == b"/"
+        || (b.first() == Some(&b'/')
+            && b.last() != Some(&b'/')
+            && b[1..]
+                .split(|c| *c == b'/')
+                .all(|c| !c.is_empty() && c != b"." && c != b".."))
 }
 
 fn real_prefix_with(p: &Path, mut memo: Option<&mut RealMemo>) -> PathBuf {
@@ -449,6 +491,11 @@ mod tests {
             "dangling",
             "real/file",
             "real/file/below",
+            "real/file/below/deeper",
+            "missing/deeper/still/more",
+            "missing/other",
+            "dangling/a/b",
+            "link/missing/a/b",
             "link/file",
         ];
         let mut memo = RealMemo::default();
@@ -483,5 +530,33 @@ mod tests {
             real_prefix_memo(&root.join("link/missing/a"), &mut memo),
             root.join("real/missing/a")
         );
+    }
+
+    #[test]
+    fn clean_absolute_on_bytes_is_the_str_split_definition() {
+        fn by_str(s: &str) -> bool {
+            s == "/"
+                || (s.starts_with('/')
+                    && !s.ends_with('/')
+                    && s[1..]
+                        .split('/')
+                        .all(|c| !c.is_empty() && c != "." && c != ".."))
+        }
+        // Every string of up to 6 of these pieces (`/`, dots, a letter,
+        // a multi-byte character).
+        let pieces = ["/", ".", "..", "a", "é", "/.", "./"];
+        let mut all = vec![String::new()];
+        let mut last = vec![String::new()];
+        for _ in 0..6 {
+            last = last
+                .iter()
+                .flat_map(|s| pieces.iter().map(move |p| format!("{s}{p}")))
+                .collect();
+            all.extend(last.iter().cloned());
+        }
+        assert!(all.len() > 100_000, "{}", all.len());
+        for s in &all {
+            assert_eq!(is_clean_absolute(s), by_str(s), "{s:?}");
+        }
     }
 }
