@@ -100,19 +100,26 @@ fn populate(end: usize) {
         let target = end.div_ceil(CHUNK).saturating_mul(CHUNK).min(SIZE);
         match POPULATED.compare_exchange(cur, target, Ordering::Relaxed, Ordering::Relaxed) {
             Ok(_) => {
-                // SAFETY: `[cur, target)` is inside the arena (`target <=
-                // SIZE`) and `cur` is a multiple of `CHUNK`, so page-aligned
-                // (the arena is `ALIGN`-aligned). Populating changes no
-                // byte: the pages are the zeroes they would be at first
-                // touch, and a page already written is left as it is.
-                let r = unsafe {
-                    libc::madvise(
-                        (BYTES.0.get() as *mut u8).add(cur).cast(),
-                        target - cur,
-                        libc::MADV_POPULATE_WRITE,
-                    )
+                let r = match std::ptr::NonNull::new(
+                    // SAFETY: `cur <= SIZE`: inside the arena or one past it.
+                    unsafe { (BYTES.0.get() as *mut u8).add(cur) }.cast(),
+                ) {
+                    // SAFETY: `[cur, target)` is inside the arena (`target
+                    // <= SIZE`) and `cur` is a multiple of `CHUNK`, so
+                    // page-aligned (the arena is `ALIGN`-aligned).
+                    // Populating changes no byte: the pages are the zeroes
+                    // they would be at first touch, and a page already
+                    // written is left as it is.
+                    Some(at) => unsafe {
+                        nix::sys::mman::madvise(
+                            at,
+                            target - cur,
+                            nix::sys::mman::MmapAdvise::MADV_POPULATE_WRITE,
+                        )
+                    },
+                    None => Err(nix::errno::Errno::EINVAL),
                 };
-                if r != 0 {
+                if r.is_err() {
                     // Linux before 5.14, or no memory to populate with:
                     // the pages fault in as they are written.
                     POPULATED.store(usize::MAX, Ordering::Relaxed);
