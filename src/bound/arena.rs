@@ -206,8 +206,14 @@ unsafe impl GlobalAlloc for Arena {
         let new = unsafe { self.alloc(new_layout) };
         if !new.is_null() {
             // SAFETY: both blocks hold at least `layout.size()` bytes and are
-            // distinct (the new one was never handed out, or is System's).
+            // distinct: the new one is System's, or an arena block from
+            // `NEXT` on, which is past the live block `ptr`.
             unsafe { std::ptr::copy_nonoverlapping(ptr, new, layout.size()) };
+            if !owns(new) {
+                // Moved to the system allocator (past `LARGEST`): the old
+                // block is given back if it is still the last one.
+                give_back(offset, layout.size());
+            }
         }
         new
     }
@@ -248,14 +254,17 @@ mod tests {
         }
         // Growing keeps the contents, in place or moved.
         let (p, size, l) = blocks[2];
+        let next_before = NEXT.load(Ordering::Relaxed);
         // SAFETY: `p` was allocated with `l`.
         let q = unsafe { a.realloc(p as *mut u8, l, 200_000) };
         assert!(!q.is_null());
         // SAFETY: `q` holds 200,000 bytes, the first `size` copied.
         let s = unsafe { std::slice::from_raw_parts(q, size) };
         assert!(s.iter().all(|b| *b == 0xa5));
-        // Large requests come from the system and go back there.
+        // Large requests come from the system and go back there; the old
+        // block, not the last one, stays where it is.
         assert!(!owns(q), "200 kB is larger than an arena block");
+        assert_eq!(NEXT.load(Ordering::Relaxed), next_before);
         // SAFETY: `q` was allocated with this size and alignment.
         unsafe { a.dealloc(q, Layout::from_size_align(200_000, 8).expect("layout")) };
         // Freeing an arena block that is not the last one changes nothing.
@@ -304,6 +313,22 @@ mod tests {
         // SAFETY: `t` holds 9,000 bytes, the first 100 kept.
         let ts = unsafe { std::slice::from_raw_parts(t, 100) };
         assert!(ts.iter().all(|b| *b == 7));
+        // The last block moved to the system allocator is given back.
+        // SAFETY: `t` holds 9,000 bytes, allocated with this layout.
+        let u = unsafe {
+            a.realloc(
+                t,
+                Layout::from_size_align(9000, 8).expect("layout"),
+                100_000,
+            )
+        };
+        assert!(!owns(u));
+        assert_eq!(NEXT.load(Ordering::Relaxed), t as usize - base());
+        // SAFETY: `u` holds 100,000 bytes, the first 100 kept.
+        let us = unsafe { std::slice::from_raw_parts(u, 100) };
+        assert!(us.iter().all(|b| *b == 7));
+        // SAFETY: `u` was allocated with this layout.
+        unsafe { a.dealloc(u, Layout::from_size_align(100_000, 8).expect("layout")) };
         // Every page handed out so far was asked for ahead of the bump
         // (unless the kernel refused).
         let populated = POPULATED.load(Ordering::Relaxed);

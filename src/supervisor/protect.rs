@@ -86,8 +86,10 @@ pub struct Snapshot {
     /// Each root's `(dev, ino)` before the run.
     root_ids: BTreeMap<PathBuf, (u64, u64)>,
     /// Protected regular files that already had other names (a link count
-    /// above one) before the run (absolute, as bytes).
-    linked: BTreeSet<OsString>,
+    /// above one) before the run, as this run saw them (absolute, as bytes):
+    /// the file (`dev`, `ino`) and its link count. A path whose state was
+    /// taken from another run's baseline ([`shared`]) is not here.
+    linked: BTreeMap<OsString, (u64, u64, u64)>,
     /// Each root's submodules before the run ([`gitlinks`]; only when the
     /// patterns protect `.git`): extra protected paths, and the indexes to
     /// read again for new gitlinks.
@@ -885,8 +887,11 @@ impl Snapshot {
             for rel in rels {
                 let st = state_of(&mut probe, root, &rel, &mut budget);
                 let abs = join(root, &rel).into_os_string();
-                if matches!(st, State::File { .. }) && links(&mut probe, &abs) > 1 {
-                    s.linked.insert(abs.clone());
+                if matches!(st, State::File { .. })
+                    && let Some(id) = link_id(&mut probe, &abs)
+                    && id.2 > 1
+                {
+                    s.linked.insert(abs.clone(), id);
                 }
                 if let State::Unreadable(why) = &st {
                     pass.refused.push(format!(
@@ -975,9 +980,16 @@ impl Snapshot {
             // set) would change whenever that name is written, after the
             // run and outside any sandbox: it is put back as a file of its
             // own, whatever its contents.
+            // A file that already had other names must be the same file,
+            // with no more of them.
             let relinked = matches!(after, State::File { .. })
-                && !self.linked.contains(abs)
-                && links(&mut probe, abs) > 1;
+                && link_id(&mut probe, abs).is_some_and(|(dev, ino, n)| {
+                    n > 1
+                        && self
+                            .linked
+                            .get(abs)
+                            .is_none_or(|&(d, i, was)| (d, i) != (dev, ino) || n > was)
+                });
             if relinked {
                 relinked_paths.insert(PathBuf::from(abs));
             }
@@ -1053,9 +1065,12 @@ impl Snapshot {
     }
 }
 
-/// The link count of the protected path `abs` (through the probe's memo).
-fn links(probe: &mut Probe, abs: &std::ffi::OsStr) -> u64 {
-    probe.lstat(Path::new(abs)).map_or(0, |m| m.nlink())
+/// The file at the protected path `abs` and its link count: `(dev, ino,
+/// nlink)`, through the probe's memo.
+fn link_id(probe: &mut Probe, abs: &std::ffi::OsStr) -> Option<(u64, u64, u64)> {
+    probe
+        .lstat(Path::new(abs))
+        .map(|m| (m.dev(), m.ino(), m.nlink()))
 }
 
 /// How a restored path is reported when another run was active in its
@@ -1207,6 +1222,24 @@ mod tests {
             fs::read_to_string(root.join(".git/hooks/pre-push")).expect("r"),
             "#!/bin/sh\n"
         );
+        // A user's link kept, but one more name added, or the file swapped
+        // for another linked one with the same contents: put back.
+        fs::hard_link(root.join(".envrc"), root.join("z")).expect("ln");
+        let out = snap.restore(std::slice::from_ref(&root), &pats);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!(fs::metadata(root.join(".envrc")).expect("m").nlink(), 1);
+        fs::write(root.join(".envrc"), "export A=1\n").expect("w");
+        fs::hard_link(root.join(".envrc"), root.join("envrc.user2")).expect("ln");
+        let snap = Snapshot::take(std::slice::from_ref(&root), &pats);
+        fs::write(root.join("c"), "export A=1\n").expect("w");
+        fs::hard_link(root.join("c"), root.join("d")).expect("ln");
+        fs::rename(root.join("c"), root.join(".envrc")).expect("mv");
+        let out = snap.restore(std::slice::from_ref(&root), &pats);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!(fs::metadata(root.join(".envrc")).expect("m").nlink(), 1);
+        fs::remove_file(root.join("envrc.user")).expect("rm");
+        fs::hard_link(root.join(".envrc"), root.join("envrc.user")).expect("ln");
+        let snap = Snapshot::take(std::slice::from_ref(&root), &pats);
         // The link the user had is still there (control).
         assert_eq!(fs::metadata(root.join(".envrc")).expect("m").nlink(), 2);
         assert!(snap.restore(std::slice::from_ref(&root), &pats).is_empty());

@@ -433,7 +433,12 @@ impl Snapshot {
                     .any(|g| Path::new(abs).starts_with(g) && Path::new(abs) != g)
             {
                 *st = State::Missing;
+            } else {
+                continue;
             }
+            // What this run saw of the file may be `l`'s command's doing
+            // (a second name it made): no link is taken as the user's.
+            self.linked.remove(abs);
         }
         // The submodules' entries this run found through the index and
         // `.gitmodules` ([`super::gitlinks`]), which `l`'s command may have
@@ -1014,6 +1019,44 @@ mod tests {
             .filter(|n| n != "lock")
             .collect();
         assert!(left.is_empty(), "{left:?}");
+    }
+
+    /// Review of round eight: run A's command links `.git/config` to a name
+    /// of its own; run B starts then (and sees that file with a link count
+    /// of two); A's restore gives `.git/config` an inode of its own; B's
+    /// command moves A's linked file back, with a second name again. B must
+    /// not take the link it saw at its start as the user's.
+    #[test]
+    fn a_link_made_by_a_concurrent_run_is_not_taken_as_the_users() {
+        use std::os::unix::fs::MetadataExt;
+        let (_d, root, dir) = world();
+        let roots = vec![root.clone()];
+        let p = pats(PATS);
+        let (mut a, sa) = begin(&dir, &roots, &p, &[]);
+        let sa = sa.expect("shared");
+        fs::hard_link(root.join(".git/config"), root.join("x")).expect("ln");
+        let (mut b, sb) = begin(&dir, &roots, &p, &[]);
+        let sb = sb.expect("shared");
+        assert!(b.refused.is_empty(), "{:?}", b.refused);
+        let out_a = sa.finish(&mut a, &roots, &p);
+        assert_eq!(out_a.len(), 1, "{out_a:?}");
+        assert_eq!(
+            fs::metadata(root.join(".git/config")).expect("m").nlink(),
+            1
+        );
+        // B's command puts A's linked file back under the protected name,
+        // with a second name: the very file and link count B saw at its
+        // start.
+        fs::hard_link(root.join("x"), root.join("y")).expect("ln");
+        fs::rename(root.join("x"), root.join(".git/config")).expect("mv");
+        let out_b = sb.finish(&mut b, &roots, &p);
+        assert_eq!(out_b.len(), 1, "{out_b:?}");
+        let (m, y) = (
+            fs::metadata(root.join(".git/config")).expect("m"),
+            fs::metadata(root.join("y")).expect("m"),
+        );
+        assert_eq!(m.nlink(), 1);
+        assert_ne!(m.ino(), y.ino());
     }
 
     /// Review F2: run A's command registers a gitlink with a gitfile naming
