@@ -777,17 +777,10 @@ fn decode_ansi_c_raw(body: &str) -> Option<String> {
 mod tests {
     use super::*;
 
-    /// The fast path of [`resolve`] for plain words gives exactly what
-    /// brush-parser's word parser gives: every field of the word and of the
-    /// resolution, over the corpus of plain spellings below and 200,000
-    /// generated ones (every byte of the plain set, at every position, in
-    /// words of 1 to 24 bytes), under two sets of known variables. And a
-    /// word with any other byte (quotes, `$`, `~`, globs, braces, blanks,
-    /// operators, backslashes, non-ASCII) never takes the fast path.
-    #[test]
-    fn word_fast_path_equals_brush() {
-        const PLAIN: &[u8] = b"abcxyzABCXYZ0123456789_-./,:@%+=";
-        let vars = [
+    /// The two variable sets the fast-path tests compare under: every
+    /// variable known, and none.
+    fn both_vars() -> [KnownVars<'static>; 2] {
+        [
             KnownVars {
                 home: "/home/u".into(),
                 pwd: "/work".into(),
@@ -799,7 +792,20 @@ mod tests {
                 numeric: Cow::Owned(["n".to_string()].into_iter().collect()),
             },
             KnownVars::default(),
-        ];
+        ]
+    }
+
+    /// The fast path of [`resolve`] for plain words gives exactly what
+    /// brush-parser's word parser gives: every field of the word and of the
+    /// resolution, over the corpus of plain spellings below and 200,000
+    /// generated ones (every byte of the plain set, at every position, in
+    /// words of 1 to 24 bytes), under two sets of known variables. And a
+    /// word with any other byte (quotes, `$`, `~`, globs, braces, blanks,
+    /// operators, backslashes, non-ASCII) never takes the fast path.
+    #[test]
+    fn word_fast_path_equals_brush() {
+        const PLAIN: &[u8] = b"abcxyzABCXYZ0123456789_-./,:@%+=";
+        let vars = both_vars();
         let same = |raw: &str| {
             for v in &vars {
                 let fast = resolve_plain(raw).expect("plain");
@@ -944,19 +950,7 @@ mod tests {
             "$'x'",
             "-",
         ];
-        let vars = [
-            KnownVars {
-                home: "/home/u".into(),
-                pwd: "/work".into(),
-                tmpdir: Some("/tmp/t".into()),
-                positional: vec!["sh".into(), "one".into()].into(),
-                home_known: true,
-                pwd_known: true,
-                positional_known: true,
-                numeric: Cow::Owned(["n".to_string()].into_iter().collect()),
-            },
-            KnownVars::default(),
-        ];
+        let vars = both_vars();
         let mut next = crate::sys::testing::xorshift(0x2545_F491_4F6C_DD1D);
         let mut hidden = 0;
         for round in 0..50_000 {

@@ -1325,13 +1325,7 @@ mod attacks {
             (
                 "update-index --cacheinfo and a gitfile outside",
                 Box::new(|w: &World| {
-                    w.register_gitlink(&w.sup, &sha, "n1");
-                    fs::create_dir(w.sup.join("n1")).expect("mk");
-                    fs::write(
-                        w.sup.join("n1/.git"),
-                        format!("gitdir: {}\n", evil.display()),
-                    )
-                    .expect("w");
+                    w.plant_gitlink(&w.sup, &sha, "n1", &format!("gitdir: {}\n", evil.display()));
                 }),
             ),
             (
@@ -1350,9 +1344,7 @@ mod attacks {
             (
                 "a gitfile into .git/modules through a symlink",
                 Box::new(|w: &World| {
-                    w.register_gitlink(&w.sup, &sha, "n3");
-                    fs::create_dir(w.sup.join("n3")).expect("mk");
-                    fs::write(w.sup.join("n3/.git"), "gitdir: ../.git/modules/n3\n").expect("w");
+                    w.plant_gitlink(&w.sup, &sha, "n3", "gitdir: ../.git/modules/n3\n");
                     std::os::unix::fs::symlink(&evil, w.sup.join(".git/modules/n3")).expect("ln");
                 }),
             ),
@@ -1361,10 +1353,8 @@ mod attacks {
                 // outside `.git/modules`, was taken as a usual submodule.
                 "a gitfile into .git/evil",
                 Box::new(|w: &World| {
-                    w.register_gitlink(&w.sup, &sha, "n5");
                     copy_tree(&evil, &w.sup.join(".git/evil"));
-                    fs::create_dir(w.sup.join("n5")).expect("mk");
-                    fs::write(w.sup.join("n5/.git"), "gitdir: ../.git/evil\n").expect("w");
+                    w.plant_gitlink(&w.sup, &sha, "n5", "gitdir: ../.git/evil\n");
                 }),
             ),
             (
@@ -1373,30 +1363,23 @@ mod attacks {
                 // first and lands in a copy of the evil one.
                 "a gitfile through a symlink and ..",
                 Box::new(|w: &World| {
-                    w.register_gitlink(&w.sup, &sha, "n6");
                     let away = w.base.join("away");
                     fs::create_dir_all(away.join("b/c")).expect("mk");
                     copy_tree(&evil, &away.join(".git/modules/decoy"));
                     fs::create_dir_all(w.sup.join(".git/modules/decoy")).expect("mk");
-                    fs::create_dir(w.sup.join("n6")).expect("mk");
+                    w.plant_gitlink(&w.sup, &sha, "n6", "gitdir: x/../../.git/modules/decoy\n");
                     std::os::unix::fs::symlink(away.join("b/c"), w.sup.join("n6/x")).expect("ln");
-                    fs::write(
-                        w.sup.join("n6/.git"),
-                        "gitdir: x/../../.git/modules/decoy\n",
-                    )
-                    .expect("w");
                 }),
             ),
             (
                 "a new gitlink inside the existing submodule",
                 Box::new(|w: &World| {
-                    w.register_gitlink(&w.sup.join("sub"), &sha, "n4");
-                    fs::create_dir(w.sup.join("sub/n4")).expect("mk");
-                    fs::write(
-                        w.sup.join("sub/n4/.git"),
-                        format!("gitdir: {}\n", evil.display()),
-                    )
-                    .expect("w");
+                    w.plant_gitlink(
+                        &w.sup.join("sub"),
+                        &sha,
+                        "n4",
+                        &format!("gitdir: {}\n", evil.display()),
+                    );
                 }),
             ),
         ];
@@ -1578,6 +1561,15 @@ pub(super) mod tests_support {
                     &format!("160000,{sha},{name}"),
                 ],
             );
+        }
+
+        /// [`World::register_gitlink`], then the gitlink's directory with
+        /// a gitfile `.git` holding `gitfile`: a submodule the attacking
+        /// command planted.
+        pub fn plant_gitlink(&self, repo: &Path, sha: &str, name: &str, gitfile: &str) {
+            self.register_gitlink(repo, sha, name);
+            fs::create_dir(repo.join(name)).expect("mk");
+            fs::write(repo.join(name).join(".git"), gitfile).expect("w");
         }
 
         pub fn head(&self, d: &Path) -> String {

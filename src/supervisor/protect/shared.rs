@@ -1079,13 +1079,7 @@ mod tests {
             let sa = sa.expect("shared");
             assert!(a.refused.is_empty(), "{:?}", a.refused);
             // A's command.
-            w.register_gitlink(&w.sup, &sha, "n1");
-            fs::create_dir(w.sup.join("n1")).expect("mk");
-            fs::write(
-                w.sup.join("n1/.git"),
-                format!("gitdir: {}\n", evil.display()),
-            )
-            .expect("w");
+            w.plant_gitlink(&w.sup, &sha, "n1", &format!("gitdir: {}\n", evil.display()));
             assert!(w.status_runs_canary(), "the attack itself (control)");
             let (mut b, sb) = begin(&dir, &roots, &p, &[]);
             let sb = sb.expect("shared");
