@@ -52,6 +52,20 @@ fn write_access() -> BitFlags<AccessFs> {
     AccessFs::from_all(LATEST) & !(AccessFs::IoctlDev | AccessFs::MakeChar | AccessFs::MakeBlock)
 }
 
+/// Rights on the writable root `root` (real path). The temporary directory
+/// (`tmp`, real path: `$TMPDIR`, else `/tmp`) is where the user's own
+/// daemons keep their sockets (tmux's server, `ssh-agent`, X11, editors'
+/// IPC): connecting to a pathname socket there (`resolve_unix`, Landlock
+/// ABI 9) is withheld unless the profile allows Unix sockets. A project's
+/// own sockets, below the other roots, stay reachable.
+fn write_rights(root: &Path, tmp: Option<&Path>, unix_sockets: bool) -> BitFlags<AccessFs> {
+    if !unix_sockets && tmp == Some(root) {
+        write_access() & !AccessFs::ResolveUnix
+    } else {
+        write_access()
+    }
+}
+
 /// Rights on the harmless character devices every program expects.
 fn dev_rw() -> BitFlags<AccessFs> {
     AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate
@@ -889,12 +903,13 @@ pub fn plan(spec: &SandboxSpec) -> Result<LandlockPlan, SandboxError> {
             c.carve(&root, None, read, &mut rules)?;
         }
     }
+    let tmp = std::env::var_os("TMPDIR")
+        .filter(|t| !t.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/tmp"));
+    let tmp_real = canonical(&tmp);
     for root in &spec.write {
         let Some(canon) = canonical(root) else {
-            let tmp = std::env::var_os("TMPDIR")
-                .filter(|t| !t.is_empty())
-                .map(PathBuf::from)
-                .unwrap_or_else(|| PathBuf::from("/tmp"));
             if *root == tmp {
                 return Err(SandboxError::TmpMissing(root.clone()));
             }
@@ -905,7 +920,8 @@ pub fn plan(spec: &SandboxSpec) -> Result<LandlockPlan, SandboxError> {
         } else {
             &mut elsewhere
         };
-        c.carve(&canon, None, write_access(), &mut rules)?;
+        let rights = write_rights(&canon, tmp_real.as_deref(), spec.unix_sockets);
+        c.carve(&canon, None, rights, &mut rules)?;
     }
     let mut unlisted = in_dev.unlisted;
     unlisted.extend(elsewhere.unlisted);
@@ -1646,6 +1662,27 @@ mod tests {
         );
         assert_eq!(p.deny_read[3].real, Some(home.join("data/kube/config")));
         assert_eq!(p.deny_read[5].real, Some(home.join(".docker/config.json")));
+    }
+
+    #[test]
+    fn sockets_in_the_temporary_directory_are_not_reachable_without_unix_sockets() {
+        let tmp = Path::new("/tmp");
+        let proj = Path::new("/home/u/proj");
+        let resolve = |r: BitFlags<AccessFs>| r.contains(AccessFs::ResolveUnix);
+        // The temporary root: the user's tmux, ssh-agent and X11 sockets.
+        assert!(!resolve(write_rights(tmp, Some(tmp), false)));
+        // Everything else a writable root gets is kept there.
+        assert_eq!(
+            write_rights(tmp, Some(tmp), false) | AccessFs::ResolveUnix,
+            write_access()
+        );
+        // Controls: the project's own sockets; a profile allowing Unix
+        // sockets; a root inside the temporary directory is not the
+        // directory itself.
+        assert!(resolve(write_rights(proj, Some(tmp), false)));
+        assert!(resolve(write_rights(tmp, Some(tmp), true)));
+        assert!(resolve(write_rights(Path::new("/tmp/proj"), Some(tmp), false)));
+        assert!(resolve(write_rights(proj, None, false)));
     }
 
     #[test]

@@ -164,7 +164,7 @@ pub fn mechanisms(spec: &SandboxSpec) -> Vec<Mechanism> {
     out.push(m(
         "landlock.resolve_unix",
         abi >= 9,
-        "pathname Unix sockets only below the roots (below ABI 9: socket(AF_UNIX) is refused by seccomp instead)",
+        "pathname Unix sockets only below the writable roots other than the temporary directory, where the user's own daemons keep theirs (below ABI 9: socket(AF_UNIX) is refused by seccomp instead)",
     ));
     out.push(m(
         "pty_broker",
