@@ -1681,7 +1681,11 @@ mod tests {
         // directory itself.
         assert!(resolve(write_rights(proj, Some(tmp), false)));
         assert!(resolve(write_rights(tmp, Some(tmp), true)));
-        assert!(resolve(write_rights(Path::new("/tmp/proj"), Some(tmp), false)));
+        assert!(resolve(write_rights(
+            Path::new("/tmp/proj"),
+            Some(tmp),
+            false
+        )));
         assert!(resolve(write_rights(proj, None, false)));
     }
 
