@@ -465,6 +465,18 @@ fn venv_pattern(parts: &[&str]) -> bool {
     }
 }
 
+/// Whether metadata calls on a pattern's paths need not be refused during
+/// the run: a venv pattern outside `site-packages` (`**/pyvenv.cfg`,
+/// `**/bin/activate*`), whose files `python -m venv` makes and `chmod`s.
+pub fn venv_metadata_free(pattern: &str) -> bool {
+    let parts: Vec<&str> = pattern
+        .trim_end_matches('/')
+        .split('/')
+        .filter(|s| !s.is_empty() && *s != ".")
+        .collect();
+    venv_pattern(&parts) && !parts.contains(&"site-packages")
+}
+
 fn parse_patterns(patterns: &[String]) -> Vec<Pat<'_>> {
     patterns
         .iter()
@@ -744,7 +756,8 @@ impl Walk<'_, '_, '_> {
             for (name, is_dir) in es {
                 if !is_dir
                     && let Some(b) = self.pass.before
-                    && b.walked.contains(self.root.join(rel.join(&name)).as_os_str())
+                    && b.walked
+                        .contains(self.root.join(rel.join(&name)).as_os_str())
                 {
                     // Walked before the run, no longer a directory.
                     self.pass
@@ -1023,12 +1036,12 @@ impl Snapshot {
             // `core.hooksPath` (and the config files it may come from),
             // read from the configuration as it is before the run.
             if git {
-                let cfg = |rel: &str| match s.entries.get(join(root, Path::new(rel)).as_os_str())
-                {
+                let cfg = |rel: &str| match s.entries.get(join(root, Path::new(rel)).as_os_str()) {
                     Some((_, _, State::File { content, .. })) => Some(content.clone()),
                     _ => None,
                 };
-                let found = hookspath::find(root, roots, cfg(".git/config"), cfg(".git/config.worktree"));
+                let found =
+                    hookspath::find(root, roots, cfg(".git/config"), cfg(".git/config.worktree"));
                 s.notes.extend(found.notes);
                 if !found.protect.is_empty() {
                     let extra = parse_patterns(&found.protect);
@@ -2393,7 +2406,8 @@ mod tests_rt9 {
             let out = snap.restore(std::slice::from_ref(&root), &pats);
             assert!(!out.is_empty(), "{what}: nothing reported");
             assert!(
-                out.iter().any(|l| l.contains("on the way to protected files")),
+                out.iter()
+                    .any(|l| l.contains("on the way to protected files")),
                 "{what}: {out:?}"
             );
             let m = fs::symlink_metadata(root.join(dir)).expect("md");
@@ -2514,8 +2528,16 @@ mod tests_rt9 {
             .to_vec();
         let snap = Snapshot::take(std::slice::from_ref(&root), &pats);
         assert!(snap.refused.is_empty(), "{:?}", snap.refused);
-        fs::write(root.join("tools/hooks/pre-commit"), "#!/bin/sh\ntouch pwned\n").expect("w");
-        fs::write(root.join("tools/hooks/pre-push"), "#!/bin/sh\ntouch pwned\n").expect("w");
+        fs::write(
+            root.join("tools/hooks/pre-commit"),
+            "#!/bin/sh\ntouch pwned\n",
+        )
+        .expect("w");
+        fs::write(
+            root.join("tools/hooks/pre-push"),
+            "#!/bin/sh\ntouch pwned\n",
+        )
+        .expect("w");
         fs::write(root.join("team.gitconfig"), "[core]\n\tfsmonitor = evil\n").expect("w");
         // Positive control: a file beside the hooks directory stays.
         fs::write(root.join("tools/build.sh"), "make\n").expect("w");

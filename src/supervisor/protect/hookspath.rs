@@ -265,7 +265,9 @@ fn in_roots<'a>(abs: &Path, roots: &'a [PathBuf]) -> Option<(&'a Path, PathBuf)>
         .iter()
         .filter_map(|r| {
             let r = normal(r)?;
-            abs.strip_prefix(&r).ok().map(|rel| (r.clone(), rel.to_path_buf()))
+            abs.strip_prefix(&r)
+                .ok()
+                .map(|rel| (r.clone(), rel.to_path_buf()))
         })
         .max_by_key(|(r, _)| r.as_os_str().len())
         .and_then(|(r, rel)| {
@@ -401,16 +403,42 @@ mod tests {
 
     #[test]
     fn hookspath_spellings_are_read() {
-        assert_eq!(hooks_of("[core]\n\thooksPath = .husky/_\n"), [Some(".husky/_".into())]);
-        assert_eq!(hooks_of("[CORE]\nHOOKSPATH=\"a b\" # c\n"), [Some("a b".into())]);
+        assert_eq!(
+            hooks_of("[core]\n\thooksPath = .husky/_\n"),
+            [Some(".husky/_".into())]
+        );
+        assert_eq!(
+            hooks_of("[CORE]\nHOOKSPATH=\"a b\" # c\n"),
+            [Some("a b".into())]
+        );
         assert_eq!(hooks_of("[core] hookspath = x\n"), [Some("x".into())]);
-        assert_eq!(hooks_of("[core]\nhookspath = a\\\nb\n"), [Some("ab".into())]);
-        assert_eq!(hooks_of("[core]\nhookspath = \"x\\\"y\"\n"), [Some("x\"y".into())]);
-        assert_eq!(hooks_of("[core \"x\"]\nhookspath = no\n"), Vec::<Option<String>>::new());
-        assert_eq!(hooks_of("[user]\nhookspath = no\n; [core]\n"), Vec::<Option<String>>::new());
+        assert_eq!(
+            hooks_of("[core]\nhookspath = a\\\nb\n"),
+            [Some("ab".into())]
+        );
+        assert_eq!(
+            hooks_of("[core]\nhookspath = \"x\\\"y\"\n"),
+            [Some("x\"y".into())]
+        );
+        assert_eq!(
+            hooks_of("[core \"x\"]\nhookspath = no\n"),
+            Vec::<Option<String>>::new()
+        );
+        assert_eq!(
+            hooks_of("[user]\nhookspath = no\n; [core]\n"),
+            Vec::<Option<String>>::new()
+        );
         assert_eq!(hooks_of("[core]\nhookspath\n"), [None]);
         // Garbage does not panic.
-        for t in ["[", "[core", "=", "[core]\n=x", "[\"]\n", "\\", "[core]\nhookspath=\"\\"] {
+        for t in [
+            "[",
+            "[core",
+            "=",
+            "[core]\n=x",
+            "[\"]\n",
+            "\\",
+            "[core]\nhookspath=\"\\",
+        ] {
             let _ = parse(t);
         }
     }
@@ -420,23 +448,42 @@ mod tests {
         let d = tempfile::tempdir().expect("tmp");
         let root = d.path().to_path_buf();
         let roots = vec![root.clone()];
-        let f = find(&root, &roots, Some(b"[core]\n\thooksPath = .husky/_\n".to_vec()), None);
+        let f = find(
+            &root,
+            &roots,
+            Some(b"[core]\n\thooksPath = .husky/_\n".to_vec()),
+            None,
+        );
         assert_eq!(f.protect, [".husky/_/"]);
         let abs = format!("[core]\nhooksPath = {}/hooks/./x/..\n", root.display());
         let f = find(&root, &roots, Some(abs.into_bytes()), None);
         assert_eq!(f.protect, ["hooks/"]);
         // Outside the roots, or above them: nothing.
         for v in ["/elsewhere/hooks", "../up", "../../../../.."] {
-            let f = find(&root, &roots, Some(format!("[core]\nhooksPath={v}\n").into_bytes()), None);
+            let f = find(
+                &root,
+                &roots,
+                Some(format!("[core]\nhooksPath={v}\n").into_bytes()),
+                None,
+            );
             assert!(f.protect.is_empty(), "{v}: {:?}", f.protect);
         }
         // The root itself: the hook names.
-        let f = find(&root, &roots, Some(b"[core]\nhooksPath = .\n".to_vec()), None);
+        let f = find(
+            &root,
+            &roots,
+            Some(b"[core]\nhooksPath = .\n".to_vec()),
+            None,
+        );
         assert!(f.protect.contains(&"pre-commit".to_string()));
         // config.worktree, and an include inside the root (protected too),
         // relative to `.git/`.
         std::fs::create_dir_all(root.join(".git")).expect("mk");
-        std::fs::write(root.join("proj.gitconfig"), "[core]\nhooksPath = tools/hooks\n").expect("w");
+        std::fs::write(
+            root.join("proj.gitconfig"),
+            "[core]\nhooksPath = tools/hooks\n",
+        )
+        .expect("w");
         let f = find(
             &root,
             &roots,
@@ -446,7 +493,12 @@ mod tests {
         assert_eq!(f.protect, ["proj.gitconfig", "tools/hooks/", "wt-hooks/"]);
         // An include that cannot be read leaves a note.
         std::fs::create_dir_all(root.join("dir.gitconfig")).expect("mk");
-        let f = find(&root, &roots, Some(b"[includeIf \"gitdir:x\"]\npath = ../dir.gitconfig\n".to_vec()), None);
+        let f = find(
+            &root,
+            &roots,
+            Some(b"[includeIf \"gitdir:x\"]\npath = ../dir.gitconfig\n".to_vec()),
+            None,
+        );
         assert!(!f.notes.is_empty(), "{f:?}");
     }
 }
