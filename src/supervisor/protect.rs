@@ -590,7 +590,12 @@ fn expand(
                 if !venvs.contains(&abs) {
                     continue;
                 }
-            } else if !abs.join("pyvenv.cfg").is_file() {
+            } else if !probe
+                .lstat(&abs.join("pyvenv.cfg"))
+                .is_some_and(|m| m.is_file() || m.file_type().is_symlink())
+            {
+                // (through the probe: asked once per pass for every venv
+                // pattern, and answered by the root's listing when small)
                 continue;
             }
             venvs.insert(abs);

@@ -1802,7 +1802,7 @@ fn file_tool_writes_into_a_nested_git_entry_are_refused() {
 /// and Gradle's wrapper and JVM options, hook managers): a confined change
 /// is put back (exit 126) however it is spelled; an ordinary file beside
 /// each is kept.
-const RT9_PROTECTED: [&str; 25] = [
+const RT9_PROTECTED: [&str; 28] = [
     ".gemini/settings.json",
     "opencode.json",
     ".opencode/plugin/x.js",
@@ -1822,6 +1822,9 @@ const RT9_PROTECTED: [&str; 25] = [
     "lefthook.yml",
     ".lefthook.yml",
     "lefthook-local.yml",
+    "lefthook.toml",
+    ".config/lefthook.yml",
+    ".lefthook/pre-commit/x.sh",
     ".husky/pre-commit",
     "rust-toolchain",
     "rust-toolchain.toml",
