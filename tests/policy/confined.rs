@@ -333,6 +333,7 @@ fn rt9_tool_configs_are_refused_in_both_modes() {
             "echo x > gradle.properties",
             "echo x > .mvn.txt",
             "echo x > mise.toml.bak",
+            "mkdir -p .gemini/tmp/h && echo x > .gemini/tmp/h/scratch",
             "echo x > .venv/lib/python3.12/site-packages/pkg.py",
             "cp x .venv/bin/console-script",
             // A venv (or a bin/) this command makes is its own.

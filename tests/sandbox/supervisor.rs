@@ -1802,8 +1802,9 @@ fn file_tool_writes_into_a_nested_git_entry_are_refused() {
 /// and Gradle's wrapper and JVM options, hook managers): a confined change
 /// is put back (exit 126) however it is spelled; an ordinary file beside
 /// each is kept.
-const RT9_PROTECTED: [&str; 28] = [
+const RT9_PROTECTED: [&str; 29] = [
     ".gemini/settings.json",
+    ".gemini/commands/x.toml",
     "opencode.json",
     ".opencode/plugin/x.js",
     ".roo/mcp.json",
