@@ -1146,6 +1146,9 @@ impl Snapshot {
         }
         let mut budget = MAX_BYTES;
         let mut changed: Vec<(PathBuf, PathBuf, PathBuf, State)> = Vec::new();
+        // Directories put back in place of something else, with what that
+        // was (the report says nothing else they held is restored).
+        let mut ways: BTreeMap<PathBuf, String> = BTreeMap::new();
         let mut relinked_paths: BTreeSet<PathBuf> = BTreeSet::new();
         for (abs, (root, rel, before)) in &self.entries {
             // `rel` is relative to the root it was found under, not to the
@@ -1172,6 +1175,18 @@ impl Snapshot {
                 });
             if relinked {
                 relinked_paths.insert(PathBuf::from(abs));
+            }
+            if let (State::Dir { .. }, State::Symlink(t)) = (before, &after) {
+                // A protected directory (`.git`, `.git/hooks`, `.claude`)
+                // swapped for a symlink to a copy: put back empty, and said.
+                ways.insert(
+                    PathBuf::from(abs),
+                    replaced(Path::new(abs), &format!("a symlink to {}", t.display())),
+                );
+            } else if matches!(before, State::Dir { .. })
+                && matches!(after, State::File { .. } | State::Special { .. })
+            {
+                ways.insert(PathBuf::from(abs), replaced(Path::new(abs), "a file"));
             }
             if relinked || &after != before {
                 changed.push((
@@ -1201,7 +1216,6 @@ impl Snapshot {
         // symlink to a copy, or for a file): put back as directories. A
         // way below another broken one is not looked at (the outer one is
         // put back, empty).
-        let mut ways: BTreeMap<PathBuf, String> = BTreeMap::new();
         let broken = pass.broken.iter().map(|(root, rel)| {
             let abs = join(root, rel).into_os_string();
             let mode = self.ways.get(&abs).map_or(0o755, |w| w.2);
@@ -1234,13 +1248,7 @@ impl Snapshot {
             } else {
                 "something else".to_string()
             };
-            ways.insert(
-                p.clone(),
-                format!(
-                    "{} (a directory on the way to protected files, replaced by {what}; put back as an empty directory with the protected files it held: nothing else it held is restored)",
-                    p.display()
-                ),
-            );
+            ways.insert(p.clone(), replaced(&p, &what));
             changed.retain(|c| c.0 != p);
             changed.push((p, root, rel, State::Dir { mode }));
         }
@@ -1292,6 +1300,14 @@ impl Snapshot {
         }
         out
     }
+}
+
+/// The report line for a directory put back in place of `what`.
+fn replaced(p: &Path, what: &str) -> String {
+    format!(
+        "{} (a directory on the way to protected files, replaced by {what}; put back as an empty directory with the protected files it held: nothing else it held is restored)",
+        p.display()
+    )
 }
 
 /// The file at the protected path `abs` and its link count: `(dev, ino,
@@ -1951,7 +1967,13 @@ mod tests_rt5 {
         fs::rename(root.join(".git"), root.join("gitold")).expect("mv");
         fs::write(root.join(".git"), "gitdir: evil\n").expect("w");
         let out = snap.restore(std::slice::from_ref(&root), &p);
-        assert!(out.iter().any(|l| l.contains(".git (restored)")), "{out:?}");
+        // (reported as a directory put back in place of a file: what else
+        // it held, the repository's objects in `gitold`, is not restored)
+        assert!(
+            out.iter()
+                .any(|l| l.contains(".git (") && l.contains("replaced by a file")),
+            "{out:?}"
+        );
         assert!(
             fs::symlink_metadata(root.join(".git"))
                 .expect("md")
@@ -2513,6 +2535,48 @@ mod tests_rt9 {
                 .is_dir()
         );
         assert!(!root.join(".git/worktrees/x/gitdir").exists(), "{out:?}");
+    }
+
+    #[test]
+    fn protected_directories_swapped_for_symlinks_are_put_back_and_said() {
+        let d = tempfile::tempdir().expect("tmp");
+        let root = d.path().to_path_buf();
+        fs::create_dir_all(root.join(".git/hooks")).expect("mk");
+        fs::write(root.join(".git/config"), "[core]\n").expect("w");
+        fs::create_dir_all(root.join(".claude")).expect("mk");
+        fs::write(root.join(".claude/settings.json"), "{}").expect("w");
+        let pats: Vec<String> = [".git", ".git/config", ".git/hooks/", ".claude/"]
+            .map(String::from)
+            .to_vec();
+        let snap = Snapshot::take(std::slice::from_ref(&root), &pats);
+        // `.git/hooks -> hooks2` with a new hook; `.claude -> .claude2`
+        // with changed settings.
+        fs::create_dir_all(root.join("hooks2")).expect("mk");
+        fs::write(root.join("hooks2/pre-commit"), "evil").expect("w");
+        fs::remove_dir(root.join(".git/hooks")).expect("rm");
+        symlink(root.join("hooks2"), root.join(".git/hooks")).expect("ln");
+        copy_tree(&root.join(".claude"), &root.join(".claude2"));
+        fs::write(root.join(".claude2/settings.json"), "{\"hooks\":1}").expect("w");
+        fs::remove_dir_all(root.join(".claude")).expect("rm");
+        symlink(".claude2", root.join(".claude")).expect("ln");
+        let out = snap.restore(std::slice::from_ref(&root), &pats);
+        for dir in [".git/hooks", ".claude"] {
+            assert!(
+                fs::symlink_metadata(root.join(dir)).expect("md").is_dir(),
+                "{dir}"
+            );
+            assert!(
+                out.iter()
+                    .any(|l| l.contains(dir) && l.contains("replaced by a symlink")),
+                "{dir}: {out:?}"
+            );
+        }
+        assert!(!root.join(".git/hooks/pre-commit").exists());
+        assert_eq!(
+            fs::read_to_string(root.join(".claude/settings.json")).expect("r"),
+            "{}"
+        );
+        assert!(snap.restore(std::slice::from_ref(&root), &pats).is_empty());
     }
 
     #[test]
