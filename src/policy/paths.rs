@@ -312,7 +312,24 @@ fn pieces(b: &[u8]) -> impl Iterator<Item = &[u8]> {
 /// that environment itself, and the supervisor (which protects the venvs
 /// that exist when the run starts) leaves its files alone, so the policy
 /// does too. An existing venv's `.pth` files stay protected.
+///
+/// The other venv entries (`**/pyvenv.cfg`, `**/bin/activate*`: one
+/// component after `**` or two) are the venv's when its base (what the
+/// `**` stands for) has a pyvenv.cfg already: a `bin/activate` of a
+/// directory that is no venv, or the pyvenv.cfg of a venv being made, is
+/// the command's.
 fn created_here(root: &Path, rel: &[std::borrow::Cow<'_, str>], pat: &[&str]) -> bool {
+    let activate = |n: &str| n.to_ascii_lowercase().starts_with("activate");
+    if matches!(pat, ["**", "pyvenv.cfg"]) || matches!(pat, ["**", "bin", n] if activate(n)) {
+        let tail = pat.len() - 1;
+        if rel.len() < tail {
+            return false;
+        }
+        let base: PathBuf = rel[..rel.len() - tail]
+            .iter()
+            .fold(root.to_path_buf(), |p, c| p.join(&**c));
+        return std::fs::symlink_metadata(base.join("pyvenv.cfg")).is_err();
+    }
     if !pat.contains(&"**") || !pat.contains(&"site-packages") {
         return false;
     }

@@ -75,7 +75,16 @@ impl SupervisorSpec {
         let rel = path.strip_prefix(root).unwrap_or(path);
         for root in self.write_roots.iter().filter(|r| path.starts_with(r)) {
             let rel = path.strip_prefix(root).unwrap_or(path);
-            if let Some(p) = self.protected.iter().find(|p| protect::matches(p, rel)) {
+            // A venv's pyvenv.cfg and activate scripts are protected in the
+            // venvs that exist before the run (their content and mode are
+            // put back by the snapshot); a metadata change of one is the
+            // same as anywhere else, and refusing it would break making a
+            // venv (`python -m venv` copies the activate scripts' modes).
+            if let Some(p) = self
+                .protected
+                .iter()
+                .find(|p| !protect::venv_metadata_free(p) && protect::matches(p, rel))
+            {
                 return Err(format!(
                     "protected path (matches `{p}` under {})",
                     root.display()

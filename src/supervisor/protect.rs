@@ -22,6 +22,7 @@
 
 mod at;
 pub mod gitlinks;
+mod hookspath;
 pub mod shared;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -83,6 +84,19 @@ pub struct Snapshot {
     venvs: BTreeSet<PathBuf>,
     /// Directories a `**` walk listed before the run (absolute, as bytes).
     walked: BTreeSet<OsString>,
+    /// Directories on the way to protected paths that were real
+    /// directories before the run (absolute, as bytes): root, path
+    /// relative to it, mode. One that is a symlink, a file or anything
+    /// but a directory after the run is a change (F1 of red team 9: a
+    /// venv or its `lib` swapped for a symlink to a copy holding a new
+    /// `.pth`): it is put back as a directory, so that nothing the
+    /// command planted is reachable through it. Missing is not a change
+    /// (nothing is reachable through a missing directory, and one made
+    /// again is a real directory the comparison lists).
+    ways: BTreeMap<OsString, (PathBuf, PathBuf, u32)>,
+    /// Directories `core.hooksPath` names inside each root (protected as
+    /// trees, like `.git/hooks/`), as extra patterns per root.
+    hooks: Vec<(PathBuf, Vec<String>)>,
     /// Each root's `(dev, ino)` before the run.
     root_ids: BTreeMap<PathBuf, (u64, u64)>,
     /// Protected regular files that already had other names (a link count
@@ -122,6 +136,14 @@ struct Pass<'a> {
     /// the command made unreadable and renamed into place): removed whole,
     /// then rebuilt from the snapshot.
     unlistable: Vec<(PathBuf, PathBuf)>,
+    /// Before the run: directories on the way to the patterns' matches
+    /// (a venv and its `lib`, `site-packages`, `bin`; the fixed part of a
+    /// pattern with globs), `(root, rel)`; kept in [`Snapshot::ways`] when
+    /// they are real directories.
+    ways: Vec<(PathBuf, PathBuf)>,
+    /// After the run: directories a `**` walk listed before the run that
+    /// are now something else (a symlink, a file).
+    broken: Vec<(PathBuf, PathBuf)>,
 }
 
 /// Whether a listing failed for a reason other than the directory being
@@ -428,6 +450,33 @@ struct Pat<'a> {
     venv: bool,
 }
 
+/// Whether a pattern is found through the venvs rather than by a walk:
+/// `**/site-packages/...`, `**/pyvenv.cfg` and `**/bin/activate*` (a
+/// venv's activate scripts, `Activate.ps1` too). Anything else with a
+/// leading `**` is walked.
+fn venv_pattern(parts: &[&str]) -> bool {
+    match parts {
+        ["**", rest @ ..] => {
+            rest.contains(&"site-packages")
+                || rest == ["pyvenv.cfg"]
+                || matches!(rest, ["bin", n] if n.to_ascii_lowercase().starts_with("activate"))
+        }
+        _ => false,
+    }
+}
+
+/// Whether metadata calls on a pattern's paths need not be refused during
+/// the run: a venv pattern outside `site-packages` (`**/pyvenv.cfg`,
+/// `**/bin/activate*`), whose files `python -m venv` makes and `chmod`s.
+pub fn venv_metadata_free(pattern: &str) -> bool {
+    let parts: Vec<&str> = pattern
+        .trim_end_matches('/')
+        .split('/')
+        .filter(|s| !s.is_empty() && *s != ".")
+        .collect();
+    venv_pattern(&parts) && !parts.contains(&"site-packages")
+}
+
 fn parse_patterns(patterns: &[String]) -> Vec<Pat<'_>> {
     patterns
         .iter()
@@ -443,7 +492,7 @@ fn parse_patterns(patterns: &[String]) -> Vec<Pat<'_>> {
             }
             let literal = (!parts.is_empty() && !parts.iter().any(|p| has_glob(p)))
                 .then(|| parts.iter().collect());
-            let venv = text.contains("site-packages") && parts.first() == Some(&"**");
+            let venv = venv_pattern(&parts);
             Pat {
                 text,
                 parts,
@@ -478,8 +527,10 @@ fn expand(
             // After the run only the venvs of the snapshot count: look at
             // them directly instead of listing the root again (a TMPDIR of
             // 2,000 entries costs ~1 ms per listing). A base that is no
-            // longer a real directory at every level is skipped, as the
-            // listing would have skipped it.
+            // longer a real directory at every level is not listed through:
+            // each of those levels was recorded as a way to the venv's
+            // files ([`Snapshot::ways`]), so one that is now a symlink or a
+            // file is a change of its own, put back as a directory.
             venvs
                 .iter()
                 .filter_map(|v| v.strip_prefix(root).ok())
@@ -530,37 +581,42 @@ fn expand(
             bases
         };
         for b in bases {
-            if !root.join(&b).join("pyvenv.cfg").is_file() {
-                continue;
-            }
             let abs = root.join(&b);
-            if only_known && !venvs.contains(&abs) {
+            // A venv of the snapshot is looked into whether or not its
+            // pyvenv.cfg is still there (a command that removes it, plants
+            // a `.pth` and leaves the pyvenv.cfg to be restored would
+            // otherwise hide the `.pth`).
+            if only_known {
+                if !venvs.contains(&abs) {
+                    continue;
+                }
+            } else if !probe
+                .lstat(&abs.join("pyvenv.cfg"))
+                .is_some_and(|m| m.is_file() || m.file_type().is_symlink())
+            {
+                // (through the probe: asked once per pass for every venv
+                // pattern, and answered by the root's listing when small)
                 continue;
             }
             venvs.insert(abs);
-            for lib in ["lib", "lib64"] {
-                let libdir = root.join(&b).join(lib);
-                if !probe.is_real_dir(&libdir) {
-                    continue; // lib64 -> lib
-                }
-                let Ok(rd) = list_dir(&libdir, usize::MAX) else {
-                    continue;
-                };
-                for (py, _) in rd {
-                    let sp = Path::new(lib).join(py).join("site-packages");
-                    let Ok(files) = list_dir(&root.join(&b).join(&sp), usize::MAX) else {
-                        continue;
-                    };
-                    for (f, _) in files {
-                        let rel = b.join(&sp).join(f);
-                        if matches(pattern, &rel) {
-                            out.push(rel);
-                        }
-                    }
+            let lib64 = b.join("lib64");
+            for rel in venv_files(probe, root, &b, pass) {
+                if rel == lib64 || matches(pattern, &rel) {
+                    out.push(rel);
                 }
             }
         }
         return out;
+    }
+    if pass.before.is_none() {
+        // The fixed directories before the first glob: ways (a symlink in
+        // place of `.git/modules` would hide what the walk finds below).
+        let mut a = PathBuf::new();
+        let fixed = parts.iter().take_while(|p| !has_glob(p)).count();
+        for p in &parts[..fixed.min(parts.len().saturating_sub(1))] {
+            a.push(p);
+            pass.ways.push((root.to_path_buf(), a.clone()));
+        }
     }
     let mut w = Walk {
         probe,
@@ -577,6 +633,74 @@ fn expand(
         let lit: PathBuf = parts.iter().collect();
         if !out.contains(&lit) {
             out.push(lit);
+        }
+    }
+    out
+}
+
+/// A venv's files that venv patterns can name, relative to the root:
+/// `pyvenv.cfg`, what `bin/` holds, what each `lib*/python*/site-packages`
+/// holds, `lib64` itself (a symlink to `lib` in most venvs: its state is
+/// kept, so one pointed elsewhere is a change), and whatever in `lib/` is
+/// not a directory (a `python3.X` symlink planted there). Before the run,
+/// every directory on the way (the base and each level of it, `bin`,
+/// `lib`, `lib/pythonX.Y`, `site-packages`) is recorded as a way
+/// ([`Pass::ways`]): one that is no longer a directory after the run is a
+/// change, whatever the patterns match below it. Listings go through the
+/// probe, once per pass for every venv pattern.
+fn venv_files(probe: &mut Probe, root: &Path, b: &Path, pass: &mut Pass<'_>) -> Vec<PathBuf> {
+    let before = pass.before.is_none();
+    if before {
+        let mut a = PathBuf::new();
+        for c in b.components() {
+            a.push(c);
+            pass.ways.push((root.to_path_buf(), a.clone()));
+        }
+    }
+    let mut out = vec![b.join("pyvenv.cfg"), b.join("lib64")];
+    let bin = b.join("bin");
+    if probe.is_real_dir(&join(root, &bin)) {
+        if before {
+            pass.ways.push((root.to_path_buf(), bin.clone()));
+        }
+        if let Some(es) = probe.list(&join(root, &bin)) {
+            out.extend(es.iter().map(|(n, _)| bin.join(n)));
+        }
+    }
+    for lib in ["lib", "lib64"] {
+        let libdir = b.join(lib);
+        if !probe.is_real_dir(&join(root, &libdir)) {
+            continue; // lib64 -> lib: its own state is kept
+        }
+        if before {
+            pass.ways.push((root.to_path_buf(), libdir.clone()));
+        }
+        let Some(es) = probe.list(&join(root, &libdir)).map(<[_]>::to_vec) else {
+            continue;
+        };
+        for (py, is_dir) in es {
+            let pydir = libdir.join(&py);
+            if !is_dir {
+                out.push(pydir);
+                continue;
+            }
+            let sp = pydir.join("site-packages");
+            match probe.lstat(&join(root, &sp)) {
+                None => continue,
+                Some(m) if !m.is_dir() => {
+                    // Not a directory: kept as a state of its own.
+                    out.push(sp);
+                    continue;
+                }
+                Some(_) => {}
+            }
+            if before {
+                pass.ways.push((root.to_path_buf(), pydir));
+                pass.ways.push((root.to_path_buf(), sp.clone()));
+            }
+            if let Some(files) = probe.list(&join(root, &sp)) {
+                out.extend(files.iter().map(|(f, _)| sp.join(f)));
+            }
         }
     }
     out
@@ -635,6 +759,17 @@ impl Walk<'_, '_, '_> {
             }
             let git = !self.skip && rel.starts_with(".git") && is_git_dir(&es);
             for (name, is_dir) in es {
+                if !is_dir
+                    && let Some(b) = self.pass.before
+                    && b.walked
+                        .contains(self.root.join(rel.join(&name)).as_os_str())
+                {
+                    // Walked before the run, no longer a directory.
+                    self.pass
+                        .broken
+                        .push((self.root.to_path_buf(), rel.join(&name)));
+                    continue;
+                }
                 if !is_dir
                     || (self.skip && SKIP.iter().any(|s| name == *s))
                     || (git && name != "modules")
@@ -871,6 +1006,8 @@ impl Snapshot {
             refused: Vec::new(),
             walked: BTreeSet::new(),
             unlistable: Vec::new(),
+            ways: Vec::new(),
+            broken: Vec::new(),
         };
         let git = protects_git(patterns);
         for root in roots {
@@ -901,9 +1038,46 @@ impl Snapshot {
                 }
                 s.entries.insert(abs, (root.clone(), rel, st));
             }
+            // `core.hooksPath` (and the config files it may come from),
+            // read from the configuration as it is before the run.
+            if git {
+                let cfg = |rel: &str| match s.entries.get(join(root, Path::new(rel)).as_os_str()) {
+                    Some((_, _, State::File { content, .. })) => Some(content.clone()),
+                    _ => None,
+                };
+                let found =
+                    hookspath::find(root, roots, cfg(".git/config"), cfg(".git/config.worktree"));
+                s.notes.extend(found.notes);
+                if !found.protect.is_empty() {
+                    let extra = parse_patterns(&found.protect);
+                    for rel in covered(&mut probe, root, &extra, &mut pass, &mut s.venvs) {
+                        let st = state_of(&mut probe, root, &rel, &mut budget);
+                        if let State::Unreadable(why) = &st {
+                            pass.refused.push(format!(
+                                "the protected file {} cannot be snapshotted ({why}), so a change to it could not be undone; make it readable or smaller, or move it out of the project, and run again",
+                                root.join(&rel).display()
+                            ));
+                        }
+                        s.entries
+                            .entry(join(root, &rel).into_os_string())
+                            .or_insert((root.clone(), rel, st));
+                    }
+                    s.hooks.push((root.clone(), found.protect));
+                }
+            }
             // Known from this pass (the root is always looked at).
             if let Some(m) = probe.lstat(root) {
                 s.root_ids.insert(root.clone(), (m.dev(), m.ino()));
+            }
+        }
+        for (root, rel) in std::mem::take(&mut pass.ways) {
+            let abs = join(&root, &rel);
+            if s.ways.contains_key(abs.as_os_str()) || !ancestors_real(&mut probe, &root, &rel) {
+                continue;
+            }
+            if let Some(m) = probe.lstat(&abs).filter(|m| m.is_dir()) {
+                let mode = m.permissions().mode() & 0o7777;
+                s.ways.insert(abs.into_os_string(), (root, rel, mode));
             }
         }
         s.refused = pass.refused;
@@ -925,6 +1099,8 @@ impl Snapshot {
             refused: Vec::new(),
             walked: BTreeSet::new(),
             unlistable: Vec::new(),
+            ways: Vec::new(),
+            broken: Vec::new(),
         };
         // One pass of looking: nothing is changed until `changed` is known.
         let mut probe = Probe::default();
@@ -935,6 +1111,10 @@ impl Snapshot {
                 && !before.protect.is_empty()
             {
                 let extra = parse_patterns(&before.protect);
+                rels.extend(covered(&mut probe, root, &extra, &mut pass, &mut venvs));
+            }
+            for (_, protect) in self.hooks.iter().filter(|(r, _)| r == root) {
+                let extra = parse_patterns(protect);
                 rels.extend(covered(&mut probe, root, &extra, &mut pass, &mut venvs));
             }
             for rel in rels {
@@ -966,6 +1146,9 @@ impl Snapshot {
         }
         let mut budget = MAX_BYTES;
         let mut changed: Vec<(PathBuf, PathBuf, PathBuf, State)> = Vec::new();
+        // Directories put back in place of something else, with what that
+        // was (the report says nothing else they held is restored).
+        let mut ways: BTreeMap<PathBuf, String> = BTreeMap::new();
         let mut relinked_paths: BTreeSet<PathBuf> = BTreeSet::new();
         for (abs, (root, rel, before)) in &self.entries {
             // `rel` is relative to the root it was found under, not to the
@@ -993,6 +1176,18 @@ impl Snapshot {
             if relinked {
                 relinked_paths.insert(PathBuf::from(abs));
             }
+            if let (State::Dir { .. }, State::Symlink(t)) = (before, &after) {
+                // A protected directory (`.git`, `.git/hooks`, `.claude`)
+                // swapped for a symlink to a copy: put back empty, and said.
+                ways.insert(
+                    PathBuf::from(abs),
+                    replaced(Path::new(abs), &format!("a symlink to {}", t.display())),
+                );
+            } else if matches!(before, State::Dir { .. })
+                && matches!(after, State::File { .. } | State::Special { .. })
+            {
+                ways.insert(PathBuf::from(abs), replaced(Path::new(abs), "a file"));
+            }
             if relinked || &after != before {
                 changed.push((
                     PathBuf::from(abs),
@@ -1016,6 +1211,47 @@ impl Snapshot {
                 ));
             }
         }
+        // Directories on the way to protected paths that are no longer
+        // directories (a venv, its `lib`, a walked directory swapped for a
+        // symlink to a copy, or for a file): put back as directories. A
+        // way below another broken one is not looked at (the outer one is
+        // put back, empty).
+        let broken = pass.broken.iter().map(|(root, rel)| {
+            let abs = join(root, rel).into_os_string();
+            let mode = self.ways.get(&abs).map_or(0o755, |w| w.2);
+            (abs, root.clone(), rel.clone(), mode)
+        });
+        let recorded = self
+            .ways
+            .iter()
+            .map(|(abs, (root, rel, mode))| (abs.clone(), root.clone(), rel.clone(), *mode));
+        for (abs, root, rel, mode) in recorded.chain(broken) {
+            if !roots.iter().any(|r| r.as_os_str() == root.as_os_str())
+                || self.entries.contains_key(&abs)
+                || ways.contains_key(Path::new(&abs))
+                || !ancestors_real(&mut probe, &root, &rel)
+            {
+                continue;
+            }
+            let p = PathBuf::from(&abs);
+            let Some(m) = probe.lstat(&p) else { continue };
+            if m.is_dir() {
+                continue;
+            }
+            let what = if m.file_type().is_symlink() {
+                match fs::read_link(&p) {
+                    Ok(t) => format!("a symlink to {}", t.display()),
+                    Err(_) => "a symlink".to_string(),
+                }
+            } else if m.is_file() {
+                "a file".to_string()
+            } else {
+                "something else".to_string()
+            };
+            ways.insert(p.clone(), replaced(&p, &what));
+            changed.retain(|c| c.0 != p);
+            changed.push((p, root, rel, State::Dir { mode }));
+        }
         let mut fds: BTreeMap<PathBuf, std::io::Result<OwnedFd>> = BTreeMap::new();
         let mut root_fd = |root: &Path| -> std::io::Result<OwnedFd> {
             let r = fds
@@ -1034,6 +1270,7 @@ impl Snapshot {
             let r = root_fd(root).and_then(|fd| put_back(fd.as_fd(), rel, before));
             out.push(match r {
                 Ok(()) if self.shared_at(abs) => format!("{} ({UNSURE}; restored)", abs.display()),
+                Ok(()) if ways.contains_key(abs) => ways.get(abs).cloned().unwrap_or_default(),
                 Ok(()) if relinked_paths.contains(abs) => format!(
                     "{} (given another name by a hard link; put back as a file of its own)",
                     abs.display()
@@ -1063,6 +1300,14 @@ impl Snapshot {
         }
         out
     }
+}
+
+/// The report line for a directory put back in place of `what`.
+fn replaced(p: &Path, what: &str) -> String {
+    format!(
+        "{} (a directory on the way to protected files, replaced by {what}; put back as an empty directory with the protected files it held: nothing else it held is restored)",
+        p.display()
+    )
 }
 
 /// The file at the protected path `abs` and its link count: `(dev, ino,
@@ -1382,6 +1627,8 @@ mod tests {
                 refused: Vec::new(),
                 walked: BTreeSet::new(),
                 unlistable: Vec::new(),
+                ways: Vec::new(),
+                broken: Vec::new(),
             };
             let mut w = Walk {
                 probe: &mut probe,
@@ -1417,6 +1664,8 @@ mod tests {
             refused: Vec::new(),
             walked: BTreeSet::new(),
             unlistable: Vec::new(),
+            ways: Vec::new(),
+            broken: Vec::new(),
         };
         let mut got = expand(
             &mut Probe::default(),
@@ -1718,7 +1967,13 @@ mod tests_rt5 {
         fs::rename(root.join(".git"), root.join("gitold")).expect("mv");
         fs::write(root.join(".git"), "gitdir: evil\n").expect("w");
         let out = snap.restore(std::slice::from_ref(&root), &p);
-        assert!(out.iter().any(|l| l.contains(".git (restored)")), "{out:?}");
+        // (reported as a directory put back in place of a file: what else
+        // it held, the repository's objects in `gitold`, is not restored)
+        assert!(
+            out.iter()
+                .any(|l| l.contains(".git (") && l.contains("replaced by a file")),
+            "{out:?}"
+        );
         assert!(
             fs::symlink_metadata(root.join(".git"))
                 .expect("md")
@@ -2068,5 +2323,304 @@ mod tests_rt5 {
             "{:?}",
             listing(&root)
         );
+    }
+}
+
+/// Red team 9: F1 (a venv or a directory on the way to protected files
+/// swapped for a symlink or a file), F2 (the venv's other start-up files),
+/// F4 (`core.hooksPath`).
+#[cfg(test)]
+mod tests_rt9 {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn venv_pats() -> Vec<String> {
+        [
+            "**/site-packages/*.pth",
+            "**/site-packages/sitecustomize.py",
+            "**/site-packages/usercustomize.py",
+            "**/pyvenv.cfg",
+            "**/bin/activate*",
+            "**/bin/Activate.ps1",
+        ]
+        .map(String::from)
+        .to_vec()
+    }
+
+    /// A venv without any `.pth` (`python3.12 -m venv --without-pip`).
+    fn venv(root: &Path) -> PathBuf {
+        let sp = root.join(".venv/lib/python3.12/site-packages");
+        fs::create_dir_all(&sp).expect("mk");
+        fs::create_dir_all(root.join(".venv/bin")).expect("mk");
+        fs::write(root.join(".venv/pyvenv.cfg"), "home = /usr/bin\n").expect("w");
+        fs::write(root.join(".venv/bin/activate"), "# activate\n").expect("w");
+        symlink("/usr/bin/python3", root.join(".venv/bin/python")).expect("ln");
+        symlink("lib", root.join(".venv/lib64")).expect("ln");
+        sp
+    }
+
+    fn copy_tree(from: &Path, to: &Path) {
+        let st = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(from)
+            .arg(to)
+            .status()
+            .expect("cp");
+        assert!(st.success());
+    }
+
+    #[test]
+    fn a_venv_or_its_lib_swapped_for_a_symlink_or_a_file_is_put_back() {
+        let pats = venv_pats();
+        // (what the command does, the directory that must be real after)
+        type Swap = fn(&Path);
+        let swaps: [(&str, Swap, &str); 4] = [
+            (
+                ".venv -> .venv2",
+                |r| {
+                    copy_tree(&r.join(".venv"), &r.join(".venv2"));
+                    fs::write(
+                        r.join(".venv2/lib/python3.12/site-packages/zz.pth"),
+                        "import os",
+                    )
+                    .expect("w");
+                    fs::remove_dir_all(r.join(".venv")).expect("rm");
+                    symlink(".venv2", r.join(".venv")).expect("ln");
+                },
+                ".venv",
+            ),
+            (
+                ".venv/lib -> lib2",
+                |r| {
+                    copy_tree(&r.join(".venv/lib"), &r.join(".venv/lib2"));
+                    fs::write(
+                        r.join(".venv/lib2/python3.12/site-packages/zz.pth"),
+                        "import os",
+                    )
+                    .expect("w");
+                    fs::remove_dir_all(r.join(".venv/lib")).expect("rm");
+                    symlink("lib2", r.join(".venv/lib")).expect("ln");
+                },
+                ".venv/lib",
+            ),
+            (
+                "site-packages -> elsewhere",
+                |r| {
+                    let sp = r.join(".venv/lib/python3.12/site-packages");
+                    fs::create_dir_all(r.join("sp2")).expect("mk");
+                    fs::write(r.join("sp2/zz.pth"), "import os").expect("w");
+                    fs::remove_dir_all(&sp).expect("rm");
+                    symlink(r.join("sp2"), &sp).expect("ln");
+                },
+                ".venv/lib/python3.12/site-packages",
+            ),
+            (
+                ".venv/lib a file",
+                |r| {
+                    fs::remove_dir_all(r.join(".venv/lib")).expect("rm");
+                    fs::write(r.join(".venv/lib"), "x").expect("w");
+                },
+                ".venv/lib",
+            ),
+        ];
+        for (what, swap, dir) in swaps {
+            let d = tempfile::tempdir().expect("tmp");
+            let root = d.path().to_path_buf();
+            venv(&root);
+            let snap = Snapshot::take(std::slice::from_ref(&root), &pats);
+            assert!(snap.refused.is_empty(), "{what}: {:?}", snap.refused);
+            swap(&root);
+            let out = snap.restore(std::slice::from_ref(&root), &pats);
+            assert!(!out.is_empty(), "{what}: nothing reported");
+            assert!(
+                out.iter()
+                    .any(|l| l.contains("on the way to protected files")),
+                "{what}: {out:?}"
+            );
+            let m = fs::symlink_metadata(root.join(dir)).expect("md");
+            assert!(m.is_dir(), "{what}: {dir} is not a real directory again");
+            // Nothing the command planted is reachable through the venv.
+            assert!(
+                !root
+                    .join(".venv/lib/python3.12/site-packages/zz.pth")
+                    .exists(),
+                "{what}: {out:?}"
+            );
+            // The venv's own start-up files are back where they were.
+            assert_eq!(
+                fs::read_to_string(root.join(".venv/pyvenv.cfg")).expect("r"),
+                "home = /usr/bin\n",
+                "{what}"
+            );
+            // A second look finds nothing more to do.
+            assert!(
+                snap.restore(std::slice::from_ref(&root), &pats).is_empty(),
+                "{what}"
+            );
+        }
+    }
+
+    #[test]
+    fn venv_startup_files_are_protected_and_pip_work_is_not() {
+        let pats = venv_pats();
+        let d = tempfile::tempdir().expect("tmp");
+        let root = d.path().to_path_buf();
+        let sp = venv(&root);
+        let snap = Snapshot::take(std::slice::from_ref(&root), &pats);
+        // Positive control: what `pip install` writes (a package, its
+        // dist-info, a console script, a RECORD) stays, with nothing to report.
+        fs::create_dir_all(sp.join("pkg")).expect("mk");
+        fs::write(sp.join("pkg/__init__.py"), "").expect("w");
+        fs::create_dir_all(sp.join("pkg-1.0.dist-info")).expect("mk");
+        fs::write(sp.join("pkg-1.0.dist-info/RECORD"), "").expect("w");
+        fs::write(root.join(".venv/bin/pkg-cli"), "#!/usr/bin/env python\n").expect("w");
+        assert!(
+            snap.restore(std::slice::from_ref(&root), &pats).is_empty(),
+            "pip's writes must not count"
+        );
+        assert!(sp.join("pkg/__init__.py").exists());
+        assert!(root.join(".venv/bin/pkg-cli").exists());
+        // Each start-up file: created, changed, or the lib64 symlink
+        // pointed elsewhere: put back.
+        fs::write(sp.join("sitecustomize.py"), "import os").expect("w");
+        fs::write(sp.join("usercustomize.py"), "import os").expect("w");
+        fs::write(root.join(".venv/pyvenv.cfg"), "home = /tmp/evil\n").expect("w");
+        fs::write(root.join(".venv/bin/activate"), "touch pwned\n").expect("w");
+        fs::write(root.join(".venv/bin/activate.fish"), "touch pwned\n").expect("w");
+        fs::remove_file(root.join(".venv/lib64")).expect("rm");
+        symlink("/tmp", root.join(".venv/lib64")).expect("ln");
+        let out = snap.restore(std::slice::from_ref(&root), &pats);
+        assert_eq!(out.len(), 6, "{out:?}");
+        assert!(!sp.join("sitecustomize.py").exists());
+        assert!(!sp.join("usercustomize.py").exists());
+        assert!(!root.join(".venv/bin/activate.fish").exists());
+        assert_eq!(
+            fs::read_to_string(root.join(".venv/bin/activate")).expect("r"),
+            "# activate\n"
+        );
+        assert_eq!(
+            fs::read_link(root.join(".venv/lib64")).expect("rl"),
+            Path::new("lib")
+        );
+        // The pyvenv.cfg removed while a `.pth` is planted: still found.
+        fs::remove_file(root.join(".venv/pyvenv.cfg")).expect("rm");
+        fs::write(sp.join("zz.pth"), "import os").expect("w");
+        let out = snap.restore(std::slice::from_ref(&root), &pats);
+        assert_eq!(out.len(), 2, "{out:?}");
+        assert!(!sp.join("zz.pth").exists());
+        assert!(root.join(".venv/pyvenv.cfg").exists());
+    }
+
+    #[test]
+    fn a_walked_or_fixed_directory_swapped_for_a_symlink_is_put_back() {
+        let d = tempfile::tempdir().expect("tmp");
+        let root = d.path().to_path_buf();
+        fs::create_dir_all(root.join(".git/modules/sub/hooks")).expect("mk");
+        fs::create_dir_all(root.join(".git/worktrees")).expect("mk");
+        let pats: Vec<String> = [".git/modules/**/hooks/", ".git/worktrees/*/gitdir"]
+            .map(String::from)
+            .to_vec();
+        let snap = Snapshot::take(std::slice::from_ref(&root), &pats);
+        // `.git/worktrees` (fixed part of a glob pattern) swapped for a
+        // symlink to a copy holding a new linked worktree.
+        fs::create_dir_all(root.join("wt2/x")).expect("mk");
+        fs::write(root.join("wt2/x/gitdir"), "/tmp/evil").expect("w");
+        fs::remove_dir(root.join(".git/worktrees")).expect("rm");
+        symlink(root.join("wt2"), root.join(".git/worktrees")).expect("ln");
+        let out = snap.restore(std::slice::from_ref(&root), &pats);
+        assert!(!out.is_empty());
+        assert!(
+            fs::symlink_metadata(root.join(".git/worktrees"))
+                .expect("md")
+                .is_dir()
+        );
+        assert!(!root.join(".git/worktrees/x/gitdir").exists(), "{out:?}");
+    }
+
+    #[test]
+    fn protected_directories_swapped_for_symlinks_are_put_back_and_said() {
+        let d = tempfile::tempdir().expect("tmp");
+        let root = d.path().to_path_buf();
+        fs::create_dir_all(root.join(".git/hooks")).expect("mk");
+        fs::write(root.join(".git/config"), "[core]\n").expect("w");
+        fs::create_dir_all(root.join(".claude")).expect("mk");
+        fs::write(root.join(".claude/settings.json"), "{}").expect("w");
+        let pats: Vec<String> = [".git", ".git/config", ".git/hooks/", ".claude/"]
+            .map(String::from)
+            .to_vec();
+        let snap = Snapshot::take(std::slice::from_ref(&root), &pats);
+        // `.git/hooks -> hooks2` with a new hook; `.claude -> .claude2`
+        // with changed settings.
+        fs::create_dir_all(root.join("hooks2")).expect("mk");
+        fs::write(root.join("hooks2/pre-commit"), "evil").expect("w");
+        fs::remove_dir(root.join(".git/hooks")).expect("rm");
+        symlink(root.join("hooks2"), root.join(".git/hooks")).expect("ln");
+        copy_tree(&root.join(".claude"), &root.join(".claude2"));
+        fs::write(root.join(".claude2/settings.json"), "{\"hooks\":1}").expect("w");
+        fs::remove_dir_all(root.join(".claude")).expect("rm");
+        symlink(".claude2", root.join(".claude")).expect("ln");
+        let out = snap.restore(std::slice::from_ref(&root), &pats);
+        for dir in [".git/hooks", ".claude"] {
+            assert!(
+                fs::symlink_metadata(root.join(dir)).expect("md").is_dir(),
+                "{dir}"
+            );
+            assert!(
+                out.iter()
+                    .any(|l| l.contains(dir) && l.contains("replaced by a symlink")),
+                "{dir}: {out:?}"
+            );
+        }
+        assert!(!root.join(".git/hooks/pre-commit").exists());
+        assert_eq!(
+            fs::read_to_string(root.join(".claude/settings.json")).expect("r"),
+            "{}"
+        );
+        assert!(snap.restore(std::slice::from_ref(&root), &pats).is_empty());
+    }
+
+    #[test]
+    fn hooks_under_core_hookspath_are_restored() {
+        let d = tempfile::tempdir().expect("tmp");
+        let root = d.path().to_path_buf();
+        fs::create_dir_all(root.join(".git/hooks")).expect("mk");
+        fs::create_dir_all(root.join("tools/hooks")).expect("mk");
+        fs::write(
+            root.join(".git/config"),
+            "[core]\n\thooksPath = tools/hooks\n[include]\n\tpath = ../team.gitconfig\n",
+        )
+        .expect("w");
+        fs::write(root.join("team.gitconfig"), "[user]\n\tname = t\n").expect("w");
+        fs::write(root.join("tools/hooks/pre-commit"), "#!/bin/sh\n").expect("w");
+        let pats: Vec<String> = [".git", ".git/config", ".git/hooks/"]
+            .map(String::from)
+            .to_vec();
+        let snap = Snapshot::take(std::slice::from_ref(&root), &pats);
+        assert!(snap.refused.is_empty(), "{:?}", snap.refused);
+        fs::write(
+            root.join("tools/hooks/pre-commit"),
+            "#!/bin/sh\ntouch pwned\n",
+        )
+        .expect("w");
+        fs::write(
+            root.join("tools/hooks/pre-push"),
+            "#!/bin/sh\ntouch pwned\n",
+        )
+        .expect("w");
+        fs::write(root.join("team.gitconfig"), "[core]\n\tfsmonitor = evil\n").expect("w");
+        // Positive control: a file beside the hooks directory stays.
+        fs::write(root.join("tools/build.sh"), "make\n").expect("w");
+        let out = snap.restore(std::slice::from_ref(&root), &pats);
+        assert_eq!(out.len(), 3, "{out:?}");
+        assert_eq!(
+            fs::read_to_string(root.join("tools/hooks/pre-commit")).expect("r"),
+            "#!/bin/sh\n"
+        );
+        assert!(!root.join("tools/hooks/pre-push").exists());
+        assert_eq!(
+            fs::read_to_string(root.join("team.gitconfig")).expect("r"),
+            "[user]\n\tname = t\n"
+        );
+        assert!(root.join("tools/build.sh").exists());
     }
 }

@@ -244,6 +244,105 @@ fn protected_files_are_refused_in_both_modes() {
     );
 }
 
+/// Red team 9 (F2, F4b, F5, F6): the configuration added to the protected
+/// list is refused in both modes, in every spelling of a write (`>`,
+/// `tee`, `cp`, `mv`, `sed -i`); an ordinary file beside each is not.
+#[test]
+fn rt9_tool_configs_are_refused_in_both_modes() {
+    let w = World::new();
+    std::fs::write(w.cwd.join("x"), "x\n").unwrap();
+    std::fs::write(
+        w.cwd.join("rust-toolchain.toml"),
+        "[toolchain]\nchannel = \"stable\"\n",
+    )
+    .unwrap();
+    std::fs::write(w.cwd.join("rust-toolchain"), "stable\n").unwrap();
+    std::fs::create_dir_all(w.cwd.join(".mvn")).unwrap();
+    std::fs::write(w.cwd.join(".mvn/jvm.config"), "-Xmx1g\n").unwrap();
+    // An existing venv.
+    std::fs::create_dir_all(w.cwd.join(".venv/lib/python3.12/site-packages")).unwrap();
+    std::fs::create_dir_all(w.cwd.join(".venv/bin")).unwrap();
+    std::fs::write(w.cwd.join(".venv/pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+    std::fs::write(w.cwd.join(".venv/bin/activate"), "# a\n").unwrap();
+    let mut cases: Vec<String> = [
+        "printf '[toolchain]\\npath=\"x\"\\n' > rust-toolchain.toml",
+        "printf '[toolchain]\\npath=\"x\"\\n' | tee rust-toolchain.toml",
+        "cp x rust-toolchain.toml",
+        "mv x rust-toolchain.toml",
+        "sed -i s/stable/x/ rust-toolchain.toml",
+        "echo x > rust-toolchain",
+        "tee rust-toolchain < x",
+        "cp x rust-toolchain",
+        "mv x rust-toolchain",
+        "sed -i s/stable/x/ rust-toolchain",
+        "echo '-XX:OnOutOfMemoryError=./e.sh' > .mvn/jvm.config",
+        "sed -i s/1g/2g/ .mvn/jvm.config",
+        "cp x .mvn/extensions.xml",
+        "mv x .mvn/wrapper/maven-wrapper.properties",
+        "tee .mvn/maven.config < x",
+        "echo 'distributionUrl=x' > gradle/wrapper/gradle-wrapper.properties",
+        "cp x gradle/wrapper/gradle-wrapper.jar",
+        "echo 'import os' > .venv/lib/python3.12/site-packages/sitecustomize.py",
+        "cp x .venv/lib/python3.12/site-packages/usercustomize.py",
+        "echo 'home = /tmp' > .venv/pyvenv.cfg",
+        "echo 'touch pwned' >> .venv/bin/activate",
+        "mv x .venv/bin/activate.fish",
+    ]
+    .map(String::from)
+    .to_vec();
+    for f in [
+        ".gemini/settings.json",
+        "opencode.json",
+        ".opencode/plugin/x.js",
+        ".roo/mcp.json",
+        ".amazonq/mcp.json",
+        ".windsurf/hooks.json",
+        ".zed/settings.json",
+        ".devcontainer/devcontainer.json",
+        "mise.toml",
+        ".mise/config.toml",
+        "mise/config.toml",
+        "mise.local.toml",
+        ".mise.local.toml",
+        ".config/mise.toml",
+        ".config/mise/config.toml",
+        ".pre-commit-config.yaml",
+        "lefthook.yml",
+        ".lefthook.yml",
+        "lefthook-local.yml",
+        ".husky/pre-commit",
+    ] {
+        cases.push(format!("echo x > {f}"));
+        cases.push(format!("cp x {f}"));
+    }
+    let cases: Vec<&str> = cases.iter().map(String::as_str).collect();
+    expect(&w, &cases, |_, d, r| {
+        if d != "deny" {
+            Some("must be deny".into())
+        } else if !r.contains("protected") {
+            Some("the reason must name the protected file".into())
+        } else {
+            None
+        }
+    });
+    allowed_both(
+        &w,
+        &[
+            "echo x > rust-toolchain.md",
+            "echo x > gradle/notes.txt",
+            "echo x > gradle.properties",
+            "echo x > .mvn.txt",
+            "echo x > mise.toml.bak",
+            "mkdir -p .gemini/tmp/h && echo x > .gemini/tmp/h/scratch",
+            "echo x > .venv/lib/python3.12/site-packages/pkg.py",
+            "cp x .venv/bin/console-script",
+            // A venv (or a bin/) this command makes is its own.
+            "mkdir -p new/bin && echo 'home = /usr' > new/pyvenv.cfg",
+            "mkdir -p scripts/bin && echo x > scripts/bin/activate.sh",
+        ],
+    );
+}
+
 /// A repository the command creates (outside any existing repository) is
 /// not the project's: its `.git/config` is not protected.
 #[test]

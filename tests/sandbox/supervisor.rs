@@ -1796,3 +1796,283 @@ fn file_tool_writes_into_a_nested_git_entry_are_refused() {
         );
     }
 }
+
+/// Red team 9, F4b/F5/F6: configuration other tools read at every start
+/// (agents' MCP servers and hooks, mise, rustup's toolchain file, Maven's
+/// and Gradle's wrapper and JVM options, hook managers): a confined change
+/// is put back (exit 126) however it is spelled; an ordinary file beside
+/// each is kept.
+const RT9_PROTECTED: [&str; 29] = [
+    ".gemini/settings.json",
+    ".gemini/commands/x.toml",
+    "opencode.json",
+    ".opencode/plugin/x.js",
+    ".roo/mcp.json",
+    ".amazonq/mcp.json",
+    ".windsurf/hooks.json",
+    ".zed/settings.json",
+    ".devcontainer/devcontainer.json",
+    "mise.toml",
+    ".mise/config.toml",
+    "mise/config.toml",
+    "mise.local.toml",
+    ".mise.local.toml",
+    ".config/mise.toml",
+    ".config/mise/config.toml",
+    ".pre-commit-config.yaml",
+    "lefthook.yml",
+    ".lefthook.yml",
+    "lefthook-local.yml",
+    "lefthook.toml",
+    ".config/lefthook.yml",
+    ".lefthook/pre-commit/x.sh",
+    ".husky/pre-commit",
+    "rust-toolchain",
+    "rust-toolchain.toml",
+    ".mvn/jvm.config",
+    ".mvn/wrapper/maven-wrapper.properties",
+    "gradle/wrapper/gradle-wrapper.properties",
+];
+
+#[test]
+fn rt9_tool_configs_do_not_survive_any_spelling() {
+    if !require_landlock() {
+        return;
+    }
+    // (spelling, whether the files exist before, the script for one file
+    // `$f`; `$e` is a scratch name in the root, never protected)
+    let spellings = [
+        (
+            "create",
+            false,
+            "mkdir -p \"$(dirname \"$f\")\" && printf evil > \"$f\"",
+        ),
+        ("modify", true, "printf evil >> \"$f\""),
+        (
+            "rename over",
+            true,
+            "printf evil > \"$e\" && mv -f \"$e\" \"$f\"",
+        ),
+        (
+            "symlink swap",
+            true,
+            "printf evil > \"$e\" && rm -f \"$f\" && ln -s \"$PWD/$e\" \"$f\"",
+        ),
+    ];
+    for who in who() {
+        for (spelling, exists, body) in spellings {
+            let w = World::new();
+            if exists {
+                for f in RT9_PROTECTED {
+                    let p = w.work.join(f);
+                    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                    std::fs::write(&p, "orig\n").unwrap();
+                }
+            }
+            let mut script = String::new();
+            for (i, f) in RT9_PROTECTED.iter().enumerate() {
+                script.push_str(&format!("f='{f}'; e='scratch-{i}'\n{body}\n"));
+            }
+            // Positive controls beside the protected names.
+            script.push_str(
+                "mkdir -p gradle mise-notes && echo ordinary > notes.txt && echo ok > gradle/build-notes.txt && echo ok > mise.toml.md && echo ok > .mvn.txt\n",
+            );
+            let out = run_script(&w, who, &script);
+            assert_restored(&out, who, spelling);
+            for f in RT9_PROTECTED {
+                let p = w.work.join(f);
+                if exists {
+                    let m = std::fs::symlink_metadata(&p)
+                        .unwrap_or_else(|e| panic!("{who:?} {spelling}: {f}: {e}"));
+                    assert!(m.is_file(), "{who:?} {spelling}: {f} is not a file");
+                    assert_eq!(
+                        std::fs::read_to_string(&p).unwrap(),
+                        "orig\n",
+                        "{who:?} {spelling}: {f}"
+                    );
+                } else {
+                    assert!(
+                        std::fs::symlink_metadata(&p).is_err(),
+                        "{who:?} {spelling}: {f} survived"
+                    );
+                }
+            }
+            for (f, c) in [
+                ("notes.txt", "ordinary\n"),
+                ("gradle/build-notes.txt", "ok\n"),
+                ("mise.toml.md", "ok\n"),
+                (".mvn.txt", "ok\n"),
+            ] {
+                assert_eq!(
+                    std::fs::read_to_string(w.work.join(f)).unwrap(),
+                    c,
+                    "{who:?} {spelling}: control {f}"
+                );
+            }
+        }
+        // A protected directory swapped whole for a symlink to a copy.
+        let w = World::new();
+        for f in [
+            ".mvn/jvm.config",
+            ".husky/pre-commit",
+            "gradle/wrapper/gradle-wrapper.properties",
+        ] {
+            let p = w.work.join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, "orig\n").unwrap();
+        }
+        let out = run_script(
+            &w,
+            who,
+            "for d in .mvn .husky gradle/wrapper; do cp -r $d $d.2 && rm -rf $d && ln -s \"$PWD/$d.2\" $d; done\n\
+             echo '-XX:OnOutOfMemoryError=./e.sh' > .mvn.2/jvm.config\n",
+        );
+        assert_restored(&out, who, "directory swap");
+        for f in [
+            ".mvn/jvm.config",
+            ".husky/pre-commit",
+            "gradle/wrapper/gradle-wrapper.properties",
+        ] {
+            let p = w.work.join(f);
+            assert!(
+                !std::fs::symlink_metadata(p.parent().unwrap())
+                    .unwrap()
+                    .file_type()
+                    .is_symlink(),
+                "{who:?}: {f}'s directory is still a symlink"
+            );
+            assert_eq!(
+                std::fs::read_to_string(&p).unwrap(),
+                "orig\n",
+                "{who:?}: {f}"
+            );
+        }
+        // Positive control alone: exit 0.
+        let w = World::new();
+        run_ok(
+            &w,
+            who,
+            &[
+                "-c",
+                "mkdir -p gradle && echo ok > gradle/notes.txt && echo ok > notes.txt",
+            ],
+        );
+    }
+}
+
+/// Red team 9, F1: a venv (with no `.pth` of its own) or its `lib` swapped
+/// for a symlink to a copy holding a new `.pth`, or `lib` made a file:
+/// exit 126, the directory is a real directory again and the `.pth` is not
+/// reachable through the venv. F2: its sitecustomize.py, pyvenv.cfg and
+/// activate script are put back; what pip writes (a package, a console
+/// script) and a venv the command makes itself stay (exit 0).
+#[test]
+fn rt9_venv_swaps_and_startup_files_do_not_survive() {
+    if !require_landlock() {
+        return;
+    }
+    let sp = ".venv/lib/python3.12/site-packages";
+    let attacks = [
+        (
+            ".venv -> .venv2",
+            "cp -r .venv .venv2 && echo 'import os' > .venv2/lib/python3.12/site-packages/zz.pth && rm -rf .venv && ln -s .venv2 .venv",
+            ".venv",
+        ),
+        (
+            ".venv/lib -> lib2",
+            "cp -r .venv/lib .venv/lib2 && echo 'import os' > .venv/lib2/python3.12/site-packages/zz.pth && rm -rf .venv/lib && ln -s lib2 .venv/lib",
+            ".venv/lib",
+        ),
+        (
+            "a file in place of lib",
+            "rm -rf .venv/lib && echo x > .venv/lib",
+            ".venv/lib",
+        ),
+        (
+            "start-up files",
+            "echo 'import os' > .venv/lib/python3.12/site-packages/sitecustomize.py && echo 'home = /tmp' > .venv/pyvenv.cfg && echo 'touch pwned' >> .venv/bin/activate",
+            ".venv/lib/python3.12/site-packages",
+        ),
+    ];
+    for who in who() {
+        for (what, attack, dir) in attacks {
+            let w = World::new();
+            std::fs::create_dir_all(w.work.join(sp)).unwrap();
+            std::fs::create_dir_all(w.work.join(".venv/bin")).unwrap();
+            std::fs::write(w.work.join(".venv/pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+            std::fs::write(w.work.join(".venv/bin/activate"), "# activate\n").unwrap();
+            let out = run_script(&w, who, &format!("{attack}\necho ordinary > notes.txt\n"));
+            assert_restored(&out, who, what);
+            let m = std::fs::symlink_metadata(w.work.join(dir)).unwrap();
+            assert!(m.is_dir(), "{who:?} {what}: {dir} is not a directory");
+            for f in ["zz.pth", "sitecustomize.py"] {
+                assert!(
+                    !w.work.join(sp).join(f).exists(),
+                    "{who:?} {what}: {f} reachable"
+                );
+            }
+            assert_eq!(
+                std::fs::read_to_string(w.work.join(".venv/pyvenv.cfg")).unwrap(),
+                "home = /usr/bin\n",
+                "{who:?} {what}"
+            );
+            assert_eq!(
+                std::fs::read_to_string(w.work.join(".venv/bin/activate")).unwrap(),
+                "# activate\n",
+                "{who:?} {what}"
+            );
+            assert_eq!(
+                std::fs::read_to_string(w.work.join("notes.txt")).unwrap(),
+                "ordinary\n"
+            );
+        }
+        // Positive control: pip's writes into the existing venv, and a
+        // venv the command makes (with the activate scripts' modes copied).
+        let w = World::new();
+        std::fs::create_dir_all(w.work.join(sp)).unwrap();
+        std::fs::create_dir_all(w.work.join(".venv/bin")).unwrap();
+        std::fs::write(w.work.join(".venv/pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+        let mut pip = format!(
+            "mkdir -p {sp}/pkg {sp}/pkg-1.0.dist-info && echo > {sp}/pkg/__init__.py && echo > {sp}/pkg-1.0.dist-info/RECORD && printf '#!/usr/bin/env python\\n' > .venv/bin/pkg && chmod 755 .venv/bin/pkg\n\
+             mkdir -p new/bin && echo 'home = /usr/bin' > new/pyvenv.cfg && echo '# a' > new/bin/activate && chmod 644 new/bin/activate && touch -d @0 new/pyvenv.cfg\n"
+        );
+        if have("python3") {
+            pip.push_str("python3 -m venv --without-pip made\n");
+        }
+        prep(&w, who);
+        let s = w.script("pip.sh", &pip);
+        let out = run_as(&w, who, &["--", &s]);
+        assert_eq!(code(&out), 0, "{who:?}: {}", stderr(&out));
+        assert!(w.work.join(sp).join("pkg/__init__.py").exists());
+        assert!(w.work.join(".venv/bin/pkg").exists());
+        assert!(w.work.join("new/bin/activate").exists());
+    }
+}
+
+/// Red team 9, F4a: hooks under `core.hooksPath` (husky v9's `.husky/_`,
+/// or any directory the repository's configuration names) are put back.
+#[test]
+fn rt9_hooks_under_core_hookspath_do_not_survive() {
+    if !require_landlock() {
+        return;
+    }
+    for who in who() {
+        let w = World::new();
+        repo(&w);
+        git(&w.work, &["config", "core.hooksPath", "tools/githooks"]);
+        std::fs::create_dir_all(w.work.join("tools/githooks")).unwrap();
+        std::fs::write(w.work.join("tools/githooks/pre-commit"), "#!/bin/sh\n").unwrap();
+        let out = run_script(
+            &w,
+            who,
+            "printf '#!/bin/sh\\ntouch pwned\\n' > tools/githooks/pre-commit && printf '#!/bin/sh\\n' > tools/githooks/pre-push\necho ok > tools/notes.txt\n",
+        );
+        assert_restored(&out, who, "hooksPath");
+        assert_eq!(
+            std::fs::read_to_string(w.work.join("tools/githooks/pre-commit")).unwrap(),
+            "#!/bin/sh\n"
+        );
+        assert!(!w.work.join("tools/githooks/pre-push").exists());
+        assert!(w.work.join("tools/notes.txt").exists());
+    }
+}

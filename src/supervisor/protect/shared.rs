@@ -412,6 +412,8 @@ impl Snapshot {
             refused: Vec::new(),
             walked: BTreeSet::new(),
             unlistable: Vec::new(),
+            ways: Vec::new(),
+            broken: Vec::new(),
         };
         let mut probe = Probe::default();
         let l_pats = parse_patterns(&l.patterns);
