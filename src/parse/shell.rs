@@ -1089,13 +1089,14 @@ impl<'a> Walker<'a> {
         if u.lookup_only {
             return Step::Record;
         }
+        // Before the interactive shell: `chroot DIR` alone runs a shell as root.
+        p.inherit.escalated |= spec.escalates;
         if u.interactive_shell {
             p.unknown = Some(format!(
                 "`{name}` without a command starts an interactive shell"
             ));
             return Step::Record;
         }
-        p.inherit.escalated |= spec.escalates;
         for a in &u.assignments {
             self.tainted.insert(a.name.clone());
         }

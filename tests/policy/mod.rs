@@ -8,3 +8,4 @@ mod parse_bounds;
 mod review;
 mod unconfined_classes;
 mod writable_roots;
+mod redteam9;
