@@ -83,3 +83,56 @@ fn f8_wrapper_without_command_starts_a_shell() {
         ],
     );
 }
+
+#[test]
+fn f9_sed_and_awk_program_files() {
+    let w = World::new();
+    std::fs::write(w.cwd.join("README"), "a\n").unwrap();
+    std::fs::write(w.cwd.join("x.sed"), "1e touch CANARY\n").unwrap();
+    std::fs::write(w.cwd.join("x.awk"), "BEGIN{system(\"id\")}\n").unwrap();
+    const STDIN: &str = "reads its program from standard input";
+    const FD: &str = "reads its program from the open descriptor";
+    const FILE: &str = "runs the program in";
+    const SAME: &str = "which this same command writes";
+    expect(
+        &w,
+        &[
+            // From standard input or a descriptor: asks in both modes.
+            ("printf '1e touch x\\n' | sed -f /dev/stdin README", "ask", "ask", STDIN),
+            ("printf '1e touch x\\n' | sed -f - README", "ask", "ask", STDIN),
+            ("echo 'rm -rf ~' | sed -f - -e 's/x/y/' README", "ask", "ask", STDIN),
+            ("printf '1w ~/.bashrc\\n' | sed -n -f - README", "ask", "ask", STDIN),
+            ("sed --file=- README", "ask", "ask", STDIN),
+            ("sed -f /proc/self/fd/0 README", "ask", "ask", STDIN),
+            ("sed -f /dev/fd/3 README 3<x.sed", "ask", "ask", FD),
+            ("awk -f /proc/self/fd/3 README 3<x.awk", "ask", "ask", FD),
+            ("echo 'BEGIN{system(\"id\")}' | awk -f -", "ask", "ask", STDIN),
+            // A file this same string writes: confined it runs in the
+            // sandbox (like `python3 t.py`), unconfined it asks.
+            ("printf '1e touch x\\n' > y.sed && sed -f y.sed README", "allow", "ask", SAME),
+            ("printf 'BEGIN{}' > y.awk && awk -f y.awk README", "allow", "ask", SAME),
+            // An existing program file: code not seen; asks unconfined.
+            ("sed -f x.sed README", "allow", "ask", FILE),
+            ("sed --file=x.sed README", "allow", "ask", FILE),
+            ("sed -nf x.sed README", "allow", "ask", FILE),
+            ("sed -fx.sed README", "allow", "ask", FILE),
+            ("sed -i -f x.sed README", "allow", "ask", FILE),
+            ("awk -f x.awk", "allow", "ask", FILE),
+            ("awk -f x.awk README", "allow", "ask", FILE),
+            ("awk --file=x.awk README", "allow", "ask", FILE),
+            ("gawk -f x.awk README", "allow", "ask", FILE),
+            ("awk -i lib '{print}' README", "allow", "ask", "loads awk source"),
+            // Positive controls, the same as `python3 x.py` confined.
+            ("python3 x.py", "allow", "ask", "runs code"),
+            ("sed -e s/a/b/ README", "allow", "allow", ""),
+            ("sed -i s/a/b/ README", "allow", "allow", ""),
+            ("sed -n 1,3p README", "allow", "allow", ""),
+            ("sed s/a/b/ README", "allow", "allow", ""),
+            ("awk '{print $1}' README", "allow", "allow", ""),
+            ("awk -F: '{print $1}' README", "allow", "allow", ""),
+            ("awk -i inplace '{print}' README", "allow", "allow", ""),
+            // Inline programs are still read with their grammar.
+            ("sed -e '1e touch x' README", "deny", "deny", "`e`"),
+        ],
+    );
+}
