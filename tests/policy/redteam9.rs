@@ -136,3 +136,64 @@ fn f9_sed_and_awk_program_files() {
         ],
     );
 }
+
+#[test]
+fn f10_globs_that_expand_to_a_project_secret() {
+    let w = World::new();
+    std::fs::write(w.cwd.join(".env"), "API_TOKEN=secret\n").unwrap();
+    std::fs::write(w.cwd.join(".env.example"), "API_TOKEN=\n").unwrap();
+    std::fs::write(w.cwd.join("README.md"), "# demo\n").unwrap();
+    std::fs::create_dir_all(w.cwd.join("app")).unwrap();
+    std::fs::write(w.cwd.join("app/.env.local"), "K=v\n").unwrap();
+    const SECRET: &str = "a secret file (its name is in [paths] secret_names)";
+    let mut cases = vec![];
+    for c in [
+        "cat .env*",
+        "cat .[e]nv",
+        "cat .en?",
+        "tail -n +1 .e*",
+        "cat * .*",
+        "cat ./.env*",
+        "head -5 .e*v",
+        "grep TOKEN .e*",
+        "cat */.env*",
+        "cat a*/.e*",
+        "cat app/.env.*",
+        "cp .e* /tmp/x",
+        "shopt -s dotglob; cat *",
+        "shopt -s nocaseglob; cat .ENV*",
+        "shopt -s extglob\ncat @(.env)",
+        "cat .*v",
+    ] {
+        cases.push((c, "deny", "deny", SECRET));
+    }
+    // Positive controls: templates, globs that match no secret, and
+    // recursive readers (not refused: too much friction; see the threat model).
+    for c in [
+        "cat .env.example",
+        "cat .env.ex*",
+        "echo x > .envrc2; cat .env?*",
+        "cat *.md",
+        "cat *",
+        "wc -l README*",
+        "grep -r TOKEN .",
+        "ls",
+    ] {
+        cases.push((c, "allow", "allow", ""));
+    }
+    expect(&w, &cases);
+    // Matched against the real entries: with only the template, `.env.*`
+    // and `.env*` read no secret.
+    std::fs::remove_file(w.cwd.join(".env")).unwrap();
+    std::fs::remove_file(w.cwd.join("app/.env.local")).unwrap();
+    expect(
+        &w,
+        &[
+            ("cat .env.*", "allow", "allow", ""),
+            ("cat .env*", "allow", "allow", ""),
+            ("cat .env", "deny", "deny", SECRET),
+            // A secret this same string writes counts as an entry.
+            ("echo A=1 > .env.local; cat .env.*", "deny", "deny", SECRET),
+        ],
+    );
+}
