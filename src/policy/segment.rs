@@ -262,6 +262,9 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
     if name == "find" {
         history::find_delete(&parsed, seg, ctx, v);
     }
+    if name == "ps" {
+        super::ps::check(&seg.argv, v);
+    }
     confined::unconfined_interpreter(&name, &spec, &parsed, seg, ctx, v);
     confined::unconfined_program_file(&name, &spec, &parsed, seg, ctx, v);
     confined::unconfined_expanded_operand(&name, &spec, &parsed, ctx, v);

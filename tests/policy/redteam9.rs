@@ -197,3 +197,40 @@ fn f10_globs_that_expand_to_a_project_secret() {
         ],
     );
 }
+
+#[test]
+fn f14_ps_printing_environments() {
+    let w = World::new();
+    const ENV: &str = "prints other processes' environments";
+    let mut cases = vec![];
+    for c in [
+        "ps eww",
+        "ps auxe",
+        "ps e -p 1",
+        "ps -ef e",
+        "ps -o environ",
+        "ps -o pid,environ -p 1",
+        "ps axo pid,environ",
+        "ps --format pid,environ",
+        "ps --format=environ",
+        "/bin/ps eww",
+        "nice ps auxe | grep TOKEN",
+    ] {
+        cases.push((c, "deny", "deny", ENV));
+    }
+    for c in [
+        "ps aux",
+        "ps -ef",
+        "ps -e",
+        "ps -o pid,comm",
+        "ps -eo pid,ppid,cmd",
+        "ps aux | grep node",
+        "ps -p 1 -o comm=",
+        "ps -u e",
+    ] {
+        cases.push((c, "allow", "allow", ""));
+    }
+    // The same reason as the file itself.
+    cases.push(("cat /proc/1/environ", "deny", "deny", "inside the protected path `/proc/1`"));
+    expect(&w, &cases);
+}
