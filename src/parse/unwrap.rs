@@ -453,10 +453,34 @@ escalates=true"#,
     #[test]
     fn wrappers_declare_what_no_command_does() {
         const SHELL_WITHOUT_COMMAND: &[&str] = &[
-            "sudo", "doas", "pkexec", "run0", "su", "runuser", "script", "chroot",
-            "systemd-run", "unshare", "nsenter", "setarch", "linux32", "linux64", "newgrp",
-            "sg", "firejail", "flatpak-spawn", "setpriv", "bwrap", "toolbox", "distrobox",
-            "machinectl", "systemd-nspawn", "schroot", "fakeroot", "proot", "dbus-run-session",
+            "sudo",
+            "doas",
+            "pkexec",
+            "run0",
+            "su",
+            "runuser",
+            "script",
+            "chroot",
+            "systemd-run",
+            "unshare",
+            "nsenter",
+            "setarch",
+            "linux32",
+            "linux64",
+            "newgrp",
+            "sg",
+            "firejail",
+            "flatpak-spawn",
+            "setpriv",
+            "bwrap",
+            "toolbox",
+            "distrobox",
+            "machinectl",
+            "systemd-nspawn",
+            "schroot",
+            "fakeroot",
+            "proot",
+            "dbus-run-session",
         ];
         for (name, _) in crate::builtin::WRAPPERS {
             let spec = crate::parse::wrapper_spec(name).expect("spec");
@@ -465,7 +489,10 @@ escalates=true"#,
                 assert!(["strace", "ltrace"].contains(name), "{name}");
             }
             if SHELL_WITHOUT_COMMAND.contains(name) {
-                assert!(spec.no_command_is_shell, "{name} starts a shell without a command");
+                assert!(
+                    spec.no_command_is_shell,
+                    "{name} starts a shell without a command"
+                );
             }
         }
         for name in ["script", "chroot", "sudo", "su"] {
@@ -501,7 +528,11 @@ escalates=true"#,
 
     #[test]
     fn undeclared_no_command_is_unknown() {
-        let u = unwrap("strace", &spec(r#"value_options=["-p"]"#), &words(&["-p", "1"]));
+        let u = unwrap(
+            "strace",
+            &spec(r#"value_options=["-p"]"#),
+            &words(&["-p", "1"]),
+        );
         assert!(u.unknown.is_some());
         let u = unwrap("nice", &spec("no_command_ok=true"), &[]);
         assert!(u.unknown.is_none() && u.rest.is_empty() && !u.interactive_shell);

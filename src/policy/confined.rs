@@ -427,9 +427,10 @@ pub fn unconfined_program_file(
     // `FILE.awk` on AWKPATH (`.` first); `-i inplace` is the in-place
     // editing extension that ships with gawk.
     if matches!(name, "awk" | "gawk")
-        && let Some(o) = p.options.iter().find(|o| {
-            o.name == "-i" && o.value.as_ref().is_some_and(|w| w.value != "inplace")
-        })
+        && let Some(o) = p
+            .options
+            .iter()
+            .find(|o| o.name == "-i" && o.value.as_ref().is_some_and(|w| w.value != "inplace"))
     {
         v.add(
             Layer::Policy,

@@ -325,8 +325,8 @@ fn glob_secret(seg: &Segment, ctx: &PolicyContext, pattern: &str) -> Option<Path
     let mut current = vec![PathBuf::from("/")];
     for (i, comp) in comps.iter().enumerate() {
         let last = i + 1 == comps.len();
-        let wild = comp.contains(['*', '?', '['])
-            || ["+(", "@(", "!("].iter().any(|e| comp.contains(e));
+        let wild =
+            comp.contains(['*', '?', '[']) || ["+(", "@(", "!("].iter().any(|e| comp.contains(e));
         let mut next = Vec::new();
         for dir in &current {
             if !wild {
@@ -392,7 +392,9 @@ fn glob_name_matches(pat: &str, name: &str, shopt: bool) -> bool {
     if name.starts_with('.') && !pat.starts_with('.') && !shopt {
         return false;
     }
-    let extglob = ["?(", "*(", "+(", "@(", "!("].iter().any(|e| pat.contains(e));
+    let extglob = ["?(", "*(", "+(", "@(", "!("]
+        .iter()
+        .any(|e| pat.contains(e));
     extglob
         || paths::fnmatch(pat.as_bytes(), name.as_bytes())
         || (shopt
@@ -410,7 +412,13 @@ fn glob_may_name_secret(ctx: &PolicyContext, pat: &str) -> bool {
         .secret_names
         .iter()
         .filter(|g| !g.starts_with('!'))
-        .flat_map(|g| [g.replace('*', ""), g.replace('*', "local"), g.replace('?', "x")])
+        .flat_map(|g| {
+            [
+                g.replace('*', ""),
+                g.replace('*', "local"),
+                g.replace('?', "x"),
+            ]
+        })
         .any(|n| {
             glob_name_matches(pat, &n, true) && ctx.roots.is_secret_name(std::path::Path::new(&n))
         })

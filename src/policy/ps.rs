@@ -14,14 +14,40 @@ const UNIX_VALUE: &[u8] = b"CGgOopqsUutk";
 const BSD_VALUE: &[u8] = b"OopqtUk";
 /// GNU long options that take a value (`--opt VALUE` or `--opt=VALUE`).
 const GNU_VALUE: &[&str] = &[
-    "--cols", "--columns", "--width", "--context", "--deselect-xx", "--format", "--group",
-    "--Group", "--lines", "--rows", "--pid", "--ppid", "--quick-pid", "--sid", "--sort",
-    "--tty", "--user", "--User", "--signames",
+    "--cols",
+    "--columns",
+    "--width",
+    "--context",
+    "--deselect-xx",
+    "--format",
+    "--group",
+    "--Group",
+    "--lines",
+    "--rows",
+    "--pid",
+    "--ppid",
+    "--quick-pid",
+    "--sid",
+    "--sort",
+    "--tty",
+    "--user",
+    "--User",
+    "--signames",
 ];
 
 /// The spelling that prints environments, if `argv` (the `ps` segment's
 /// words, `ps` first) has one.
 pub(super) fn environment_form(argv: &[String]) -> Option<String> {
+    // An argument with a shell operator in it (`ps aux | grep x` given as
+    // an argv) is no ps option: ps reads all its arguments before it
+    // prints anything, and exits on that one with a usage error.
+    if argv
+        .iter()
+        .skip(1)
+        .any(|a| a.contains(['|', '&', ';', '<', '>', '(', ')']))
+    {
+        return None;
+    }
     let mut i = 1;
     while i < argv.len() {
         let a = argv[i].as_str();
@@ -160,6 +186,8 @@ mod tests {
             "ps --format pid,ppid",
             "ps -C e",
             "ps -G e",
+            "ps aux | grep e",
+            "ps -ef 2>/dev/null",
         ] {
             assert_eq!(form(s), None, "{s}");
         }

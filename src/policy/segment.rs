@@ -50,10 +50,15 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
             Layer::Policy,
             ReasonId::PolicyPrivilegeEscalation,
             Decision::Deny,
-            format!(
-                "`{label}` would run with raised privileges ({})",
-                seg.wrappers.join(" ")
-            ),
+            if seg.wrappers.is_empty() {
+                // `sudo`, `chroot DIR` alone: the wrapper is the program.
+                format!("`{label}` would run with raised privileges")
+            } else {
+                format!(
+                    "`{label}` would run with raised privileges ({})",
+                    seg.wrappers.join(" ")
+                )
+            },
             Some(format!(
                 "run `{}` without sudo inside the project",
                 seg.argv.join(" ")

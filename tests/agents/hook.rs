@@ -156,10 +156,22 @@ fn command_and_cmd_keys() {
         (json!({"command":"","cmd":"rm -rf ~"}), "rm"),
         (json!({"command":"  ","cmd":"rm -rf ~"}), "rm"),
         (json!({"command":[],"cmd":"rm -rf ~"}), "rm"),
-        (json!({"command":"ls","cmd":"rm -rf ~"}), "both `command` and `cmd`"),
-        (json!({"cmd":"ls","command":"rm -rf ~"}), "both `command` and `cmd`"),
-        (json!({"command":"ls","cmd":"ls -la"}), "both `command` and `cmd`"),
-        (json!({"command":["ls"],"cmd":"ls"}), "both `command` and `cmd`"),
+        (
+            json!({"command":"ls","cmd":"rm -rf ~"}),
+            "both `command` and `cmd`",
+        ),
+        (
+            json!({"cmd":"ls","command":"rm -rf ~"}),
+            "both `command` and `cmd`",
+        ),
+        (
+            json!({"command":"ls","cmd":"ls -la"}),
+            "both `command` and `cmd`",
+        ),
+        (
+            json!({"command":["ls"],"cmd":"ls"}),
+            "both `command` and `cmd`",
+        ),
         (json!({"command":"rm -rf ~","cmd":null}), "rm"),
     ] {
         let input = call(ti.clone());
@@ -194,11 +206,17 @@ fn command_and_cmd_keys() {
         assert_eq!(code(&o), 0, "{ti}: {}", stderr(&o));
         let o = hook_raw(&w, &["--json", "--rewrite"], &input);
         let v = parse_json(&o);
-        assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "allow", "{ti}: {v}");
+        assert_eq!(
+            v["hookSpecificOutput"]["permissionDecision"], "allow",
+            "{ti}: {v}"
+        );
         let updated = &v["hookSpecificOutput"]["updatedInput"];
         for k in keys {
             let c = updated[k].as_str().unwrap_or_default();
-            assert!(c.contains("safe-exec") && c.contains("-c 'ls'"), "{ti} {k}: {v}");
+            assert!(
+                c.contains("safe-exec") && c.contains("-c 'ls'"),
+                "{ti} {k}: {v}"
+            );
         }
     }
 }

@@ -54,8 +54,18 @@ fn f8_wrapper_without_command_starts_a_shell() {
     expect(
         &w,
         &[
-            ("printf 'rm -rf ~\\n' | script -q /dev/null", "ask", "ask", SHELL),
-            ("echo 'cat ~/.ssh/id_rsa' | script -q /dev/null", "ask", "ask", SHELL),
+            (
+                "printf 'rm -rf ~\\n' | script -q /dev/null",
+                "ask",
+                "ask",
+                SHELL,
+            ),
+            (
+                "echo 'cat ~/.ssh/id_rsa' | script -q /dev/null",
+                "ask",
+                "ask",
+                SHELL,
+            ),
             ("script -q /dev/null < cmds.txt", "ask", "ask", SHELL),
             ("script", "ask", "ask", SHELL),
             ("script x.log", "ask", "ask", SHELL),
@@ -70,7 +80,12 @@ fn f8_wrapper_without_command_starts_a_shell() {
             ("script -q /dev/null -- rm -rf ~", "deny", "deny", "rm"),
             ("script -q log -- python3 x.py", "allow", "ask", "runs code"),
             // A wrapper not known to be harmless without a command.
-            ("strace -p 1", "ask", "ask", "without a command is not modelled"),
+            (
+                "strace -p 1",
+                "ask",
+                "ask",
+                "without a command is not modelled",
+            ),
             // Positive controls: judged on the command string / command.
             ("script -q -c 'ls' /dev/null", "allow", "allow", ""),
             ("script -c ls /dev/null", "allow", "allow", ""),
@@ -98,19 +113,54 @@ fn f9_sed_and_awk_program_files() {
         &w,
         &[
             // From standard input or a descriptor: asks in both modes.
-            ("printf '1e touch x\\n' | sed -f /dev/stdin README", "ask", "ask", STDIN),
-            ("printf '1e touch x\\n' | sed -f - README", "ask", "ask", STDIN),
-            ("echo 'rm -rf ~' | sed -f - -e 's/x/y/' README", "ask", "ask", STDIN),
-            ("printf '1w ~/.bashrc\\n' | sed -n -f - README", "ask", "ask", STDIN),
+            (
+                "printf '1e touch x\\n' | sed -f /dev/stdin README",
+                "ask",
+                "ask",
+                STDIN,
+            ),
+            (
+                "printf '1e touch x\\n' | sed -f - README",
+                "ask",
+                "ask",
+                STDIN,
+            ),
+            (
+                "echo 'rm -rf ~' | sed -f - -e 's/x/y/' README",
+                "ask",
+                "ask",
+                STDIN,
+            ),
+            (
+                "printf '1w ~/.bashrc\\n' | sed -n -f - README",
+                "ask",
+                "ask",
+                STDIN,
+            ),
             ("sed --file=- README", "ask", "ask", STDIN),
             ("sed -f /proc/self/fd/0 README", "ask", "ask", STDIN),
             ("sed -f /dev/fd/3 README 3<x.sed", "ask", "ask", FD),
             ("awk -f /proc/self/fd/3 README 3<x.awk", "ask", "ask", FD),
-            ("echo 'BEGIN{system(\"id\")}' | awk -f -", "ask", "ask", STDIN),
+            (
+                "echo 'BEGIN{system(\"id\")}' | awk -f -",
+                "ask",
+                "ask",
+                STDIN,
+            ),
             // A file this same string writes: confined it runs in the
             // sandbox (like `python3 t.py`), unconfined it asks.
-            ("printf '1e touch x\\n' > y.sed && sed -f y.sed README", "allow", "ask", SAME),
-            ("printf 'BEGIN{}' > y.awk && awk -f y.awk README", "allow", "ask", SAME),
+            (
+                "printf '1e touch x\\n' > y.sed && sed -f y.sed README",
+                "allow",
+                "ask",
+                SAME,
+            ),
+            (
+                "printf 'BEGIN{}' > y.awk && awk -f y.awk README",
+                "allow",
+                "ask",
+                SAME,
+            ),
             // An existing program file: code not seen; asks unconfined.
             ("sed -f x.sed README", "allow", "ask", FILE),
             ("sed --file=x.sed README", "allow", "ask", FILE),
@@ -121,7 +171,12 @@ fn f9_sed_and_awk_program_files() {
             ("awk -f x.awk README", "allow", "ask", FILE),
             ("awk --file=x.awk README", "allow", "ask", FILE),
             ("gawk -f x.awk README", "allow", "ask", FILE),
-            ("awk -i lib '{print}' README", "allow", "ask", "loads awk source"),
+            (
+                "awk -i lib '{print}' README",
+                "allow",
+                "ask",
+                "loads awk source",
+            ),
             // Positive controls, the same as `python3 x.py` confined.
             ("python3 x.py", "allow", "ask", "runs code"),
             ("sed -e s/a/b/ README", "allow", "allow", ""),
@@ -231,6 +286,11 @@ fn f14_ps_printing_environments() {
         cases.push((c, "allow", "allow", ""));
     }
     // The same reason as the file itself.
-    cases.push(("cat /proc/1/environ", "deny", "deny", "inside the protected path `/proc/1`"));
+    cases.push((
+        "cat /proc/1/environ",
+        "deny",
+        "deny",
+        "inside the protected path `/proc/1`",
+    ));
     expect(&w, &cases);
 }

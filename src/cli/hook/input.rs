@@ -367,10 +367,12 @@ mod tests {
     #[test]
     fn command_and_cmd() {
         let tc = |ti: &str| {
-            parse(&format!(r#"{{"tool_name":"exec_command","tool_input":{ti}}}"#))
-                .expect("parses")
-                .tool_command()
-                .expect("reads")
+            parse(&format!(
+                r#"{{"tool_name":"exec_command","tool_input":{ti}}}"#
+            ))
+            .expect("parses")
+            .tool_command()
+            .expect("reads")
         };
         let s = |c: &str| Some(ToolCommand::String(c.into()));
         assert_eq!(tc(r#"{"cmd":"ls"}"#), s("ls"));
@@ -379,8 +381,14 @@ mod tests {
         assert_eq!(tc(r#"{"command":[],"cmd":"rm -rf ~"}"#), s("rm -rf ~"));
         assert_eq!(tc(r#"{"command":"ls","cmd":null}"#), s("ls"));
         assert_eq!(tc(r#"{"command":"ls","cmd":"ls"}"#), s("ls"));
-        assert_eq!(tc(r#"{"command":"ls","cmd":"rm -rf ~"}"#), Some(ToolCommand::Conflict));
-        assert_eq!(tc(r#"{"command":["ls"],"cmd":"ls"}"#), Some(ToolCommand::Conflict));
+        assert_eq!(
+            tc(r#"{"command":"ls","cmd":"rm -rf ~"}"#),
+            Some(ToolCommand::Conflict)
+        );
+        assert_eq!(
+            tc(r#"{"command":["ls"],"cmd":"ls"}"#),
+            Some(ToolCommand::Conflict)
+        );
         assert_eq!(tc(r#"{"command":null,"cmd":""}"#), None);
         let i = parse(r#"{"tool_name":"exec_command","tool_input":{"cmd":3}}"#).expect("parses");
         assert!(i.tool_command().is_err());
