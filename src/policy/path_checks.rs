@@ -389,14 +389,18 @@ fn glob_name_matches(pat: &str, name: &str, shopt: bool) -> bool {
     if name == "." || name == ".." {
         return false;
     }
+    // An extglob needs `shopt -s extglob`; whether it matches a leading
+    // dot (`@(.env)`) is not modelled: taken to match.
+    if ["?(", "*(", "+(", "@(", "!("]
+        .iter()
+        .any(|e| pat.contains(e))
+    {
+        return true;
+    }
     if name.starts_with('.') && !pat.starts_with('.') && !shopt {
         return false;
     }
-    let extglob = ["?(", "*(", "+(", "@(", "!("]
-        .iter()
-        .any(|e| pat.contains(e));
-    extglob
-        || paths::fnmatch(pat.as_bytes(), name.as_bytes())
+    paths::fnmatch(pat.as_bytes(), name.as_bytes())
         || (shopt
             && paths::fnmatch(
                 pat.to_ascii_lowercase().as_bytes(),
@@ -422,4 +426,31 @@ fn glob_may_name_secret(ctx: &PolicyContext, pat: &str) -> bool {
         .any(|n| {
             glob_name_matches(pat, &n, true) && ctx.roots.is_secret_name(std::path::Path::new(&n))
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob_name_matches;
+
+    #[test]
+    fn glob_names_as_bash_matches_them() {
+        for (pat, name) in [
+            (".env*", ".env"),
+            (".[e]nv", ".env"),
+            (".en?", ".env"),
+            (".*", ".env"),
+            ("@(.env)", ".env"),
+        ] {
+            assert!(glob_name_matches(pat, name, false), "{pat} {name}");
+        }
+        // A leading dot only by a dot, unless `shopt` may have set dotglob.
+        assert!(!glob_name_matches("*", ".env", false));
+        assert!(!glob_name_matches("?env", ".env", false));
+        assert!(glob_name_matches("*", ".env", true));
+        // Without case only when `shopt` may have set nocaseglob.
+        assert!(!glob_name_matches(".ENV*", ".env", false));
+        assert!(glob_name_matches(".ENV*", ".env", true));
+        assert!(!glob_name_matches(".*", "..", true));
+        assert!(!glob_name_matches("*.md", ".env", true));
+    }
 }
