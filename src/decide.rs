@@ -108,6 +108,7 @@ pub fn decide(input: &CommandInput, profile: &Profile, sit: &Situation) -> Decid
         resolved: Default::default(),
         job_vars: Vec::new(),
         negative_vars: Vec::new(),
+        shopt: false,
     };
     let raw = match input {
         CommandInput::String { text, .. } => Some(text.as_str()),

@@ -195,6 +195,10 @@ pub fn judge(a: &HookArgs, text: &str) -> Result<Outcome, HookError> {
             Some(ToolCommand::Argv(v)) if !v.is_empty() => {
                 judge_command(a, &hook, CommandInput::List(v))
             }
+            // The harness may run either key: never judge one and pass the other.
+            Some(ToolCommand::Conflict) => Ok(Outcome::Deny(
+                "the tool input has both `command` and `cmd` with different commands; which one runs depends on the harness, so neither is judged: send one of them".into(),
+            )),
             _ => Ok(Outcome::NoOpinion),
         };
     }
@@ -533,12 +537,11 @@ fn rewritten_input(
             Value::Array(v)
         }
     };
-    let key = if m.contains_key("command") || !m.contains_key("cmd") {
-        "command"
-    } else {
-        "cmd"
-    };
-    m.insert(key.into(), value);
+    // Every key that holds the judged command (`command`, `cmd`, or both
+    // when they are the same) gets the rewritten one.
+    for key in hook.command_keys() {
+        m.insert(key.into(), value.clone());
+    }
     m
 }
 

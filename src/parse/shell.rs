@@ -1089,12 +1089,7 @@ impl<'a> Walker<'a> {
         if u.lookup_only {
             return Step::Record;
         }
-        if u.interactive_shell {
-            p.unknown = Some(format!(
-                "`{name}` without a command starts an interactive shell"
-            ));
-            return Step::Record;
-        }
+        // Before the interactive shell: `chroot DIR` alone runs a shell as root.
         p.inherit.escalated |= spec.escalates;
         for a in &u.assignments {
             self.tainted.insert(a.name.clone());
@@ -1116,6 +1111,13 @@ impl<'a> Walker<'a> {
                 reads: false,
                 literal: !f.unresolved && !f.glob,
             });
+        }
+        // After the files it writes (`script LOG` alone writes LOG).
+        if u.interactive_shell {
+            p.unknown = Some(format!(
+                "`{name}` without a command starts an interactive shell"
+            ));
+            return Step::Record;
         }
         p.inherit.assignments.extend(u.assignments);
         if let Some(dir) = &u.chdir {

@@ -58,6 +58,12 @@ pub struct WrapperSpec {
     pub default_command: Option<String>,
     /// Without a command the wrapper only prints (`env` alone lists the environment).
     pub lookup_only_without_command: bool,
+    /// Without a command the wrapper runs nothing and reads no commands
+    /// (it prints a usage error or its own state: `nice`, `timeout`). A
+    /// wrapper that declares none of `no_command_is_shell`,
+    /// `default_command`, `lookup_only_without_command` and this is not
+    /// known to be harmless without a command, and such a use is unknown.
+    pub no_command_ok: bool,
 }
 
 /// What unwrapping one wrapper produced.
@@ -227,11 +233,35 @@ pub fn unwrap(name: &str, spec: &WrapperSpec, args: &[Word]) -> Unwrapped {
     }
     if spec.shell_string_only {
         // `su -c STRING user`, `script -c STRING file`: the rest are not a command.
-        if out.shell_string.is_none() && spec.no_command_is_shell {
-            out.interactive_shell = true;
+        let mut operands = &args[i..];
+        if spec.operand_writes
+            && let Some(dash) = operands.iter().position(|w| w.value == "--")
+        {
+            // `script [FILE] -- COMMAND [ARG...]` (util-linux 2.39 and
+            // later): the words after `--` are the command.
+            let command = &operands[dash + 1..];
+            out.writes.extend(operands[..dash].iter().cloned());
+            operands = &[];
+            if !command.is_empty() {
+                if out.shell_string.is_some() {
+                    out.unknown = Some(format!(
+                        "`{name}` is given both a command string and a command"
+                    ));
+                    return out;
+                }
+                out.rest = command.to_vec();
+                return out;
+            }
+        }
+        if out.shell_string.is_none() {
+            if spec.no_command_is_shell {
+                out.interactive_shell = true;
+            } else if !spec.no_command_ok {
+                out.unknown = Some(no_command_unknown(name));
+            }
         }
         if spec.operand_writes {
-            out.writes.extend(args[i..].iter().cloned());
+            out.writes.extend(operands.iter().cloned());
         }
         return out;
     }
@@ -261,9 +291,24 @@ pub fn unwrap(name: &str, spec: &WrapperSpec, args: &[Word]) -> Unwrapped {
             out.interactive_shell = true;
         } else if spec.lookup_only_without_command {
             out.lookup_only = true;
+        } else if !spec.no_command_ok {
+            out.unknown = Some(no_command_unknown(name));
         }
     }
     out
+}
+
+/// Why a wrapper given no command is not modelled.
+fn no_command_unknown(name: &str) -> String {
+    format!("what `{name}` does without a command is not modelled")
+}
+
+/// Whether `spec` says what the wrapper does when given no command.
+pub fn no_command_declared(spec: &WrapperSpec) -> bool {
+    spec.no_command_is_shell
+        || spec.no_command_ok
+        || spec.default_command.is_some()
+        || spec.lookup_only_without_command
 }
 
 /// A shell variable name.
@@ -399,6 +444,98 @@ escalates=true"#,
         assert_eq!(u.rest[0].value, "ls");
         let u = unwrap("sudo", &s, &words(&["-X", "ls"]));
         assert!(u.unknown.is_some());
+    }
+
+    /// Programs that start a shell reading standard input when given no
+    /// command (their man pages): each one that is a built-in wrapper must
+    /// say so, and every built-in wrapper declares what it does without a
+    /// command (red team 9, F8: `printf 'rm -rf ~' | script -q /dev/null`).
+    #[test]
+    fn wrappers_declare_what_no_command_does() {
+        const SHELL_WITHOUT_COMMAND: &[&str] = &[
+            "sudo",
+            "doas",
+            "pkexec",
+            "run0",
+            "su",
+            "runuser",
+            "script",
+            "chroot",
+            "systemd-run",
+            "unshare",
+            "nsenter",
+            "setarch",
+            "linux32",
+            "linux64",
+            "newgrp",
+            "sg",
+            "firejail",
+            "flatpak-spawn",
+            "setpriv",
+            "bwrap",
+            "toolbox",
+            "distrobox",
+            "machinectl",
+            "systemd-nspawn",
+            "schroot",
+            "fakeroot",
+            "proot",
+            "dbus-run-session",
+        ];
+        for (name, _) in crate::builtin::WRAPPERS {
+            let spec = crate::parse::wrapper_spec(name).expect("spec");
+            // The ones that declare nothing are judged unknown without a command.
+            if !no_command_declared(&spec) {
+                assert!(["strace", "ltrace"].contains(name), "{name}");
+            }
+            if SHELL_WITHOUT_COMMAND.contains(name) {
+                assert!(
+                    spec.no_command_is_shell,
+                    "{name} starts a shell without a command"
+                );
+            }
+        }
+        for name in ["script", "chroot", "sudo", "su"] {
+            assert!(crate::parse::wrapper_spec(name).is_some(), "{name}");
+        }
+    }
+
+    #[test]
+    fn script_without_command_is_a_shell() {
+        let s = crate::parse::wrapper_spec("script").expect("script");
+        for args in [
+            &["-q", "/dev/null"][..],
+            &[],
+            &["log"],
+            &["-E", "never", "-q", "/dev/null"],
+            &["-q", "/dev/null", "--"],
+        ] {
+            let u = unwrap("script", &s, &words(args));
+            assert!(u.interactive_shell, "{args:?}");
+        }
+        let u = unwrap("script", &s, &words(&["-q", "-c", "ls", "/dev/null"]));
+        assert!(!u.interactive_shell);
+        assert_eq!(u.shell_string.map(|w| w.value), Some("ls".to_string()));
+        let u = unwrap("script", &s, &words(&["-q", "log", "--", "rm", "-rf", "x"]));
+        assert_eq!(
+            u.rest.iter().map(|w| w.value.as_str()).collect::<Vec<_>>(),
+            ["rm", "-rf", "x"]
+        );
+        assert_eq!(u.writes[0].value, "log");
+        let u = unwrap("script", &s, &words(&["-c", "ls", "log", "--", "id"]));
+        assert!(u.unknown.is_some());
+    }
+
+    #[test]
+    fn undeclared_no_command_is_unknown() {
+        let u = unwrap(
+            "strace",
+            &spec(r#"value_options=["-p"]"#),
+            &words(&["-p", "1"]),
+        );
+        assert!(u.unknown.is_some());
+        let u = unwrap("nice", &spec("no_command_ok=true"), &[]);
+        assert!(u.unknown.is_none() && u.rest.is_empty() && !u.interactive_shell);
     }
 
     #[test]

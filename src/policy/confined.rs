@@ -406,6 +406,75 @@ pub fn unconfined_interpreter(
     );
 }
 
+/// A program file given to a command that is not an interpreter but runs
+/// it (`sed -f x.sed`, `awk -f x.awk`, `gawk -i lib`): in an unconfined
+/// decision its content is code that is not seen (GNU sed's `e` command,
+/// awk's `system()`), so it asks, like `python3 x.py`. Standard input and
+/// a file this same string writes are judged where the value is checked.
+pub fn unconfined_program_file(
+    name: &str,
+    spec: &CommandSpec,
+    p: &ParsedArgs,
+    seg: &Segment,
+    ctx: &PolicyContext,
+    v: &mut Verdict,
+) {
+    use super::registry::ValueType;
+    if ctx.confined || spec.interpreter {
+        return;
+    }
+    // gawk's `-i FILE` (`--include`) loads awk source from FILE or
+    // `FILE.awk` on AWKPATH (`.` first); `-i inplace` is the in-place
+    // editing extension that ships with gawk.
+    if matches!(name, "awk" | "gawk")
+        && let Some(o) = p
+            .options
+            .iter()
+            .find(|o| o.name == "-i" && o.value.as_ref().is_some_and(|w| w.value != "inplace"))
+    {
+        v.add(
+            Layer::Policy,
+            ReasonId::PolicyUnconfinedCode,
+            Decision::Ask,
+            format!(
+                "`{name} {}` loads awk source that cannot be checked, and nothing confines it here",
+                o.written
+            ),
+            Some(RUN_CONFINED.into()),
+        );
+        return;
+    }
+    let values = p
+        .options
+        .iter()
+        .filter(|o| o.spec.value_type == Some(ValueType::Script))
+        .filter_map(|o| o.value.as_ref())
+        .chain(
+            p.operands
+                .iter()
+                .filter(|(_, t)| *t == ValueType::Script)
+                .map(|(w, _)| *w),
+        );
+    for w in values {
+        if super::values::is_descriptor_path(&w.value)
+            || ctx.written.contains(&ctx.resolve(seg, &w.value))
+        {
+            continue;
+        }
+        v.add(
+            Layer::Policy,
+            ReasonId::PolicyUnconfinedCode,
+            Decision::Ask,
+            format!(
+                "`{name}` runs the program in `{}`, which cannot be checked, and nothing confines it here",
+                w.value
+            ),
+            Some(RUN_CONFINED.into()),
+        );
+        return;
+    }
+}
+
 /// An operand whose value comes from an expansion (`$(...)`, `$VAR`), of a
 /// program with options that run programs, write or delete: unconfined, the
 /// value could turn into such an option. Option values (`git commit -m

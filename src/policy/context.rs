@@ -58,6 +58,9 @@ pub struct PolicyContext<'a> {
     /// `kill $X` signals a process group or every process (filled by
     /// [`evaluate`](super::evaluate)).
     pub negative_vars: Vec<String>,
+    /// The string runs `shopt`: `dotglob` (a glob's `*` matches leading
+    /// dots) and `nocaseglob` may be on, so a glob is matched with both.
+    pub shopt: bool,
 }
 
 /// [`PolicyContext::resolved`]: the answers in the order they were asked,
@@ -178,6 +181,7 @@ impl<'a> PolicyContext<'a> {
                 .filter(|a| a.value.trim_start().starts_with('-'))
                 .map(|a| a.name.clone())
                 .collect(),
+            shopt: model.segments.iter().any(|s| s.program == "shopt"),
         }
     }
 

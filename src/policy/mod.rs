@@ -48,6 +48,7 @@ mod mode;
 mod options;
 mod path_checks;
 mod program_path;
+mod ps;
 mod safety;
 mod segment;
 mod shape;

@@ -278,6 +278,21 @@ pub(super) fn path_operand(
             res = Err(PathProblem::Secret(d.clone()));
         }
     }
+    if res.is_ok()
+        && w.glob
+        && t == Access::Read
+        && let Some(hit) = glob_secret(seg, ctx, &w.value)
+    {
+        // `cat .env*`, `cat .[e]nv`, `cat * .*`: the glob expands to a
+        // secret file's name (`[paths] secret_names`).
+        path_reason(
+            v,
+            &hit,
+            &PathProblem::Secret(hit.clone()),
+            &format!("`{name}` reads, through the glob `{}`,", w.raw),
+        );
+        return;
+    }
     if let Err(e) = res {
         let what = if t == Access::Write {
             format!("`{name}` writes")
@@ -285,5 +300,157 @@ pub(super) fn path_operand(
             format!("`{name}` reads")
         };
         path_reason(v, &p, &e, &what);
+    }
+}
+
+/// The secret file (`[paths] secret_names`) a glob read expands to, if any:
+/// the glob is expanded against the directory entries as bash would
+/// (leading dots only matched by a dot, unless the string runs `shopt`),
+/// bounded to [`GLOB_ENTRIES`] entries read; the files this same string
+/// writes count as entries. Past the bound, or for a component with an
+/// extglob, a name is taken to match when it could: a secret file is never
+/// read unnoticed because a directory is large. Templates excepted from
+/// `secret_names` (`.env.example`) do not count.
+fn glob_secret(seg: &Segment, ctx: &PolicyContext, pattern: &str) -> Option<PathBuf> {
+    if ctx.roots.secret_names.is_empty() {
+        return None;
+    }
+    let full = ctx.resolve(seg, pattern);
+    let comps: Vec<String> = full
+        .components()
+        .skip(1)
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let mut budget = GLOB_ENTRIES;
+    let mut current = vec![PathBuf::from("/")];
+    for (i, comp) in comps.iter().enumerate() {
+        let last = i + 1 == comps.len();
+        let wild =
+            comp.contains(['*', '?', '[']) || ["+(", "@(", "!("].iter().any(|e| comp.contains(e));
+        let mut next = Vec::new();
+        for dir in &current {
+            if !wild {
+                let p = dir.join(comp);
+                if last || p.is_dir() {
+                    next.push(p);
+                }
+                continue;
+            }
+            let mut names: Vec<String> = ctx
+                .written
+                .iter()
+                .filter(|w| w.parent() == Some(dir.as_path()))
+                .filter_map(|w| w.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .collect();
+            if let Ok(entries) = std::fs::read_dir(dir) {
+                for e in entries {
+                    if budget == 0 {
+                        break;
+                    }
+                    budget -= 1;
+                    if let Ok(e) = e {
+                        names.push(e.file_name().to_string_lossy().into_owned());
+                    }
+                }
+            }
+            let exhausted = budget == 0;
+            for n in names {
+                if glob_name_matches(comp, &n, ctx.shopt) {
+                    let p = dir.join(&n);
+                    if last || p.is_dir() {
+                        next.push(p);
+                    }
+                }
+            }
+            if exhausted && last && glob_may_name_secret(ctx, comp) {
+                return Some(dir.join(comp));
+            }
+        }
+        if next.len() > GLOB_ENTRIES {
+            next.truncate(GLOB_ENTRIES);
+        }
+        current = next;
+        if current.is_empty() {
+            return None;
+        }
+    }
+    current.into_iter().find(|p| ctx.roots.is_secret_name(p))
+}
+
+/// How many directory entries one glob operand may read while it is
+/// checked for a secret file.
+const GLOB_ENTRIES: usize = 20_000;
+
+/// Whether the glob component `pat` matches the file name `name` as bash
+/// expands it: a leading dot only by a leading dot (unless `dotglob` may
+/// be on), without case too when `nocaseglob` may be on; an extglob
+/// (`@(...)`) is taken to match.
+fn glob_name_matches(pat: &str, name: &str, shopt: bool) -> bool {
+    if name == "." || name == ".." {
+        return false;
+    }
+    // An extglob needs `shopt -s extglob`; whether it matches a leading
+    // dot (`@(.env)`) is not modelled: taken to match.
+    if ["?(", "*(", "+(", "@(", "!("]
+        .iter()
+        .any(|e| pat.contains(e))
+    {
+        return true;
+    }
+    if name.starts_with('.') && !pat.starts_with('.') && !shopt {
+        return false;
+    }
+    paths::fnmatch(pat.as_bytes(), name.as_bytes())
+        || (shopt
+            && paths::fnmatch(
+                pat.to_ascii_lowercase().as_bytes(),
+                name.to_ascii_lowercase().as_bytes(),
+            ))
+}
+
+/// Whether the glob component `pat` could name a secret file: it matches
+/// one of the names the `secret_names` patterns stand for (`.env`,
+/// `.env.local`, ...) that is not excepted.
+fn glob_may_name_secret(ctx: &PolicyContext, pat: &str) -> bool {
+    ctx.roots
+        .secret_names
+        .iter()
+        .filter(|g| !g.starts_with('!'))
+        .flat_map(|g| {
+            [
+                g.replace('*', ""),
+                g.replace('*', "local"),
+                g.replace('?', "x"),
+            ]
+        })
+        .any(|n| {
+            glob_name_matches(pat, &n, true) && ctx.roots.is_secret_name(std::path::Path::new(&n))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob_name_matches;
+
+    #[test]
+    fn glob_names_as_bash_matches_them() {
+        for (pat, name) in [
+            (".env*", ".env"),
+            (".[e]nv", ".env"),
+            (".en?", ".env"),
+            (".*", ".env"),
+            ("@(.env)", ".env"),
+        ] {
+            assert!(glob_name_matches(pat, name, false), "{pat} {name}");
+        }
+        // A leading dot only by a dot, unless `shopt` may have set dotglob.
+        assert!(!glob_name_matches("*", ".env", false));
+        assert!(!glob_name_matches("?env", ".env", false));
+        assert!(glob_name_matches("*", ".env", true));
+        // Without case only when `shopt` may have set nocaseglob.
+        assert!(!glob_name_matches(".ENV*", ".env", false));
+        assert!(glob_name_matches(".ENV*", ".env", true));
+        assert!(!glob_name_matches(".*", "..", true));
+        assert!(!glob_name_matches("*.md", ".env", true));
     }
 }

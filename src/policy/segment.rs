@@ -50,10 +50,15 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
             Layer::Policy,
             ReasonId::PolicyPrivilegeEscalation,
             Decision::Deny,
-            format!(
-                "`{label}` would run with raised privileges ({})",
-                seg.wrappers.join(" ")
-            ),
+            if seg.wrappers.is_empty() {
+                // `sudo`, `chroot DIR` alone: the wrapper is the program.
+                format!("`{label}` would run with raised privileges")
+            } else {
+                format!(
+                    "`{label}` would run with raised privileges ({})",
+                    seg.wrappers.join(" ")
+                )
+            },
             Some(format!(
                 "run `{}` without sudo inside the project",
                 seg.argv.join(" ")
@@ -262,7 +267,11 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
     if name == "find" {
         history::find_delete(&parsed, seg, ctx, v);
     }
+    if name == "ps" {
+        super::ps::check(&seg.argv, v);
+    }
     confined::unconfined_interpreter(&name, &spec, &parsed, seg, ctx, v);
+    confined::unconfined_program_file(&name, &spec, &parsed, seg, ctx, v);
     confined::unconfined_expanded_operand(&name, &spec, &parsed, ctx, v);
     templates::run_time_arguments(&name, &spec, seg, ctx, v, risk);
     if let Some(data) = &seg.stdin_data

@@ -63,6 +63,23 @@ pub(super) struct Reading {
     pub removes_sources: bool,
 }
 
+/// A path that names an open file descriptor (`-`, `/dev/stdin`,
+/// `/dev/fd/N`, `/proc/self/fd/N`, `/proc/PID/fd/N`): what a program reads
+/// there is not known when checking.
+pub(super) fn is_descriptor_path(s: &str) -> bool {
+    if crate::parse::unwrap::is_stdin_path(s) || s.starts_with("/dev/fd/") {
+        return true;
+    }
+    let Some(rest) = s.strip_prefix("/proc/") else {
+        return false;
+    };
+    let Some((pid, tail)) = rest.split_once('/') else {
+        return false;
+    };
+    (pid == "self" || pid == "thread-self" || pid.bytes().all(|b| b.is_ascii_digit()))
+        && tail.starts_with("fd/")
+}
+
 /// Checks one operand or option value `w` by its registry type `t`;
 /// returns the risk it adds. Every type is matched by name: a new type
 /// does not compile until it is given a meaning here.
@@ -98,6 +115,19 @@ pub(super) fn typed_value(
             if crate::parse::unwrap::is_stdin_path(&w.value) {
                 // `awk -f -`, `python3 -`: the program comes from standard input.
                 stdin_program(seg, ctx, v, code, name);
+                return Risk::Write;
+            }
+            if is_descriptor_path(&w.value) {
+                // `sed -f /dev/fd/3 3<x`, `awk -f /proc/self/fd/4`: an open
+                // descriptor, whose content is not known when checking.
+                super::unknown::unknown(
+                    v,
+                    ctx,
+                    &format!(
+                        "`{name}` reads its program from the open descriptor `{}`; it cannot be checked",
+                        w.value
+                    ),
+                );
                 return Risk::Write;
             }
             path_operand(seg, ctx, v, w, Access::Read, false, name);

@@ -136,6 +136,91 @@ fn non_bash_tools_and_empty_commands_are_allowed_silently() {
     }
 }
 
+/// Red team 9, F13: `command` and `cmd` (Codex's unified exec) are both
+/// read. A null or empty `command` beside a `cmd` is judged on `cmd`; both
+/// given with different commands is refused (the harness may run either);
+/// never no opinion for such input. `--rewrite` rewrites every key that
+/// holds the judged command.
+#[test]
+fn command_and_cmd_keys() {
+    let w = World::new();
+    let call = |ti: Value| {
+        json!({"hook_event_name":"PreToolUse","tool_name":"exec_command","model":"gpt-5",
+            "cwd":w.work,"tool_input":ti})
+        .to_string()
+    };
+    // Refused in every protocol: the dangerous `cmd` is judged, or the
+    // conflict is refused.
+    for (ti, why) in [
+        (json!({"command":null,"cmd":"rm -rf ~"}), "rm"),
+        (json!({"command":"","cmd":"rm -rf ~"}), "rm"),
+        (json!({"command":"  ","cmd":"rm -rf ~"}), "rm"),
+        (json!({"command":[],"cmd":"rm -rf ~"}), "rm"),
+        (
+            json!({"command":"ls","cmd":"rm -rf ~"}),
+            "both `command` and `cmd`",
+        ),
+        (
+            json!({"cmd":"ls","command":"rm -rf ~"}),
+            "both `command` and `cmd`",
+        ),
+        (
+            json!({"command":"ls","cmd":"ls -la"}),
+            "both `command` and `cmd`",
+        ),
+        (
+            json!({"command":["ls"],"cmd":"ls"}),
+            "both `command` and `cmd`",
+        ),
+        (json!({"command":"rm -rf ~","cmd":null}), "rm"),
+    ] {
+        let input = call(ti.clone());
+        let o = hook_raw(&w, &[], &input);
+        assert_eq!(code(&o), 2, "{ti}: {}", stderr(&o));
+        assert!(stderr(&o).contains(why), "{ti}: {}", stderr(&o));
+        for args in [&["--json"][..], &["--json", "--rewrite"]] {
+            let o = hook_raw(&w, args, &input);
+            assert_eq!(code(&o), 0, "{ti} {args:?}");
+            let v = parse_json(&o);
+            assert_eq!(
+                v["hookSpecificOutput"]["permissionDecision"], "deny",
+                "{ti} {args:?}: {v}"
+            );
+            assert!(
+                v["hookSpecificOutput"]["permissionDecisionReason"]
+                    .as_str()
+                    .is_some_and(|r| r.contains(why)),
+                "{ti} {args:?}: {v}"
+            );
+        }
+    }
+    // Positive controls: one command, in one key or in both.
+    for (ti, keys) in [
+        (json!({"cmd":"ls"}), &["cmd"][..]),
+        (json!({"command":null,"cmd":"ls"}), &["cmd"]),
+        (json!({"command":"ls","cmd":"ls"}), &["command", "cmd"]),
+        (json!({"command":"ls","cmd":""}), &["command"]),
+    ] {
+        let input = call(ti.clone());
+        let o = hook_raw(&w, &[], &input);
+        assert_eq!(code(&o), 0, "{ti}: {}", stderr(&o));
+        let o = hook_raw(&w, &["--json", "--rewrite"], &input);
+        let v = parse_json(&o);
+        assert_eq!(
+            v["hookSpecificOutput"]["permissionDecision"], "allow",
+            "{ti}: {v}"
+        );
+        let updated = &v["hookSpecificOutput"]["updatedInput"];
+        for k in keys {
+            let c = updated[k].as_str().unwrap_or_default();
+            assert!(
+                c.contains("safe-exec") && c.contains("-c 'ls'"),
+                "{ti} {k}: {v}"
+            );
+        }
+    }
+}
+
 #[test]
 fn post_events_never_block() {
     let w = World::new();

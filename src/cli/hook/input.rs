@@ -125,6 +125,8 @@ pub enum ToolCommand {
     String(String),
     /// An argv.
     Argv(Vec<String>),
+    /// `command` and `cmd` both given, with different commands.
+    Conflict,
 }
 
 /// Why the input cannot be read. The hook exits 1 on these (never 2).
@@ -217,22 +219,59 @@ impl HookInput {
     }
 
     /// The command of a shell tool, as a string or an argv; `None` when
-    /// missing. An argv element that is not a string is an error.
+    /// missing. An argv element that is not a string is an error. Both
+    /// `command` (Claude Code) and `cmd` (Codex's unified exec) are read: a
+    /// key that is missing, `null`, an empty or blank string or an empty
+    /// array gives no command, so `{"command": null, "cmd": "rm -rf ~"}` is
+    /// judged on `cmd`; both given with different commands is
+    /// [`ToolCommand::Conflict`] (the harness may run either).
     pub fn tool_command(&self) -> Result<Option<ToolCommand>, InputError> {
-        let key = if self.tool_input.contains_key("command") {
-            "command"
-        } else {
-            "cmd"
-        };
+        let command = self.command_at("command", "tool_input.command")?;
+        let cmd = self.command_at("cmd", "tool_input.cmd")?;
+        Ok(match (command, cmd) {
+            (Some(a), Some(b)) if a != b => Some(ToolCommand::Conflict),
+            (Some(a), _) => Some(a),
+            (None, b) => b,
+        })
+    }
+
+    /// The keys (`command`, `cmd`) that hold the command [`Self::tool_command`]
+    /// judges: a rewrite replaces each of them.
+    pub fn command_keys(&self) -> Vec<&'static str> {
+        let mut keys: Vec<&'static str> = ["command", "cmd"]
+            .into_iter()
+            .filter(|k| {
+                self.command_at(k, "tool_input.command")
+                    .is_ok_and(|c| c.is_some())
+            })
+            .collect();
+        if keys.is_empty() {
+            keys.push("command");
+        }
+        keys
+    }
+
+    /// One key's command; `None` when missing, `null` or empty.
+    fn command_at(
+        &self,
+        key: &str,
+        field: &'static str,
+    ) -> Result<Option<ToolCommand>, InputError> {
         match self.tool_input.get(key) {
             None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
             Some(Value::String(s)) => Ok(Some(ToolCommand::String(s.clone()))),
+            Some(Value::Array(a)) if a.is_empty() => Ok(None),
             Some(Value::Array(a)) => a
                 .iter()
                 .map(|v| match v {
                     Value::String(s) => Ok(s.clone()),
                     other => Err(InputError::WrongType {
-                        field: "tool_input.command[]",
+                        field: if key == "cmd" {
+                            "tool_input.cmd[]"
+                        } else {
+                            "tool_input.command[]"
+                        },
                         expected: "a string",
                         found: kind(other),
                     }),
@@ -240,7 +279,7 @@ impl HookInput {
                 .collect::<Result<Vec<_>, _>>()
                 .map(|v| Some(ToolCommand::Argv(v))),
             Some(other) => Err(InputError::WrongType {
-                field: "tool_input.command",
+                field,
                 expected: "a string or an array of strings",
                 found: kind(other),
             }),
@@ -323,6 +362,36 @@ mod tests {
         let i = parse(r#"{"tool_name":"Bash","tool_input":{"command":"ls"}}"#).expect("parses");
         assert_eq!(i.event, Event::PreToolUse);
         assert_eq!(i.cwd, None);
+    }
+
+    #[test]
+    fn command_and_cmd() {
+        let tc = |ti: &str| {
+            parse(&format!(
+                r#"{{"tool_name":"exec_command","tool_input":{ti}}}"#
+            ))
+            .expect("parses")
+            .tool_command()
+            .expect("reads")
+        };
+        let s = |c: &str| Some(ToolCommand::String(c.into()));
+        assert_eq!(tc(r#"{"cmd":"ls"}"#), s("ls"));
+        assert_eq!(tc(r#"{"command":null,"cmd":"rm -rf ~"}"#), s("rm -rf ~"));
+        assert_eq!(tc(r#"{"command":"","cmd":"rm -rf ~"}"#), s("rm -rf ~"));
+        assert_eq!(tc(r#"{"command":[],"cmd":"rm -rf ~"}"#), s("rm -rf ~"));
+        assert_eq!(tc(r#"{"command":"ls","cmd":null}"#), s("ls"));
+        assert_eq!(tc(r#"{"command":"ls","cmd":"ls"}"#), s("ls"));
+        assert_eq!(
+            tc(r#"{"command":"ls","cmd":"rm -rf ~"}"#),
+            Some(ToolCommand::Conflict)
+        );
+        assert_eq!(
+            tc(r#"{"command":["ls"],"cmd":"ls"}"#),
+            Some(ToolCommand::Conflict)
+        );
+        assert_eq!(tc(r#"{"command":null,"cmd":""}"#), None);
+        let i = parse(r#"{"tool_name":"exec_command","tool_input":{"cmd":3}}"#).expect("parses");
+        assert!(i.tool_command().is_err());
     }
 
     #[test]

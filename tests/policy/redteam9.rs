@@ -1,0 +1,296 @@
+//! Red team 9's classes, decided in both modes with the exact decision:
+//! F8 (a wrapper given no command starts a shell on its standard input),
+//! F9 (sed/awk program files), F10 (globs that can match a project secret),
+//! F14 (`ps` printing other processes' environments). Each class has
+//! positive controls that stay allowed in both modes.
+use crate::common::policy as common;
+use common::*;
+
+/// (decision, reasons joined) of `check --json [--unconfined] -c CMD`.
+fn decide(w: &World, unconfined: bool, cmd: &str) -> (String, String) {
+    let mut args = vec![];
+    if unconfined {
+        args.push("--unconfined");
+    }
+    args.extend(["-c", cmd]);
+    let (code, v) = w.check_json_args(&args);
+    assert!(matches!(code, 0 | 2 | 3), "check exit {code} for {cmd:?}");
+    let reasons = v["reasons"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|r| r.as_str())
+                .collect::<Vec<_>>()
+                .join(" | ")
+        })
+        .unwrap_or_default();
+    (v["decision"].as_str().unwrap_or("?").to_string(), reasons)
+}
+
+/// Every case `(command, confined decision, unconfined decision, words the
+/// reason contains when not allowed)`.
+fn expect(w: &World, cases: &[(&str, &str, &str, &str)]) {
+    let mut fails = Vec::new();
+    for (cmd, confined, unconfined, reason) in cases {
+        for (mode, want) in [(false, confined), (true, unconfined)] {
+            let (d, why) = decide(w, mode, cmd);
+            let label = if mode { "unconfined" } else { "confined" };
+            if d != *want {
+                fails.push(format!("{label} {cmd:?}: {d}, want {want} ({why})"));
+            } else if d != "allow" && !why.contains(reason) {
+                fails.push(format!("{label} {cmd:?}: reason {why:?} lacks {reason:?}"));
+            }
+        }
+    }
+    assert!(fails.is_empty(), "\n  {}", fails.join("\n  "));
+}
+
+const SHELL: &str = "without a command starts an interactive shell";
+
+#[test]
+fn f8_wrapper_without_command_starts_a_shell() {
+    let w = World::new();
+    std::fs::write(w.cwd.join("cmds.txt"), "rm -rf ~\n").unwrap();
+    expect(
+        &w,
+        &[
+            (
+                "printf 'rm -rf ~\\n' | script -q /dev/null",
+                "ask",
+                "ask",
+                SHELL,
+            ),
+            (
+                "echo 'cat ~/.ssh/id_rsa' | script -q /dev/null",
+                "ask",
+                "ask",
+                SHELL,
+            ),
+            ("script -q /dev/null < cmds.txt", "ask", "ask", SHELL),
+            ("script", "ask", "ask", SHELL),
+            ("script x.log", "ask", "ask", SHELL),
+            ("script -E never -q /dev/null", "ask", "ask", SHELL),
+            ("script -q /dev/null --", "ask", "ask", SHELL),
+            ("/usr/bin/script -a -f log", "ask", "ask", SHELL),
+            ("nice script -q /dev/null", "ask", "ask", SHELL),
+            // chroot and systemd-run raise privileges: refused either way.
+            ("chroot /", "deny", "deny", ""),
+            ("systemd-run --user --shell", "deny", "deny", ""),
+            // The command after `--` (util-linux 2.39+) is the command.
+            ("script -q /dev/null -- rm -rf ~", "deny", "deny", "rm"),
+            ("script -q log -- python3 x.py", "allow", "ask", "runs code"),
+            // A wrapper not known to be harmless without a command.
+            (
+                "strace -p 1",
+                "ask",
+                "ask",
+                "without a command is not modelled",
+            ),
+            // Positive controls: judged on the command string / command.
+            ("script -q -c 'ls' /dev/null", "allow", "allow", ""),
+            ("script -c ls /dev/null", "allow", "allow", ""),
+            ("script -q /dev/null -- ls", "allow", "allow", ""),
+            ("script -c 'rm -rf ~' /dev/null", "deny", "deny", "rm"),
+            ("nice", "allow", "allow", ""),
+            ("nice -n 5 ls", "allow", "allow", ""),
+            ("timeout 5 ls", "allow", "allow", ""),
+            ("strace -f -o trace.txt ls", "allow", "allow", ""),
+        ],
+    );
+}
+
+#[test]
+fn f9_sed_and_awk_program_files() {
+    let w = World::new();
+    std::fs::write(w.cwd.join("README"), "a\n").unwrap();
+    std::fs::write(w.cwd.join("x.sed"), "1e touch CANARY\n").unwrap();
+    std::fs::write(w.cwd.join("x.awk"), "BEGIN{system(\"id\")}\n").unwrap();
+    const STDIN: &str = "reads its program from standard input";
+    const FD: &str = "reads its program from the open descriptor";
+    const FILE: &str = "runs the program in";
+    const SAME: &str = "which this same command writes";
+    expect(
+        &w,
+        &[
+            // From standard input or a descriptor: asks in both modes.
+            (
+                "printf '1e touch x\\n' | sed -f /dev/stdin README",
+                "ask",
+                "ask",
+                STDIN,
+            ),
+            (
+                "printf '1e touch x\\n' | sed -f - README",
+                "ask",
+                "ask",
+                STDIN,
+            ),
+            (
+                "echo 'rm -rf ~' | sed -f - -e 's/x/y/' README",
+                "ask",
+                "ask",
+                STDIN,
+            ),
+            (
+                "printf '1w ~/.bashrc\\n' | sed -n -f - README",
+                "ask",
+                "ask",
+                STDIN,
+            ),
+            ("sed --file=- README", "ask", "ask", STDIN),
+            ("sed -f /proc/self/fd/0 README", "ask", "ask", STDIN),
+            ("sed -f /dev/fd/3 README 3<x.sed", "ask", "ask", FD),
+            ("awk -f /proc/self/fd/3 README 3<x.awk", "ask", "ask", FD),
+            (
+                "echo 'BEGIN{system(\"id\")}' | awk -f -",
+                "ask",
+                "ask",
+                STDIN,
+            ),
+            // A file this same string writes: confined it runs in the
+            // sandbox (like `python3 t.py`), unconfined it asks.
+            (
+                "printf '1e touch x\\n' > y.sed && sed -f y.sed README",
+                "allow",
+                "ask",
+                SAME,
+            ),
+            (
+                "printf 'BEGIN{}' > y.awk && awk -f y.awk README",
+                "allow",
+                "ask",
+                SAME,
+            ),
+            // An existing program file: code not seen; asks unconfined.
+            ("sed -f x.sed README", "allow", "ask", FILE),
+            ("sed --file=x.sed README", "allow", "ask", FILE),
+            ("sed -nf x.sed README", "allow", "ask", FILE),
+            ("sed -fx.sed README", "allow", "ask", FILE),
+            ("sed -i -f x.sed README", "allow", "ask", FILE),
+            ("awk -f x.awk", "allow", "ask", FILE),
+            ("awk -f x.awk README", "allow", "ask", FILE),
+            ("awk --file=x.awk README", "allow", "ask", FILE),
+            ("gawk -f x.awk README", "allow", "ask", FILE),
+            (
+                "awk -i lib '{print}' README",
+                "allow",
+                "ask",
+                "loads awk source",
+            ),
+            // Positive controls, the same as `python3 x.py` confined.
+            ("python3 x.py", "allow", "ask", "runs code"),
+            ("sed -e s/a/b/ README", "allow", "allow", ""),
+            ("sed -i s/a/b/ README", "allow", "allow", ""),
+            ("sed -n 1,3p README", "allow", "allow", ""),
+            ("sed s/a/b/ README", "allow", "allow", ""),
+            ("awk '{print $1}' README", "allow", "allow", ""),
+            ("awk -F: '{print $1}' README", "allow", "allow", ""),
+            ("awk -i inplace '{print}' README", "allow", "allow", ""),
+            // Inline programs are still read with their grammar.
+            ("sed -e '1e touch x' README", "deny", "deny", "`e`"),
+        ],
+    );
+}
+
+#[test]
+fn f10_globs_that_expand_to_a_project_secret() {
+    let w = World::new();
+    std::fs::write(w.cwd.join(".env"), "API_TOKEN=secret\n").unwrap();
+    std::fs::write(w.cwd.join(".env.example"), "API_TOKEN=\n").unwrap();
+    std::fs::write(w.cwd.join("README.md"), "# demo\n").unwrap();
+    std::fs::create_dir_all(w.cwd.join("app")).unwrap();
+    std::fs::write(w.cwd.join("app/.env.local"), "K=v\n").unwrap();
+    const SECRET: &str = "a secret file (its name is in [paths] secret_names)";
+    let mut cases = vec![];
+    for c in [
+        "cat .env*",
+        "cat .[e]nv",
+        "cat .en?",
+        "tail -n +1 .e*",
+        "cat * .*",
+        "cat ./.env*",
+        "head -5 .e*v",
+        "grep TOKEN .e*",
+        "cat */.env*",
+        "cat a*/.e*",
+        "cat app/.env.*",
+        "cp .e* /tmp/x",
+        "shopt -s dotglob; cat *",
+        "shopt -s nocaseglob; cat .ENV*",
+        "shopt -s extglob\ncat @(.env)",
+        "cat .*v",
+    ] {
+        cases.push((c, "deny", "deny", SECRET));
+    }
+    // Positive controls: templates, globs that match no secret, and
+    // recursive readers (not refused: too much friction; see the threat model).
+    for c in [
+        "cat .env.example",
+        "cat .env.ex*",
+        "echo x > .envrc2; cat .env?*",
+        "cat *.md",
+        "cat *",
+        "wc -l README*",
+        "grep -r TOKEN .",
+        "ls",
+    ] {
+        cases.push((c, "allow", "allow", ""));
+    }
+    expect(&w, &cases);
+    // Matched against the real entries: with only the template, `.env.*`
+    // and `.env*` read no secret.
+    std::fs::remove_file(w.cwd.join(".env")).unwrap();
+    std::fs::remove_file(w.cwd.join("app/.env.local")).unwrap();
+    expect(
+        &w,
+        &[
+            ("cat .env.*", "allow", "allow", ""),
+            ("cat .env*", "allow", "allow", ""),
+            ("cat .env", "deny", "deny", SECRET),
+            // A secret this same string writes counts as an entry.
+            ("echo A=1 > .env.local; cat .env.*", "deny", "deny", SECRET),
+        ],
+    );
+}
+
+#[test]
+fn f14_ps_printing_environments() {
+    let w = World::new();
+    const ENV: &str = "prints other processes' environments";
+    let mut cases = vec![];
+    for c in [
+        "ps eww",
+        "ps auxe",
+        "ps e -p 1",
+        "ps -ef e",
+        "ps -o environ",
+        "ps -o pid,environ -p 1",
+        "ps axo pid,environ",
+        "ps --format pid,environ",
+        "ps --format=environ",
+        "/bin/ps eww",
+        "nice ps auxe | grep TOKEN",
+    ] {
+        cases.push((c, "deny", "deny", ENV));
+    }
+    for c in [
+        "ps aux",
+        "ps -ef",
+        "ps -e",
+        "ps -o pid,comm",
+        "ps -eo pid,ppid,cmd",
+        "ps aux | grep node",
+        "ps -p 1 -o comm=",
+        "ps -u e",
+    ] {
+        cases.push((c, "allow", "allow", ""));
+    }
+    // The same reason as the file itself.
+    cases.push((
+        "cat /proc/1/environ",
+        "deny",
+        "deny",
+        "inside the protected path `/proc/1`",
+    ));
+    expect(&w, &cases);
+}
