@@ -1079,8 +1079,9 @@ pub fn views(model: &CommandModel, code: &[String], raw: Option<&str>) -> Vec<St
 /// expansion are shown as written (`~`, `$HOME`), so rules can name them.
 pub fn render(s: &Segment) -> String {
     // Sized for the words and a pair of quotes each, at once.
-    let mut v =
-        String::with_capacity(s.program.len() + s.argv.iter().map(|a| a.len() + 3).sum::<usize>());
+    let mut v = String::with_capacity(
+        s.program.len() + s.words.iter().map(|w| w.value.len() + 3).sum::<usize>(),
+    );
     render_to(&mut v, s);
     v
 }
@@ -1116,17 +1117,16 @@ impl Sink for Compare<'_> {
 }
 
 fn render_to(v: &mut impl Sink, s: &Segment) {
-    for (i, w) in s.argv.iter().enumerate() {
+    for (i, word) in s.words.iter().enumerate() {
         if i > 0 {
             v.put(" ");
         }
         if i == 0 {
             v.put(&s.program);
+        } else if !word.literal && !word.glob {
+            v.put(&word.raw);
         } else {
-            match s.words.get(i) {
-                Some(word) if !word.literal && !word.glob => v.put(&word.raw),
-                _ => push_quoted(v, w),
-            }
+            push_quoted(v, &word.value);
         }
     }
 }

@@ -175,7 +175,7 @@ mod tests {
     fn quoted_operators_are_data() {
         let m = parse_string("echo ';' \"&&\" 'rm -rf /'", &ctx());
         assert_eq!(m.segments.len(), 1);
-        assert_eq!(m.segments[0].argv, ["echo", ";", "&&", "rm -rf /"]);
+        assert_eq!(m.segments[0].argv_vec(), ["echo", ";", "&&", "rm -rf /"]);
     }
 
     #[test]

@@ -121,16 +121,21 @@ pub struct Constructs {
 }
 
 /// One simple command that would be executed.
-#[derive(Debug, Clone, Serialize)]
+///
+/// The arguments are kept once, in [`Segment::words`]: [`Segment::argv`]
+/// reads their values (a copy of every value was made and dropped for each
+/// segment before). The serialised form and the `Debug` form still show an
+/// `argv` list of the values, as when it was a field of its own.
+#[derive(Clone, Serialize)]
 pub struct Segment {
     /// The normalised program name used for the registry (`/usr/bin/rm`,
     /// `\rm`, `./rm` are all `rm`).
     pub program: String,
-    /// The words after quote removal; `argv[0]` is the program as written
-    /// (after unwrapping, so `sudo rm x` has `argv = ["rm", "x"]`).
-    pub argv: Vec<String>,
-    /// Per-word detail aligned with `argv`.
-    #[serde(skip)]
+    /// The words after quote removal, with what the policy needs to know
+    /// about each; the first is the program as written (after unwrapping,
+    /// so `sudo rm x` has the words `rm` and `x`). Serialised as `argv`,
+    /// the list of their values.
+    #[serde(rename = "argv", serialize_with = "values")]
     pub words: Vec<Word>,
     /// `VAR=value` assignments in front of the command (including those
     /// given to `env`).
@@ -169,6 +174,97 @@ pub struct Segment {
     pub unknown: Option<String>,
     /// Explanations of normalisation steps, for `--explain`.
     pub notes: Vec<String>,
+}
+
+impl Segment {
+    /// The words' values (the argv the program gets): `argv()[0]` is the
+    /// program as written.
+    pub fn argv(&self) -> impl ExactSizeIterator<Item = &str> + Clone {
+        self.words.iter().map(|w| w.value.as_str())
+    }
+
+    /// The words' values from the `from`-th on, joined with spaces (nothing
+    /// when there are not that many).
+    pub fn argv_line(&self, from: usize) -> String {
+        let words = self.words.get(from..).unwrap_or(&[]);
+        let mut out = String::with_capacity(words.iter().map(|w| w.value.len() + 1).sum::<usize>());
+        for (i, w) in words.iter().enumerate() {
+            if i > 0 {
+                out.push(' ');
+            }
+            out.push_str(&w.value);
+        }
+        out
+    }
+
+    /// The words' values, copied.
+    pub fn argv_vec(&self) -> Vec<String> {
+        self.words.iter().map(|w| w.value.clone()).collect()
+    }
+}
+
+/// `argv`: the words' values, as a sequence of strings.
+fn values<S: serde::Serializer>(words: &[Word], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(words.iter().map(|w| &w.value))
+}
+
+/// The words' values, shown as a list of strings (`Debug` of a `Vec<String>`).
+struct ArgvDebug<'a>(&'a [Word]);
+
+impl std::fmt::Debug for ArgvDebug<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.0.iter().map(|w| &w.value))
+            .finish()
+    }
+}
+
+/// What `#[derive(Debug)]` printed when `argv` was a field of its own (in
+/// the same place, before `words`): logs and `examples/decide_diff.rs`
+/// compare this text.
+impl std::fmt::Debug for Segment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // (Every field named: a new one does not compile until it is shown.)
+        let Segment {
+            program,
+            words,
+            assignments,
+            redirections,
+            wrappers,
+            escalated,
+            cwd,
+            cwd_uncertain,
+            origin,
+            depth,
+            stdin_data,
+            pipeline,
+            pipe_index,
+            template,
+            reads,
+            unknown,
+            notes,
+        } = self;
+        f.debug_struct("Segment")
+            .field("program", program)
+            .field("argv", &ArgvDebug(words))
+            .field("words", words)
+            .field("assignments", assignments)
+            .field("redirections", redirections)
+            .field("wrappers", wrappers)
+            .field("escalated", escalated)
+            .field("cwd", cwd)
+            .field("cwd_uncertain", cwd_uncertain)
+            .field("origin", origin)
+            .field("depth", depth)
+            .field("stdin_data", stdin_data)
+            .field("pipeline", pipeline)
+            .field("pipe_index", pipe_index)
+            .field("template", template)
+            .field("reads", reads)
+            .field("unknown", unknown)
+            .field("notes", notes)
+            .finish()
+    }
 }
 
 /// Where a segment came from.

@@ -1316,7 +1316,6 @@ impl<'a> Walker<'a> {
         self.model.segments.push(Segment {
             cwd_uncertain,
             program,
-            argv: words.iter().map(|w| w.value.clone()).collect(),
             words,
             assignments: inherit.assignments,
             redirections: inherit.redirections,

@@ -81,7 +81,7 @@ pub fn unregistered(ctx: &PolicyContext, v: &mut Verdict, missing: &str) -> bool
 /// `bin/test`, `.venv/bin/python`, `~/bin/tool`): allowed confined; asks
 /// unconfined, saying what it is.
 pub fn project_program(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, dir: &Path) {
-    let written = &seg.argv[0];
+    let written = &seg.words[0].value;
     if ctx.confined {
         v.note(
             Layer::Policy,
@@ -114,7 +114,7 @@ pub fn written_text(model: &crate::parse::CommandModel) -> Vec<(std::path::PathB
     for s in &model.segments {
         let text = match (&s.stdin_data, s.program.as_str()) {
             (Some(d), _) => Some(d.clone()),
-            (None, "echo" | "printf") => Some(s.argv[1..].join(" ")),
+            (None, "echo" | "printf") => Some(s.argv_line(1)),
             _ => None,
         };
         let Some(text) = text else { continue };
@@ -163,7 +163,7 @@ pub fn written_then_run(
     };
     let shebang = text.lines().next().unwrap_or("");
     let shell = SHELLS.contains(&name)
-        || (seg.argv[0] == file
+        || (seg.words[0].value == file
             && (!shebang.starts_with("#!")
                 || SHELLS.iter().any(|s| {
                     shebang.ends_with(&format!("/{s}")) || shebang.ends_with(&format!(" {s}"))
@@ -475,11 +475,11 @@ pub fn unconfined_substitution(seg: &Segment, risk: Risk, ctx: &PolicyContext, v
         Decision::Ask,
         format!(
             "the substitution runs `{}`, which changes files, and nothing confines it here",
-            seg.argv.join(" ")
+            seg.argv_line(0)
         ),
         Some(format!(
             "run `{}` as a command of its own",
-            seg.argv.join(" ")
+            seg.argv_line(0)
         )),
     );
 }

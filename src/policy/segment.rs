@@ -56,7 +56,7 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
             ),
             Some(format!(
                 "run `{}` without sudo inside the project",
-                seg.argv.join(" ")
+                seg.argv_line(0)
             )),
         );
         v.risk = Risk::Dangerous;
@@ -71,8 +71,8 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
     if seg.program.is_empty() || seg.unknown.is_some() {
         return;
     }
-    if seg.argv[0].contains('/') {
-        written_then_run(seg, ctx, v, &seg.argv[0], label, code);
+    if seg.words[0].value.contains('/') {
+        written_then_run(seg, ctx, v, &seg.words[0].value, label, code);
         untrusted_program_path(seg, ctx, v);
     }
     if seg.origin == Origin::ExecTemplate {
@@ -138,7 +138,7 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
                 ReasonId::FormWholeString,
                 Decision::Deny,
                 format!("`{name}` is accepted only as a command of its own: no operators, pipelines, redirections or substitutions around it"),
-                Some(format!("run `{}` on its own", seg.argv.join(" "))),
+                Some(format!("run `{}` on its own", seg.argv_line(0))),
             );
             return;
         }
