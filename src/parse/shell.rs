@@ -189,15 +189,20 @@ impl<'a> Walker<'a> {
             return;
         };
         let args = &words[1..];
-        let plain: Vec<&Word> = args
-            .iter()
-            .filter(|w| !w.value.starts_with('-') && !w.unresolved)
-            .collect();
-        let made: Vec<&Word> = match (program, plain.first().map(|w| w.value.as_str())) {
-            ("mkdir", _) => plain.clone(),
-            ("git", Some("init" | "clone")) | ("cargo", Some("new" | "init")) => {
-                plain.last().into_iter().copied().collect()
-            }
+        // The operands, gathered only for the programs that create a
+        // directory (a vector for every command was built and dropped).
+        let plain = || {
+            args.iter()
+                .filter(|w| !w.value.starts_with('-') && !w.unresolved)
+        };
+        let made: Vec<&Word> = match program {
+            "mkdir" => plain().collect(),
+            "git" | "cargo" => match (program, plain().next().map(|w| w.value.as_str())) {
+                ("git", Some("init" | "clone")) | ("cargo", Some("new" | "init")) => {
+                    plain().last().into_iter().collect()
+                }
+                _ => Vec::new(),
+            },
             _ => Vec::new(),
         };
         for w in made {
