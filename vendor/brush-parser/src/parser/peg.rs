@@ -86,11 +86,11 @@ peg::parser! {
 
         // N.B. We needed to move the function definition branch up to avoid conflicts with array assignment syntax.
         rule command() -> ast::Command =
-            f:function_definition() { ast::Command::Function(f) } /
+            f:function_definition() { ast::Command::Function(Box::new(f)) } /
             c:simple_command() { ast::Command::Simple(c) } /
             c:compound_command() r:redirect_list()? { ast::Command::Compound(c, r) } /
             // N.B. Extended test commands are bash extensions.
-            non_posix_extensions_enabled() c:extended_test_command() r:redirect_list()? { ast::Command::ExtendedTest(c, r) } /
+            non_posix_extensions_enabled() c:extended_test_command() r:redirect_list()? { ast::Command::ExtendedTest(Box::new(c), r) } /
             expected!("command")
 
         // N.B. The arithmetic command is a non-sh extension.
@@ -491,7 +491,7 @@ peg::parser! {
                 i:io_redirect() { ast::CommandPrefixOrSuffixItem::IoRedirect(i) } /
                 assignment_and_word:assignment_word() {
                     let (assignment, word) = assignment_and_word;
-                    ast::CommandPrefixOrSuffixItem::AssignmentWord(assignment, word)
+                    ast::CommandPrefixOrSuffixItem::AssignmentWord(Box::new(assignment), word)
                 }
             )+ { ast::CommandPrefix(p) }
 
@@ -506,7 +506,7 @@ peg::parser! {
                 } /
                 assignment_and_word:assignment_word() {
                     let (assignment, word) = assignment_and_word;
-                    ast::CommandPrefixOrSuffixItem::AssignmentWord(assignment, word)
+                    ast::CommandPrefixOrSuffixItem::AssignmentWord(Box::new(assignment), word)
                 } /
                 w:word() {
                     ast::CommandPrefixOrSuffixItem::Word(ast::Word::from(w))
@@ -536,7 +536,7 @@ peg::parser! {
             non_posix_extensions_enabled() specific_operator("&>>") target:filename() { ast::IoRedirect::OutputAndError(ast::Word::from(target), true) } /
             non_posix_extensions_enabled() specific_operator("&>") target:filename() { ast::IoRedirect::OutputAndError(ast::Word::from(target), false) } /
             non_posix_extensions_enabled() n:io_number()? specific_operator("<<<") w:word() { ast::IoRedirect::HereString(n, ast::Word::from(w)) } /
-            n:io_number()? h:io_here() { ast::IoRedirect::HereDocument(n, h) } /
+            n:io_number()? h:io_here() { ast::IoRedirect::HereDocument(n, Box::new(h)) } /
             expected!("I/O redirect")
 
         // N.B. Process substitution forms are extensions to the POSIX standard.
