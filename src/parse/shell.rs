@@ -99,7 +99,10 @@ impl<'a> Walker<'a> {
             ctx,
             model: CommandModel {
                 form,
-                segments: Vec::new(),
+                // Room for three segments at first: four (1,120 bytes) is
+                // past what glibc's per-thread cache keeps (1,032), so each
+                // decision's vector took malloc's slow path.
+                segments: Vec::with_capacity(3),
                 operators: Vec::new(),
                 constructs: Constructs::default(),
                 unknown: Vec::new(),
