@@ -1056,7 +1056,7 @@ pub fn views_in(model: &CommandModel, code: &[String], raw: Option<&str>) -> Vie
     let words: usize = model
         .segments
         .iter()
-        .map(|s| s.program.len() + s.words.iter().map(|w| w.raw.len() + 3).sum::<usize>())
+        .map(|s| s.program.len() + s.words.iter().map(|w| w.raw().len() + 3).sum::<usize>())
         .sum();
     let mut out = Views {
         text: String::with_capacity(
@@ -1234,7 +1234,7 @@ fn render_to(v: &mut impl Sink, s: &Segment) {
         if i == 0 {
             v.put(&s.program);
         } else if !word.literal && !word.glob {
-            v.put(&word.raw);
+            v.put(&word.raw());
         } else {
             push_quoted(v, &word.value);
         }

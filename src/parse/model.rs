@@ -284,13 +284,18 @@ pub enum Origin {
 }
 
 /// A word after quote removal, with what the policy needs to know about it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Clone, Default)]
 pub struct Word {
     /// The value after quote removal. Known parameters are substituted;
-    /// unknown expansions are kept in their `$NAME` spelling.
+    /// unknown expansions are kept in their `$NAME` spelling. (A word
+    /// written as its value keeps one string for both: [`Word::raw`] is this
+    /// one. To change the value of an existing word, make a new one with
+    /// [`Word::with_value`], which keeps its spelling.)
     pub value: String,
-    /// How it appeared in the source (quotes included).
-    pub raw: String,
+    /// How it appeared in the source (quotes included), when that is not
+    /// the value itself; `None` when it is (a plain word: one allocation
+    /// per word fewer). Read with [`Word::raw`].
+    raw: Option<String>,
     /// No expansion of any kind: the value is exactly what the program gets.
     pub literal: bool,
     /// Some part was quoted.
@@ -302,15 +307,97 @@ pub struct Word {
 }
 
 impl Word {
-    /// A literal word (argv form, or a quoted/plain word with no expansion).
+    /// A literal word (argv form, or a quoted/plain word with no expansion),
+    /// spelled as its value.
     pub fn literal(value: impl Into<String>) -> Self {
-        let value = value.into();
         Self {
-            raw: value.clone(),
-            value,
+            value: value.into(),
+            raw: None,
             literal: true,
             ..Default::default()
         }
+    }
+
+    /// A word with this value and this spelling (every flag false).
+    pub fn spelled(value: impl Into<String>, raw: impl Into<String>) -> Self {
+        let value = value.into();
+        let raw = raw.into();
+        Self {
+            raw: (raw != value).then_some(raw),
+            value,
+            ..Default::default()
+        }
+    }
+
+    /// A literal word spelled `raw`, its value still to be filled in (by
+    /// word resolution, which appends to `value`): the spelling is kept
+    /// apart whatever the value becomes.
+    pub(crate) fn resolving(raw: &str) -> Self {
+        Self {
+            raw: Some(raw.to_string()),
+            literal: true,
+            ..Default::default()
+        }
+    }
+
+    /// How it appeared in the source (quotes included).
+    pub fn raw(&self) -> &str {
+        self.raw.as_deref().unwrap_or(&self.value)
+    }
+
+    /// The same word (spelling and flags) with another value.
+    pub fn with_value(&self, value: String) -> Word {
+        let raw = match &self.raw {
+            Some(r) => Some(r.clone()),
+            None if value != self.value => Some(self.value.clone()),
+            None => None,
+        };
+        Word {
+            value,
+            raw,
+            literal: self.literal,
+            quoted: self.quoted,
+            glob: self.glob,
+            unresolved: self.unresolved,
+        }
+    }
+}
+
+/// Words are equal when their values, spellings and flags are (however the
+/// spelling is kept).
+impl PartialEq for Word {
+    fn eq(&self, other: &Self) -> bool {
+        self.value == other.value
+            && self.raw() == other.raw()
+            && self.literal == other.literal
+            && self.quoted == other.quoted
+            && self.glob == other.glob
+            && self.unresolved == other.unresolved
+    }
+}
+
+impl Eq for Word {}
+
+/// What `#[derive(Debug)]` printed when the spelling was always a string
+/// of its own: logs and `examples/decide_diff.rs` compare this text.
+impl std::fmt::Debug for Word {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Word {
+            value,
+            raw: _,
+            literal,
+            quoted,
+            glob,
+            unresolved,
+        } = self;
+        f.debug_struct("Word")
+            .field("value", value)
+            .field("raw", &self.raw())
+            .field("literal", literal)
+            .field("quoted", quoted)
+            .field("glob", glob)
+            .field("unresolved", unresolved)
+            .finish()
     }
 }
 

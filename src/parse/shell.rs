@@ -878,12 +878,9 @@ impl<'a> Walker<'a> {
                 CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
                     self.model.constructs.process_substitution = true;
                     self.walk_process_substitution(sub);
-                    words.push(Word {
-                        value: "/dev/fd/63".into(),
-                        raw: "<(...)".into(),
-                        unresolved: true,
-                        ..Default::default()
-                    });
+                    let mut word = Word::spelled("/dev/fd/63", "<(...)");
+                    word.unresolved = true;
+                    words.push(word);
                 }
             }
         }
@@ -1464,19 +1461,19 @@ fn program_name(p: &mut Pending) -> Option<String> {
     if first.unresolved || first.glob || !first.literal && first.value.contains('$') {
         p.unknown = Some(format!(
             "the program name `{}` is not a literal word",
-            first.raw
+            first.raw()
         ));
         return None;
     }
     // `~/bin/tool`: the home directory is known, and nothing else
     // in the word expands; the program is that path.
-    let home_program = first.raw.starts_with("~/")
-        && !first.raw.contains(['$', '`', '"', '\\', '\''])
+    let home_program = first.raw().starts_with("~/")
+        && !first.raw().contains(['$', '`', '"', '\\', '\''])
         && !first.value.starts_with('~');
     if !first.literal && !home_program {
         p.unknown = Some(format!(
             "the program name `{}` contains an expansion; the program must be written literally",
-            first.raw
+            first.raw()
         ));
         return None;
     }
@@ -1485,10 +1482,10 @@ fn program_name(p: &mut Pending) -> Option<String> {
         p.inherit
             .notes
             .push(format!("program `{}` normalised to `{name}`", first.value));
-    } else if first.raw.starts_with('\\') || first.raw != first.value {
+    } else if first.raw().starts_with('\\') || first.raw() != first.value {
         p.inherit.notes.push(format!(
             "program `{}` read as `{name}` after quote removal",
-            first.raw
+            first.raw()
         ));
     }
     Some(name)
@@ -1551,7 +1548,7 @@ fn evaluates_subscripts(words: &[Word]) -> Option<String> {
         return None;
     }
     words[1..].iter().find(|w| w.value.contains("$(") || w.value.contains('`')).map(|w| {
-        format!("`{program}` evaluates `{}` as arithmetic or an array subscript, which runs the command inside", w.raw)
+        format!("`{program}` evaluates `{}` as arithmetic or an array subscript, which runs the command inside", w.raw())
     })
 }
 

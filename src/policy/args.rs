@@ -320,14 +320,7 @@ fn is_signal_option(a: &str, opts: Opts<'_>) -> bool {
 fn with_value(w: &Word, v: String) -> Word {
     // Every field but the value (cloning the whole word copied the value
     // too, then dropped it).
-    Word {
-        value: v,
-        raw: w.raw.clone(),
-        literal: w.literal,
-        quoted: w.quoted,
-        glob: w.glob,
-        unresolved: w.unresolved,
-    }
+    w.with_value(v)
 }
 
 enum Lookup<'a> {

@@ -446,7 +446,7 @@ pub fn unconfined_expanded_operand(
             Decision::Ask,
             format!(
                 "`{name} {}`: the expansion's result could be read as one of `{name}`'s options, and nothing confines it here",
-                w.raw
+                w.raw()
             ),
             Some(format!(
                 "put the value after `--`, or pass it literally; or {RUN_CONFINED}"
@@ -683,10 +683,7 @@ fn request(seg: &Segment) -> Option<Request> {
                 continue;
             };
             let value = match attached {
-                Some(val) => Word {
-                    value: val,
-                    ..w.clone()
-                },
+                Some(val) => w.with_value(val),
                 None => {
                     i += 1;
                     words.get(i)?.clone()
@@ -695,10 +692,7 @@ fn request(seg: &Segment) -> Option<Request> {
             if value.unresolved {
                 return None;
             }
-            let file = |s: &str| Word {
-                value: s.to_string(),
-                ..value.clone()
-            };
+            let file = |s: &str| value.with_value(s.to_string());
             match kind {
                 "write" => out.writes.push(value.clone()),
                 "read" => out.reads.push(value.clone()),
@@ -933,7 +927,7 @@ pub fn signals(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
                         Layer::Policy,
                         ReasonId::PolicySignalOthers,
                         Decision::Deny,
-                        format!("`kill {}` signals a process group (or every process) named at run time, not only processes this command started", w.raw),
+                        format!("`kill {}` signals a process group (or every process) named at run time, not only processes this command started", w.raw()),
                         Some(hint.into()),
                     );
                     v.risk = Risk::Dangerous;
@@ -948,7 +942,7 @@ pub fn signals(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
                         Layer::Policy,
                         ReasonId::PolicySignalOthers,
                         Decision::Ask,
-                        format!("`kill {}`: the process id is known only at run time (a variable or a command substitution), so it may be a process this command did not start, a process group or every process", w.raw),
+                        format!("`kill {}`: the process id is known only at run time (a variable or a command substitution), so it may be a process this command did not start, a process group or every process", w.raw()),
                         Some(hint.into()),
                     );
                     return;
@@ -999,7 +993,7 @@ enum PidWord {
 
 /// Classifies an unresolved `kill` operand by its spelling.
 fn unresolved_pid(w: &Word, ctx: &PolicyContext) -> PidWord {
-    let raw = w.raw.trim_matches('"');
+    let raw = w.raw().trim_matches('"');
     if raw.starts_with('-') || w.value.starts_with('-') {
         return PidWord::Group;
     }
