@@ -315,15 +315,18 @@ pub(super) fn moved_base(
 /// Whether the first operands are one of the entry's `network_when`
 /// (`uv pip install`, `bun add`; `(none)`: no operand at all, `yarn`).
 pub(super) fn network_operands(spec: &CommandSpec, p: &ParsedArgs) -> Option<String> {
-    let ops: Vec<&str> = p.operands.iter().map(|(w, _)| w.value.as_str()).collect();
+    // (Compared word by word: no vector of the operands, nor of each
+    // entry's words.)
     spec.network_when
         .iter()
         .find(|n| {
             if n.as_str() == "(none)" {
-                return ops.is_empty();
+                return p.operands.is_empty();
             }
-            let want: Vec<&str> = n.split_whitespace().collect();
-            !want.is_empty() && ops.len() >= want.len() && ops[..want.len()] == want[..]
+            // The entry's words, non-empty, are the first operands.
+            let mut ops = p.operands.iter().map(|(w, _)| w.value.as_str());
+            let mut want = n.split_whitespace().peekable();
+            want.peek().is_some() && want.all(|w| ops.next() == Some(w))
         })
         .map(|n| {
             if n == "(none)" {
