@@ -1234,7 +1234,7 @@ fn render_to(v: &mut impl Sink, s: &Segment) {
         if i == 0 {
             v.put(&s.program);
         } else if !word.literal && !word.glob {
-            v.put(&word.raw());
+            v.put(word.raw());
         } else {
             push_quoted(v, &word.value);
         }

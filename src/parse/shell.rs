@@ -202,7 +202,7 @@ impl<'a> Walker<'a> {
             "mkdir" => plain().collect(),
             "git" | "cargo" => match (program, plain().next().map(|w| w.value.as_str())) {
                 ("git", Some("init" | "clone")) | ("cargo", Some("new" | "init")) => {
-                    plain().last().into_iter().collect()
+                    plain().next_back().into_iter().collect()
                 }
                 _ => Vec::new(),
             },

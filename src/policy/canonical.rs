@@ -28,7 +28,7 @@ pub(super) fn canonical_view(
     let shown = |out: &mut String, w: &Word| {
         out.push(' ');
         if !w.literal && !w.glob {
-            out.push_str(&w.raw());
+            out.push_str(w.raw());
         } else {
             rules::push_quoted(out, &w.value);
         }

@@ -238,12 +238,12 @@ fn embedded_repository(
             continue;
         }
         if w.glob {
-            glob_over_embedded(cmd, &w.raw(), &w.value, seg, ctx, v);
+            glob_over_embedded(cmd, w.raw(), &w.value, seg, ctx, v);
             continue;
         }
         let dir = ctx.resolve(seg, &w.value);
         if embedded(ctx, &dir) {
-            refuse_embedded(cmd, &w.raw(), &dir, v);
+            refuse_embedded(cmd, w.raw(), &dir, v);
         }
     }
 }
