@@ -134,7 +134,7 @@ pub fn to_json(
         .map(|s| {
             json!({
                 "program": s.program,
-                "argv": s.argv,
+                "argv": s.argv().collect::<Vec<_>>(),
                 "cwd": s.cwd,
                 "wrappers": s.wrappers,
                 "escalated": s.escalated,
@@ -241,7 +241,7 @@ pub fn explain(
         out.push_str(&format!(
             "  - {} {:?} (cwd {})",
             s.program,
-            s.argv,
+            s.argv_vec(),
             s.cwd.display()
         ));
         if !s.wrappers.is_empty() {

@@ -124,7 +124,7 @@ pub fn own_subcommand(
         return None;
     }
     let seg = model.segments.first()?;
-    let argv = seg.argv.clone();
+    let argv = seg.argv_vec();
     let sub = argv.get(1)?;
     if !is_own_subcommand(sub) {
         return None;
@@ -170,11 +170,11 @@ pub fn runs_own_setup(input: &CommandInput, profile: &Profile, sit: &Situation) 
     }
     let model = decide::parse_input(input, profile, sit);
     model.segments.iter().any(|seg| {
-        seg.argv.get(1).is_some_and(|a| a == "setup")
+        seg.words.get(1).is_some_and(|a| a.value == "setup")
             && seg
-                .argv
+                .words
                 .first()
-                .and_then(|p| resolve(p, &seg.cwd))
+                .and_then(|p| resolve(&p.value, &seg.cwd))
                 .is_some_and(|p| p == me)
     })
 }

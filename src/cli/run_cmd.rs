@@ -417,7 +417,7 @@ pub fn exec_argv(
             argv.iter().map(OsString::from).collect()
         }
         (CommandInput::String { .. }, Form::String) if is_direct(model) => {
-            model.segments[0].argv.iter().map(OsString::from).collect()
+            model.segments[0].argv().map(OsString::from).collect()
         }
         (CommandInput::List(argv), _) => argv.iter().map(OsString::from).collect(),
         (CommandInput::String { text, positional }, _) => {

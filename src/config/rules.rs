@@ -515,7 +515,7 @@ impl Rule {
     /// The first of `views` the rule's regex matches. Asks the build-time
     /// automaton when there is one and it can answer, else the compiled
     /// regex (the error of a rule that cannot be compiled).
-    fn first_match<'v>(&self, views: &'v [String]) -> Result<Option<&'v String>, &str> {
+    fn first_match<'v>(&self, views: &'v [String]) -> Result<Option<&'v str>, &str> {
         self.first_match_in(views, u64::MAX, false)
     }
 
@@ -523,12 +523,12 @@ impl Rule {
     /// (bit `min(i, 63)` for view `i`; see [`Prefilter::candidates`]).
     /// `adaptive` (classification): a rule whose automaton has been searched
     /// [`REGEX_AFTER`] times asks its compiled regex instead.
-    fn first_match_in<'v>(
+    fn first_match_in<'v, S: AsRef<str>>(
         &self,
-        views: &'v [String],
+        views: &'v [S],
         in_views: u64,
         adaptive: bool,
-    ) -> Result<Option<&'v String>, &str> {
+    ) -> Result<Option<&'v str>, &str> {
         let automaton = self.automaton.as_ref().filter(|a| {
             !adaptive
                 || a.searches
@@ -541,6 +541,7 @@ impl Rule {
             if in_views & (1u64 << n.min(63)) == 0 {
                 continue;
             }
+            let v = v.as_ref();
             let hit = match automaton.and_then(|a| a.is_match(v)) {
                 Some(hit) => hit,
                 None => self.compiled()?.1.is_match(v),
@@ -574,17 +575,19 @@ impl Rule {
         self.automaton.is_some()
     }
 
-    fn may_match(&self, views: &[String]) -> bool {
+    fn may_match<S: AsRef<str>>(&self, views: &[S]) -> bool {
         let mut k = self.keywords().peekable();
-        k.peek().is_none() || k.any(|k| views.iter().any(|v| v.contains(k)))
+        k.peek().is_none() || k.any(|k| views.iter().any(|v| v.as_ref().contains(k)))
     }
 
     /// [`Rule::may_match`], skipping the search for a keyword whose first
     /// or last byte pair occurs in no view (the same answer).
-    fn may_match_pairs(&self, views: &[String], pairs: &Pairs) -> bool {
+    fn may_match_pairs<S: AsRef<str>>(&self, views: &[S], pairs: &Pairs) -> bool {
         let mut k = self.keywords().peekable();
         k.peek().is_none()
-            || k.any(|k| pairs.may_contain(k.as_bytes()) && views.iter().any(|v| v.contains(k)))
+            || k.any(|k| {
+                pairs.may_contain(k.as_bytes()) && views.iter().any(|v| v.as_ref().contains(k))
+            })
     }
 }
 
@@ -600,10 +603,10 @@ impl Pairs {
         ((u32::from(a) << 8 | u32::from(b)).wrapping_mul(0x9E37_79B9) >> 20) as usize
     }
 
-    fn new(views: &[String]) -> Self {
+    fn new<S: AsRef<str>>(views: &[S]) -> Self {
         let mut bits = [0u64; 64];
         for v in views {
-            for w in v.as_bytes().windows(2) {
+            for w in v.as_ref().as_bytes().windows(2) {
                 let s = Self::slot(w[0], w[1]);
                 bits[s >> 6] |= 1 << (s & 63);
             }
@@ -761,12 +764,12 @@ impl Prefilter {
     /// Bit `min(i, 63)` stands for view `i`, so bit 63 covers every view
     /// from the 64th on.
     /// `rules` are the rules the prefilter was built from.
-    fn candidates(&self, rules: &[Rule], views: &[String]) -> Vec<u64> {
+    fn candidates<S: AsRef<str>>(&self, rules: &[Rule], views: &[S]) -> Vec<u64> {
         debug_assert_eq!(rules.len(), self.start.len());
         let mut may = self.start.clone();
         for (n, v) in views.iter().enumerate() {
             let bit = 1u64 << n.min(63);
-            for m in self.automaton.find_overlapping_iter(v.as_str()) {
+            for m in self.automaton.find_overlapping_iter(v.as_ref()) {
                 for &i in &self.rules_of[m.pattern().as_usize()] {
                     may[i] |= bit;
                 }
@@ -878,7 +881,7 @@ impl RuleSet {
     }
 
     /// Matches every rule whose keywords occur against the views.
-    pub fn classify_views(&self, views: &[String]) -> Classification {
+    pub fn classify_views<S: AsRef<str>>(&self, views: &[S]) -> Classification {
         let mut out = Classification::default();
         // One classification (a CLI start) asks the rules directly: that
         // costs less than building the automaton, which pays from the
@@ -922,7 +925,10 @@ impl RuleSet {
                         rule.id().to_string(),
                         e.to_string(),
                         Severity::Critical,
-                        views.first().cloned().unwrap_or_default(),
+                        views
+                            .first()
+                            .map(|v| v.as_ref().to_string())
+                            .unwrap_or_default(),
                     ));
                     continue;
                 }
@@ -932,8 +938,12 @@ impl RuleSet {
             }
             out.severity = out.severity.max(severity);
             out.matched_rules.push(id.to_string());
-            out.matches
-                .push((id.to_string(), label.to_string(), severity, view.clone()));
+            out.matches.push((
+                id.to_string(),
+                label.to_string(),
+                severity,
+                view.to_string(),
+            ));
         }
         out
     }
@@ -987,40 +997,123 @@ pub const CANONICAL: &str = "\u{0}canonical:";
 /// Renders the views rules are matched against: each segment with its
 /// wrappers and assignments, each segment unwrapped, each pipeline joined
 /// with ` | `, the segments' canonical argument lists, and the inline code
-/// given to interpreters.
+/// given to interpreters. ([`views_in`] renders the same views into one
+/// string.)
 pub fn views(model: &CommandModel, code: &[String], raw: Option<&str>) -> Vec<String> {
+    views_in(model, code, raw)
+        .list()
+        .into_iter()
+        .map(str::to_string)
+        .collect()
+}
+
+/// The views of [`views`], in that order, held in one string (a string per
+/// view cost an allocation each): [`Views::list`] borrows them.
+#[derive(Debug, Default)]
+pub struct Views {
+    /// The views one after the other.
+    text: String,
+    /// Where each view ends in `text`.
+    ends: Vec<usize>,
+}
+
+impl Views {
+    /// Ends the view written since the previous one.
+    fn end(&mut self) {
+        self.ends.push(self.text.len());
+    }
+
+    /// Appends a whole view.
+    fn push(&mut self, view: &str) {
+        self.text.push_str(view);
+        self.end();
+    }
+
+    /// Where the view `i` is in `text`.
+    fn range(&self, i: usize) -> std::ops::Range<usize> {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        start..self.ends[i]
+    }
+
+    /// The views, in order.
+    pub fn list(&self) -> Vec<&str> {
+        let mut start = 0;
+        self.ends
+            .iter()
+            .map(|&end| {
+                let v = &self.text[start..end];
+                start = end;
+                v
+            })
+            .collect()
+    }
+}
+
+/// [`views`] into one string.
+pub fn views_in(model: &CommandModel, code: &[String], raw: Option<&str>) -> Views {
     // Room for the usual views at once (a segment's plain and full
-    // renderings, its pipeline's, the code and the masked string): growing
-    // from four reallocated the vector.
-    let mut out = Vec::with_capacity(2 * model.segments.len() + code.len() + 2);
-    // Where each segment's plain rendering is in `out`: a pipeline's view
-    // reuses it instead of rendering the member again.
-    let mut plain_at = Vec::with_capacity(model.segments.len());
+    // renderings, its pipeline's, the code and the masked string).
+    let words: usize = model
+        .segments
+        .iter()
+        .map(|s| s.program.len() + s.words.iter().map(|w| w.raw().len() + 3).sum::<usize>())
+        .sum();
+    let mut out = Views {
+        text: String::with_capacity(
+            3 * words + code.iter().map(|c| c.len() + 5).sum::<usize>() + raw.map_or(0, str::len),
+        ),
+        ends: Vec::with_capacity(2 * model.segments.len() + code.len() + 2),
+    };
+    // Which view is each segment's plain rendering: a pipeline's view
+    // copies it instead of rendering the member again (kept only when there
+    // is a pipeline).
+    let piped = model.segments.iter().any(|s| s.pipeline != 0);
+    let mut plain_at = Vec::with_capacity(if piped { model.segments.len() } else { 0 });
+    // A segment's plain rendering, when views that contain it come before
+    // it (its full and redirection views); otherwise it is rendered in place.
+    let mut plain = String::new();
     for s in &model.segments {
-        let plain = render(s);
-        if !s.wrappers.is_empty() || !s.assignments.is_empty() {
-            let mut full = String::new();
+        let full = !s.wrappers.is_empty() || !s.assignments.is_empty();
+        if !full && !s.redirections.iter().any(|r| r.writes) {
+            if piped {
+                plain_at.push(out.ends.len());
+            }
+            render_to(&mut out.text, s);
+            out.end();
+            continue;
+        }
+        plain.clear();
+        render_to(&mut plain, s);
+        if full {
+            let full = &mut out.text;
             for a in &s.assignments {
                 // `NAME=VALUE ` (the value quoted), appended in place.
                 full.push_str(&a.name);
                 full.push('=');
-                push_quoted(&mut full, &a.value);
+                push_quoted(full, &a.value);
                 full.push(' ');
             }
             for w in &s.wrappers {
                 full.push_str(w);
                 full.push(' ');
             }
-            full.push_str(&plain);
-            out.push(full);
+            out.push(&plain);
         }
         for r in &s.redirections {
             if r.writes {
-                out.push(format!("{plain} {} {}", r.op, quote(&r.target)));
+                // `{plain} {op} {quoted target}`
+                out.text.push_str(&plain);
+                out.text.push(' ');
+                out.text.push_str(&r.op);
+                out.text.push(' ');
+                push_quoted(&mut out.text, &r.target);
+                out.end();
             }
         }
-        plain_at.push(out.len());
-        out.push(plain);
+        if piped {
+            plain_at.push(out.ends.len());
+        }
+        out.push(&plain);
     }
     // Pipelines, in order of their segments.
     let mut ids: Vec<u32> = model
@@ -1040,19 +1133,19 @@ pub fn views(model: &CommandModel, code: &[String], raw: Option<&str>) -> Vec<St
             .collect();
         members.sort_by_key(|(s, _)| s.pipe_index);
         members.dedup_by_key(|(s, _)| s.pipe_index);
-        let mut v = String::new();
         for (i, (s, at)) in members.iter().enumerate() {
             if i > 0 {
-                v.push_str(" | ");
+                out.text.push_str(" | ");
             }
             for w in &s.wrappers {
-                v.push_str(w);
-                v.push(' ');
+                out.text.push_str(w);
+                out.text.push(' ');
             }
             // `render(s)`, as rendered above.
-            v.push_str(&out[*at]);
+            let r = out.range(*at);
+            out.text.extend_from_within(r);
         }
-        out.push(v);
+        out.end();
     }
     // Inline code: string delimiters become spaces so `system("rm -rf ~")`
     // reads as the command it runs.
@@ -1060,17 +1153,34 @@ pub fn views(model: &CommandModel, code: &[String], raw: Option<&str>) -> Vec<St
         match c.strip_prefix(CANONICAL) {
             // A segment's arguments as its program reads them: a view like
             // any other segment's.
-            Some(canonical) => out.push(canonical.to_string()),
-            None => out.push(format!("code {}", c.replace(['"', '\'', '`'], " "))),
+            Some(canonical) => out.push(canonical),
+            None => {
+                out.text.push_str("code ");
+                out.text.extend(c.chars().map(|ch| {
+                    if matches!(ch, '"' | '\'' | '`') {
+                        ' '
+                    } else {
+                        ch
+                    }
+                }));
+                out.end();
+            }
         }
     }
     if let Some(raw) = raw {
         // The quote-masked string (seed 003): what the parser could not turn
         // into segments stays visible, quoted data does not.
         if model.segments.is_empty() {
-            out.extend(masked_segments(raw));
+            for m in masked_segments(raw) {
+                out.push(&m);
+            }
         }
-        out.push(mask(raw));
+        // (`mask(raw)`: without a quote or a backslash, the string itself.)
+        if raw.contains(['\\', '\'', '"']) {
+            out.push(&mask_chars(raw));
+        } else {
+            out.push(raw);
+        }
     }
     out
 }
@@ -1079,8 +1189,9 @@ pub fn views(model: &CommandModel, code: &[String], raw: Option<&str>) -> Vec<St
 /// expansion are shown as written (`~`, `$HOME`), so rules can name them.
 pub fn render(s: &Segment) -> String {
     // Sized for the words and a pair of quotes each, at once.
-    let mut v =
-        String::with_capacity(s.program.len() + s.argv.iter().map(|a| a.len() + 3).sum::<usize>());
+    let mut v = String::with_capacity(
+        s.program.len() + s.words.iter().map(|w| w.value.len() + 3).sum::<usize>(),
+    );
     render_to(&mut v, s);
     v
 }
@@ -1116,28 +1227,22 @@ impl Sink for Compare<'_> {
 }
 
 fn render_to(v: &mut impl Sink, s: &Segment) {
-    for (i, w) in s.argv.iter().enumerate() {
+    for (i, word) in s.words.iter().enumerate() {
         if i > 0 {
             v.put(" ");
         }
         if i == 0 {
             v.put(&s.program);
+        } else if !word.literal && !word.glob {
+            v.put(word.raw());
         } else {
-            match s.words.get(i) {
-                Some(word) if !word.literal && !word.glob => v.put(&word.raw),
-                _ => push_quoted(v, w),
-            }
+            push_quoted(v, &word.value);
         }
     }
 }
 
-pub(crate) fn quote(w: &str) -> String {
-    let mut v = String::new();
-    push_quoted(&mut v, w);
-    v
-}
-
-/// Appends [`quote`]`(w)` to `v` (no string of its own per word).
+/// Appends `w` to `v`, single-quoted if it needs quotes for the shell
+/// (empty, or with a blank, a quote or an operator character).
 pub(crate) fn push_quoted(v: &mut impl Sink, w: &str) {
     if w.is_empty()
         || w.chars().any(|c| {
@@ -1275,6 +1380,130 @@ mod tests {
             }
         }
         assert!(checked > 100, "only {checked} segments");
+    }
+
+    /// The views written into one string (`views_in`, behind `views`) are
+    /// the views of a string each, as they were built before (kept here as
+    /// the reference): over the rules' examples and the tests' strings, with
+    /// and without the raw string, with inline code and canonical views.
+    #[test]
+    fn views_in_one_string_equal_a_string_per_view() {
+        fn reference(model: &CommandModel, code: &[String], raw: Option<&str>) -> Vec<String> {
+            let quote = |w: &str| {
+                let mut v = String::new();
+                push_quoted(&mut v, w);
+                v
+            };
+            let mut out = Vec::new();
+            let mut plain_at = Vec::new();
+            for s in &model.segments {
+                let plain = render(s);
+                if !s.wrappers.is_empty() || !s.assignments.is_empty() {
+                    let mut full = String::new();
+                    for a in &s.assignments {
+                        full.push_str(&a.name);
+                        full.push('=');
+                        push_quoted(&mut full, &a.value);
+                        full.push(' ');
+                    }
+                    for w in &s.wrappers {
+                        full.push_str(w);
+                        full.push(' ');
+                    }
+                    full.push_str(&plain);
+                    out.push(full);
+                }
+                for r in &s.redirections {
+                    if r.writes {
+                        out.push(format!("{plain} {} {}", r.op, quote(&r.target)));
+                    }
+                }
+                plain_at.push(out.len());
+                out.push(plain);
+            }
+            let mut ids: Vec<u32> = model
+                .segments
+                .iter()
+                .map(|s| s.pipeline)
+                .filter(|p| *p != 0)
+                .collect();
+            ids.dedup();
+            for id in ids {
+                let mut members: Vec<(&Segment, usize)> = model
+                    .segments
+                    .iter()
+                    .zip(&plain_at)
+                    .filter(|(s, _)| s.pipeline == id)
+                    .map(|(s, at)| (s, *at))
+                    .collect();
+                members.sort_by_key(|(s, _)| s.pipe_index);
+                members.dedup_by_key(|(s, _)| s.pipe_index);
+                let mut v = String::new();
+                for (i, (s, at)) in members.iter().enumerate() {
+                    if i > 0 {
+                        v.push_str(" | ");
+                    }
+                    for w in &s.wrappers {
+                        v.push_str(w);
+                        v.push(' ');
+                    }
+                    v.push_str(&out[*at]);
+                }
+                out.push(v);
+            }
+            for c in code {
+                match c.strip_prefix(CANONICAL) {
+                    Some(canonical) => out.push(canonical.to_string()),
+                    None => out.push(format!("code {}", c.replace(['"', '\'', '`'], " "))),
+                }
+            }
+            if let Some(raw) = raw {
+                if model.segments.is_empty() {
+                    out.extend(masked_segments(raw));
+                }
+                out.push(mask(raw));
+            }
+            out
+        }
+        let ctx = crate::parse::ParseContext::new(
+            std::path::Path::new("/work/project"),
+            std::path::Path::new("/home/user"),
+        );
+        let (mut views_seen, mut piped, mut full, mut redirected) = (0, 0, 0, 0);
+        for (n, h) in haystacks().iter().enumerate() {
+            let model = crate::parse::parse_string(h, &ctx);
+            let code: Vec<String> = match n % 3 {
+                0 => Vec::new(),
+                1 => vec![
+                    format!("{CANONICAL}{h}"),
+                    "print(\"a 'b' `c`\")".to_string(),
+                ],
+                _ => vec![h.clone()],
+            };
+            for raw in [None, Some(h.as_str())] {
+                let want = reference(&model, &code, raw);
+                assert_eq!(views(&model, &code, raw), want, "{h:?}");
+                assert_eq!(views_in(&model, &code, raw).list(), want, "{h:?}");
+                views_seen += want.len();
+            }
+            piped += usize::from(model.segments.iter().any(|s| s.pipeline != 0));
+            full += usize::from(
+                model
+                    .segments
+                    .iter()
+                    .any(|s| !s.wrappers.is_empty() || !s.assignments.is_empty()),
+            );
+            redirected += usize::from(
+                model
+                    .segments
+                    .iter()
+                    .any(|s| s.redirections.iter().any(|r| r.writes)),
+            );
+        }
+        assert!(
+            views_seen > 1000 && piped > 50 && full > 20 && redirected > 20,
+            "{views_seen} views, {piped} piped, {full} full, {redirected} redirected"
+        );
     }
 
     /// A pipeline's view reuses its members' renderings: the same view as

@@ -324,8 +324,9 @@ impl Current {
             .segments
             .iter()
             .map(|s| {
-                let argv0 = s.argv.first().cloned().unwrap_or_default();
-                let args: Vec<String> = crate::sys::redact::args(s.argv.get(1..).unwrap_or(&[]));
+                let argv0 = s.words.first().map(|w| w.value.clone()).unwrap_or_default();
+                let rest: Vec<String> = s.words.iter().skip(1).map(|w| w.value.clone()).collect();
+                let args: Vec<String> = crate::sys::redact::args(&rest);
                 let targets: Vec<String> = s
                     .redirections
                     .iter()

@@ -84,7 +84,7 @@ impl<'a> Lifecycle<'a> {
                 .map(|s| {
                     json!({
                         "program": s.program,
-                        "argv": redact::args(&s.argv),
+                        "argv": redact::args(&s.argv_vec()),
                         "assignments": s.assignments.iter().map(|a| json!({"name": a.name, "value": redact::env_value(&a.name, &a.value)})).collect::<Vec<_>>(),
                     })
                 })

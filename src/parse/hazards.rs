@@ -152,7 +152,7 @@ pub fn builtin_evaluates(words: &[super::Word], vars: &KnownVars) -> Option<Stri
         return args
             .iter()
             .find(|w| !arithmetic_is_known(&w.value, vars) || w.unresolved)
-            .map(|w| format!("`let {}` evaluates values that are not known", w.raw));
+            .map(|w| format!("`let {}` evaluates values that are not known", w.raw()));
     }
     let names_args = matches!(
         program,
@@ -206,7 +206,7 @@ pub fn builtin_evaluates(words: &[super::Word], vars: &KnownVars) -> Option<Stri
             if !arithmetic_is_known(sub, vars) {
                 return Some(format!(
                     "`{program}` evaluates the subscript of `{}`, whose value is not known",
-                    w.raw
+                    w.raw()
                 ));
             }
         }
@@ -216,7 +216,7 @@ pub fn builtin_evaluates(words: &[super::Word], vars: &KnownVars) -> Option<Stri
         {
             return Some(format!(
                 "`{program} -i` evaluates `{}` as arithmetic, reading values that are not known",
-                w.raw
+                w.raw()
             ));
         }
     }

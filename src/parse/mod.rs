@@ -175,7 +175,74 @@ mod tests {
     fn quoted_operators_are_data() {
         let m = parse_string("echo ';' \"&&\" 'rm -rf /'", &ctx());
         assert_eq!(m.segments.len(), 1);
-        assert_eq!(m.segments[0].argv, ["echo", ";", "&&", "rm -rf /"]);
+        assert_eq!(m.segments[0].argv_vec(), ["echo", ";", "&&", "rm -rf /"]);
+    }
+
+    /// The argv is read from the words: serialised as the `argv` list in
+    /// its former place (after `program`), and printed by `Debug` as the
+    /// derive printed the field of its own, before `words`.
+    #[test]
+    fn a_segment_shows_its_argv_where_the_field_was() {
+        let m = parse_string("sudo rm -rf 'a b' \"$HOME\"/x", &ctx());
+        let s = &m.segments[0];
+        assert_eq!(
+            s.argv().collect::<Vec<_>>(),
+            ["rm", "-rf", "a b", "/home/u/x"]
+        );
+        assert_eq!(s.argv_line(1), "-rf a b /home/u/x");
+        assert_eq!(s.argv_line(9), "");
+        let json = serde_json::to_string(s).expect("json");
+        assert!(
+            json.starts_with(
+                r#"{"program":"rm","argv":["rm","-rf","a b","/home/u/x"],"assignments":[]"#
+            ),
+            "{json}"
+        );
+        assert!(!json.contains("words"), "{json}");
+        let debug = format!("{s:?}");
+        assert!(
+            debug.starts_with(r#"Segment { program: "rm", argv: ["rm", "-rf", "a b", "/home/u/x"], words: [Word { value: "rm", raw: "rm", literal: true"#),
+            "{debug}"
+        );
+        assert!(
+            debug.contains(r#"Word { value: "a b", raw: "'a b'", literal: true, quoted: true"#),
+            "{debug}"
+        );
+        let pretty = format!("{s:#?}");
+        assert!(
+            pretty.contains("    argv: [\n        \"rm\",\n"),
+            "{pretty}"
+        );
+    }
+
+    /// A word spelled as its value keeps one string; a word made from
+    /// another with a new value keeps the other's spelling; equality and
+    /// `Debug` read the spelling however it is kept.
+    #[test]
+    fn a_word_keeps_its_spelling() {
+        let plain = Word::literal("--user=root");
+        assert_eq!(plain.raw(), "--user=root");
+        let value = plain.with_value("root".into());
+        assert_eq!((value.value.as_str(), value.raw()), ("root", "--user=root"));
+        assert!(value.literal);
+        assert_eq!(plain.with_value("--user=root".into()), plain);
+        let quoted = Word::spelled("a", "'a'").with_value("b".into());
+        assert_eq!((quoted.value.as_str(), quoted.raw()), ("b", "'a'"));
+        assert_eq!(Word::spelled("x", "x"), Word::spelled("x", "x".to_string()));
+        assert_ne!(Word::spelled("x", "x"), Word::spelled("x", "'x'"));
+        // The spelling kept apart, equal to the value: the same word.
+        let mut resolved = Word::resolving("a");
+        resolved.value.push('a');
+        assert_eq!(resolved, Word::literal("a"));
+        assert_eq!(format!("{resolved:?}"), format!("{:?}", Word::literal("a")));
+        assert_eq!(
+            format!("{:?}", Word::spelled("/dev/fd/63", "<(...)")),
+            r#"Word { value: "/dev/fd/63", raw: "<(...)", literal: false, quoted: false, glob: false, unresolved: false }"#
+        );
+        assert_eq!(
+            format!("{:?}", Word::literal("a")),
+            r#"Word { value: "a", raw: "a", literal: true, quoted: false, glob: false, unresolved: false }"#
+        );
     }
 
     #[test]

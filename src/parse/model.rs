@@ -121,16 +121,21 @@ pub struct Constructs {
 }
 
 /// One simple command that would be executed.
-#[derive(Debug, Clone, Serialize)]
+///
+/// The arguments are kept once, in [`Segment::words`]: [`Segment::argv`]
+/// reads their values (a copy of every value was made and dropped for each
+/// segment before). The serialised form and the `Debug` form still show an
+/// `argv` list of the values, as when it was a field of its own.
+#[derive(Clone, Serialize)]
 pub struct Segment {
     /// The normalised program name used for the registry (`/usr/bin/rm`,
     /// `\rm`, `./rm` are all `rm`).
     pub program: String,
-    /// The words after quote removal; `argv[0]` is the program as written
-    /// (after unwrapping, so `sudo rm x` has `argv = ["rm", "x"]`).
-    pub argv: Vec<String>,
-    /// Per-word detail aligned with `argv`.
-    #[serde(skip)]
+    /// The words after quote removal, with what the policy needs to know
+    /// about each; the first is the program as written (after unwrapping,
+    /// so `sudo rm x` has the words `rm` and `x`). Serialised as `argv`,
+    /// the list of their values.
+    #[serde(rename = "argv", serialize_with = "values")]
     pub words: Vec<Word>,
     /// `VAR=value` assignments in front of the command (including those
     /// given to `env`).
@@ -171,6 +176,97 @@ pub struct Segment {
     pub notes: Vec<String>,
 }
 
+impl Segment {
+    /// The words' values (the argv the program gets): `argv()[0]` is the
+    /// program as written.
+    pub fn argv(&self) -> impl ExactSizeIterator<Item = &str> + Clone {
+        self.words.iter().map(|w| w.value.as_str())
+    }
+
+    /// The words' values from the `from`-th on, joined with spaces (nothing
+    /// when there are not that many).
+    pub fn argv_line(&self, from: usize) -> String {
+        let words = self.words.get(from..).unwrap_or(&[]);
+        let mut out = String::with_capacity(words.iter().map(|w| w.value.len() + 1).sum::<usize>());
+        for (i, w) in words.iter().enumerate() {
+            if i > 0 {
+                out.push(' ');
+            }
+            out.push_str(&w.value);
+        }
+        out
+    }
+
+    /// The words' values, copied.
+    pub fn argv_vec(&self) -> Vec<String> {
+        self.words.iter().map(|w| w.value.clone()).collect()
+    }
+}
+
+/// `argv`: the words' values, as a sequence of strings.
+fn values<S: serde::Serializer>(words: &[Word], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(words.iter().map(|w| &w.value))
+}
+
+/// The words' values, shown as a list of strings (`Debug` of a `Vec<String>`).
+struct ArgvDebug<'a>(&'a [Word]);
+
+impl std::fmt::Debug for ArgvDebug<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.0.iter().map(|w| &w.value))
+            .finish()
+    }
+}
+
+/// What `#[derive(Debug)]` printed when `argv` was a field of its own (in
+/// the same place, before `words`): logs and `examples/decide_diff.rs`
+/// compare this text.
+impl std::fmt::Debug for Segment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // (Every field named: a new one does not compile until it is shown.)
+        let Segment {
+            program,
+            words,
+            assignments,
+            redirections,
+            wrappers,
+            escalated,
+            cwd,
+            cwd_uncertain,
+            origin,
+            depth,
+            stdin_data,
+            pipeline,
+            pipe_index,
+            template,
+            reads,
+            unknown,
+            notes,
+        } = self;
+        f.debug_struct("Segment")
+            .field("program", program)
+            .field("argv", &ArgvDebug(words))
+            .field("words", words)
+            .field("assignments", assignments)
+            .field("redirections", redirections)
+            .field("wrappers", wrappers)
+            .field("escalated", escalated)
+            .field("cwd", cwd)
+            .field("cwd_uncertain", cwd_uncertain)
+            .field("origin", origin)
+            .field("depth", depth)
+            .field("stdin_data", stdin_data)
+            .field("pipeline", pipeline)
+            .field("pipe_index", pipe_index)
+            .field("template", template)
+            .field("reads", reads)
+            .field("unknown", unknown)
+            .field("notes", notes)
+            .finish()
+    }
+}
+
 /// Where a segment came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -188,13 +284,18 @@ pub enum Origin {
 }
 
 /// A word after quote removal, with what the policy needs to know about it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Clone, Default)]
 pub struct Word {
     /// The value after quote removal. Known parameters are substituted;
-    /// unknown expansions are kept in their `$NAME` spelling.
+    /// unknown expansions are kept in their `$NAME` spelling. (A word
+    /// written as its value keeps one string for both: [`Word::raw`] is this
+    /// one. To change the value of an existing word, make a new one with
+    /// [`Word::with_value`], which keeps its spelling.)
     pub value: String,
-    /// How it appeared in the source (quotes included).
-    pub raw: String,
+    /// How it appeared in the source (quotes included), when that is not
+    /// the value itself; `None` when it is (a plain word: one allocation
+    /// per word fewer). Read with [`Word::raw`].
+    raw: Option<String>,
     /// No expansion of any kind: the value is exactly what the program gets.
     pub literal: bool,
     /// Some part was quoted.
@@ -206,15 +307,97 @@ pub struct Word {
 }
 
 impl Word {
-    /// A literal word (argv form, or a quoted/plain word with no expansion).
+    /// A literal word (argv form, or a quoted/plain word with no expansion),
+    /// spelled as its value.
     pub fn literal(value: impl Into<String>) -> Self {
-        let value = value.into();
         Self {
-            raw: value.clone(),
-            value,
+            value: value.into(),
+            raw: None,
             literal: true,
             ..Default::default()
         }
+    }
+
+    /// A word with this value and this spelling (every flag false).
+    pub fn spelled(value: impl Into<String>, raw: impl Into<String>) -> Self {
+        let value = value.into();
+        let raw = raw.into();
+        Self {
+            raw: (raw != value).then_some(raw),
+            value,
+            ..Default::default()
+        }
+    }
+
+    /// A literal word spelled `raw`, its value still to be filled in (by
+    /// word resolution, which appends to `value`): the spelling is kept
+    /// apart whatever the value becomes.
+    pub(crate) fn resolving(raw: &str) -> Self {
+        Self {
+            raw: Some(raw.to_string()),
+            literal: true,
+            ..Default::default()
+        }
+    }
+
+    /// How it appeared in the source (quotes included).
+    pub fn raw(&self) -> &str {
+        self.raw.as_deref().unwrap_or(&self.value)
+    }
+
+    /// The same word (spelling and flags) with another value.
+    pub fn with_value(&self, value: String) -> Word {
+        let raw = match &self.raw {
+            Some(r) => Some(r.clone()),
+            None if value != self.value => Some(self.value.clone()),
+            None => None,
+        };
+        Word {
+            value,
+            raw,
+            literal: self.literal,
+            quoted: self.quoted,
+            glob: self.glob,
+            unresolved: self.unresolved,
+        }
+    }
+}
+
+/// Words are equal when their values, spellings and flags are (however the
+/// spelling is kept).
+impl PartialEq for Word {
+    fn eq(&self, other: &Self) -> bool {
+        self.value == other.value
+            && self.raw() == other.raw()
+            && self.literal == other.literal
+            && self.quoted == other.quoted
+            && self.glob == other.glob
+            && self.unresolved == other.unresolved
+    }
+}
+
+impl Eq for Word {}
+
+/// What `#[derive(Debug)]` printed when the spelling was always a string
+/// of its own: logs and `examples/decide_diff.rs` compare this text.
+impl std::fmt::Debug for Word {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Word {
+            value,
+            raw: _,
+            literal,
+            quoted,
+            glob,
+            unresolved,
+        } = self;
+        f.debug_struct("Word")
+            .field("value", value)
+            .field("raw", &self.raw())
+            .field("literal", literal)
+            .field("quoted", quoted)
+            .field("glob", glob)
+            .field("unresolved", unresolved)
+            .finish()
     }
 }
 

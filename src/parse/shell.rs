@@ -99,7 +99,10 @@ impl<'a> Walker<'a> {
             ctx,
             model: CommandModel {
                 form,
-                segments: Vec::new(),
+                // Room for three segments at first: four (1,120 bytes) is
+                // past what glibc's per-thread cache keeps (1,032), so each
+                // decision's vector took malloc's slow path.
+                segments: Vec::with_capacity(3),
                 operators: Vec::new(),
                 constructs: Constructs::default(),
                 unknown: Vec::new(),
@@ -189,15 +192,20 @@ impl<'a> Walker<'a> {
             return;
         };
         let args = &words[1..];
-        let plain: Vec<&Word> = args
-            .iter()
-            .filter(|w| !w.value.starts_with('-') && !w.unresolved)
-            .collect();
-        let made: Vec<&Word> = match (program, plain.first().map(|w| w.value.as_str())) {
-            ("mkdir", _) => plain.clone(),
-            ("git", Some("init" | "clone")) | ("cargo", Some("new" | "init")) => {
-                plain.last().into_iter().copied().collect()
-            }
+        // The operands, gathered only for the programs that create a
+        // directory (a vector for every command was built and dropped).
+        let plain = || {
+            args.iter()
+                .filter(|w| !w.value.starts_with('-') && !w.unresolved)
+        };
+        let made: Vec<&Word> = match program {
+            "mkdir" => plain().collect(),
+            "git" | "cargo" => match (program, plain().next().map(|w| w.value.as_str())) {
+                ("git", Some("init" | "clone")) | ("cargo", Some("new" | "init")) => {
+                    plain().next_back().into_iter().collect()
+                }
+                _ => Vec::new(),
+            },
             _ => Vec::new(),
         };
         for w in made {
@@ -870,12 +878,9 @@ impl<'a> Walker<'a> {
                 CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
                     self.model.constructs.process_substitution = true;
                     self.walk_process_substitution(sub);
-                    words.push(Word {
-                        value: "/dev/fd/63".into(),
-                        raw: "<(...)".into(),
-                        unresolved: true,
-                        ..Default::default()
-                    });
+                    let mut word = Word::spelled("/dev/fd/63", "<(...)");
+                    word.unresolved = true;
+                    words.push(word);
                 }
             }
         }
@@ -1318,7 +1323,6 @@ impl<'a> Walker<'a> {
         self.model.segments.push(Segment {
             cwd_uncertain,
             program,
-            argv: words.iter().map(|w| w.value.clone()).collect(),
             words,
             assignments: inherit.assignments,
             redirections: inherit.redirections,
@@ -1459,19 +1463,19 @@ fn program_name(p: &mut Pending) -> Option<String> {
     if first.unresolved || first.glob || !first.literal && first.value.contains('$') {
         p.unknown = Some(format!(
             "the program name `{}` is not a literal word",
-            first.raw
+            first.raw()
         ));
         return None;
     }
     // `~/bin/tool`: the home directory is known, and nothing else
     // in the word expands; the program is that path.
-    let home_program = first.raw.starts_with("~/")
-        && !first.raw.contains(['$', '`', '"', '\\', '\''])
+    let home_program = first.raw().starts_with("~/")
+        && !first.raw().contains(['$', '`', '"', '\\', '\''])
         && !first.value.starts_with('~');
     if !first.literal && !home_program {
         p.unknown = Some(format!(
             "the program name `{}` contains an expansion; the program must be written literally",
-            first.raw
+            first.raw()
         ));
         return None;
     }
@@ -1480,10 +1484,10 @@ fn program_name(p: &mut Pending) -> Option<String> {
         p.inherit
             .notes
             .push(format!("program `{}` normalised to `{name}`", first.value));
-    } else if first.raw.starts_with('\\') || first.raw != first.value {
+    } else if first.raw().starts_with('\\') || first.raw() != first.value {
         p.inherit.notes.push(format!(
             "program `{}` read as `{name}` after quote removal",
-            first.raw
+            first.raw()
         ));
     }
     Some(name)
@@ -1546,7 +1550,7 @@ fn evaluates_subscripts(words: &[Word]) -> Option<String> {
         return None;
     }
     words[1..].iter().find(|w| w.value.contains("$(") || w.value.contains('`')).map(|w| {
-        format!("`{program}` evaluates `{}` as arithmetic or an array subscript, which runs the command inside", w.raw)
+        format!("`{program}` evaluates `{}` as arithmetic or an array subscript, which runs the command inside", w.raw())
     })
 }
 

@@ -173,10 +173,9 @@ pub fn unwrap(name: &str, spec: &WrapperSpec, args: &[Word]) -> Unwrapped {
             };
             let value = match attached {
                 Some(v) => {
-                    let mut word = w.clone();
-                    word.value = v;
+                    // (The option word's spelling, with the attached value.)
                     i += 1;
-                    word
+                    w.with_value(v)
                 }
                 None => {
                     let Some(v) = args.get(i + 1) else {
@@ -274,13 +273,11 @@ pub fn unwrap(name: &str, spec: &WrapperSpec, args: &[Word]) -> Unwrapped {
             .collect::<Vec<_>>()
             .join(" ");
         let literal = out.rest.iter().all(|w| !w.unresolved);
-        out.shell_string = Some(Word {
-            value: joined.clone(),
-            raw: joined,
-            literal,
-            unresolved: !literal,
-            ..Default::default()
-        });
+        // (Spelled as its value.)
+        let mut word = Word::literal(joined);
+        word.literal = literal;
+        word.unresolved = !literal;
+        out.shell_string = Some(word);
         out.rest.clear();
         return out;
     }

@@ -63,12 +63,13 @@ pub struct Resolved {
 impl Resolved {
     /// An empty, literal result for `raw`, filled in piece by piece.
     fn start(raw: &str) -> Self {
+        Self::of(Word::resolving(raw))
+    }
+
+    /// The result `word`, with nothing else found.
+    fn of(word: Word) -> Self {
         Resolved {
-            word: Word {
-                raw: raw.to_string(),
-                literal: true,
-                ..Default::default()
-            },
+            word,
             substitutions: Vec::new(),
             had_expansion: false,
             had_brace: false,
@@ -101,9 +102,8 @@ pub fn resolve_plain(raw: &str) -> Option<Resolved> {
     if !is_plain(raw) {
         return None;
     }
-    let mut out = Resolved::start(raw);
-    out.word.value = raw.to_string();
-    Some(out)
+    // Spelled as its value: one string for both.
+    Some(Resolved::of(Word::literal(raw)))
 }
 
 /// [`resolve`] of a word that is one single-quoted string (`'...'`, no

@@ -135,12 +135,13 @@ pub fn parse_args<'a>(spec: &'a CommandSpec, args: &'a [Word]) -> ParsedArgs<'a>
         if is_numeric_option(a, opts) || is_signal_option(a, opts) {
             continue;
         }
-        let chars: Vec<char> = a[1..].chars().collect();
+        // The cluster after its `-`, read in place (`j`: a byte offset, on a
+        // character boundary; a vector of its characters was built before).
+        let cluster = &a[1..];
         let mut j = 0;
-        while j < chars.len() {
+        while let Some(ch) = cluster.get(j..).and_then(|c| c.chars().next()) {
             // The option's name is `-` and this character; it is compared
             // without building it (built only when it is recorded).
-            let ch = chars[j];
             let mut cbuf = [0u8; 4];
             let cs: &str = ch.encode_utf8(&mut cbuf);
             let name = || -> String {
@@ -155,7 +156,12 @@ pub fn parse_args<'a>(spec: &'a CommandSpec, args: &'a [Word]) -> ParsedArgs<'a>
             {
                 Some(o) => {
                     // The rest of the cluster, for an option with a value.
-                    let rest = || -> String { chars[j + 1..].iter().collect() };
+                    let rest = || -> String {
+                        cluster
+                            .get(j + ch.len_utf8()..)
+                            .unwrap_or_default()
+                            .to_string()
+                    };
                     let value = match o.value {
                         ValueKind::None => None,
                         // `perl -0pi`: `-0` takes only the digits that follow
@@ -168,7 +174,8 @@ pub fn parse_args<'a>(spec: &'a CommandSpec, args: &'a [Word]) -> ParsedArgs<'a>
                                     .collect(),
                                 None => rest.chars().take_while(char::is_ascii_digit).collect(),
                             };
-                            j += digits.chars().count();
+                            // (ASCII: as many bytes as characters.)
+                            j += digits.len();
                             if digits.is_empty() {
                                 None
                             } else {
@@ -177,7 +184,7 @@ pub fn parse_args<'a>(spec: &'a CommandSpec, args: &'a [Word]) -> ParsedArgs<'a>
                         }
                         ValueKind::Optional => {
                             let rest = rest();
-                            j = chars.len();
+                            j = cluster.len();
                             if rest.is_empty() {
                                 None
                             } else {
@@ -186,7 +193,7 @@ pub fn parse_args<'a>(spec: &'a CommandSpec, args: &'a [Word]) -> ParsedArgs<'a>
                         }
                         ValueKind::Required => {
                             let rest = rest();
-                            j = chars.len();
+                            j = cluster.len();
                             if !rest.is_empty() {
                                 Some(with_value(w, rest))
                             } else if let Some(v) = args.get(i) {
@@ -209,7 +216,7 @@ pub fn parse_args<'a>(spec: &'a CommandSpec, args: &'a [Word]) -> ParsedArgs<'a>
                     }
                 }
             }
-            j += 1;
+            j += ch.len_utf8();
         }
     }
     // Operand types: the first matching alternative list wins.
@@ -320,14 +327,7 @@ fn is_signal_option(a: &str, opts: Opts<'_>) -> bool {
 fn with_value(w: &Word, v: String) -> Word {
     // Every field but the value (cloning the whole word copied the value
     // too, then dropped it).
-    Word {
-        value: v,
-        raw: w.raw.clone(),
-        literal: w.literal,
-        quoted: w.quoted,
-        glob: w.glob,
-        unresolved: w.unresolved,
-    }
+    w.with_value(v)
 }
 
 enum Lookup<'a> {

@@ -22,13 +22,13 @@ pub(super) fn canonical_view(
     // Sized for the usual case at once (a clone of the program name grew
     // once or twice); a longer spelling still grows as needed.
     let mut out = String::with_capacity(
-        seg.program.len() + 16 + seg.words.iter().map(|w| w.raw.len() + 4).sum::<usize>(),
+        seg.program.len() + 16 + seg.words.iter().map(|w| w.raw().len() + 4).sum::<usize>(),
     );
     out.push_str(&seg.program);
     let shown = |out: &mut String, w: &Word| {
         out.push(' ');
         if !w.literal && !w.glob {
-            out.push_str(&w.raw);
+            out.push_str(w.raw());
         } else {
             rules::push_quoted(out, &w.value);
         }

@@ -81,7 +81,7 @@ pub fn unregistered(ctx: &PolicyContext, v: &mut Verdict, missing: &str) -> bool
 /// `bin/test`, `.venv/bin/python`, `~/bin/tool`): allowed confined; asks
 /// unconfined, saying what it is.
 pub fn project_program(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, dir: &Path) {
-    let written = &seg.argv[0];
+    let written = &seg.words[0].value;
     if ctx.confined {
         v.note(
             Layer::Policy,
@@ -114,7 +114,7 @@ pub fn written_text(model: &crate::parse::CommandModel) -> Vec<(std::path::PathB
     for s in &model.segments {
         let text = match (&s.stdin_data, s.program.as_str()) {
             (Some(d), _) => Some(d.clone()),
-            (None, "echo" | "printf") => Some(s.argv[1..].join(" ")),
+            (None, "echo" | "printf") => Some(s.argv_line(1)),
             _ => None,
         };
         let Some(text) = text else { continue };
@@ -163,7 +163,7 @@ pub fn written_then_run(
     };
     let shebang = text.lines().next().unwrap_or("");
     let shell = SHELLS.contains(&name)
-        || (seg.argv[0] == file
+        || (seg.words[0].value == file
             && (!shebang.starts_with("#!")
                 || SHELLS.iter().any(|s| {
                     shebang.ends_with(&format!("/{s}")) || shebang.ends_with(&format!(" {s}"))
@@ -515,7 +515,7 @@ pub fn unconfined_expanded_operand(
             Decision::Ask,
             format!(
                 "`{name} {}`: the expansion's result could be read as one of `{name}`'s options, and nothing confines it here",
-                w.raw
+                w.raw()
             ),
             Some(format!(
                 "put the value after `--`, or pass it literally; or {RUN_CONFINED}"
@@ -544,11 +544,11 @@ pub fn unconfined_substitution(seg: &Segment, risk: Risk, ctx: &PolicyContext, v
         Decision::Ask,
         format!(
             "the substitution runs `{}`, which changes files, and nothing confines it here",
-            seg.argv.join(" ")
+            seg.argv_line(0)
         ),
         Some(format!(
             "run `{}` as a command of its own",
-            seg.argv.join(" ")
+            seg.argv_line(0)
         )),
     );
 }
@@ -752,10 +752,7 @@ fn request(seg: &Segment) -> Option<Request> {
                 continue;
             };
             let value = match attached {
-                Some(val) => Word {
-                    value: val,
-                    ..w.clone()
-                },
+                Some(val) => w.with_value(val),
                 None => {
                     i += 1;
                     words.get(i)?.clone()
@@ -764,10 +761,7 @@ fn request(seg: &Segment) -> Option<Request> {
             if value.unresolved {
                 return None;
             }
-            let file = |s: &str| Word {
-                value: s.to_string(),
-                ..value.clone()
-            };
+            let file = |s: &str| value.with_value(s.to_string());
             match kind {
                 "write" => out.writes.push(value.clone()),
                 "read" => out.reads.push(value.clone()),
@@ -1002,7 +996,7 @@ pub fn signals(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
                         Layer::Policy,
                         ReasonId::PolicySignalOthers,
                         Decision::Deny,
-                        format!("`kill {}` signals a process group (or every process) named at run time, not only processes this command started", w.raw),
+                        format!("`kill {}` signals a process group (or every process) named at run time, not only processes this command started", w.raw()),
                         Some(hint.into()),
                     );
                     v.risk = Risk::Dangerous;
@@ -1017,7 +1011,7 @@ pub fn signals(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
                         Layer::Policy,
                         ReasonId::PolicySignalOthers,
                         Decision::Ask,
-                        format!("`kill {}`: the process id is known only at run time (a variable or a command substitution), so it may be a process this command did not start, a process group or every process", w.raw),
+                        format!("`kill {}`: the process id is known only at run time (a variable or a command substitution), so it may be a process this command did not start, a process group or every process", w.raw()),
                         Some(hint.into()),
                     );
                     return;
@@ -1068,7 +1062,7 @@ enum PidWord {
 
 /// Classifies an unresolved `kill` operand by its spelling.
 fn unresolved_pid(w: &Word, ctx: &PolicyContext) -> PidWord {
-    let raw = w.raw.trim_matches('"');
+    let raw = w.raw().trim_matches('"');
     if raw.starts_with('-') || w.value.starts_with('-') {
         return PidWord::Group;
     }

@@ -190,11 +190,9 @@ impl<'a> PolicyContext<'a> {
     pub fn resolve(&self, seg: &Segment, p: &str) -> PathBuf {
         let mut out = self.resolve_in(&seg.cwd, p);
         for _ in 0..8 {
-            let Some(l) = self
-                .links
-                .iter()
-                .find(|l| out.starts_with(&l.path) && l.made_by != seg.argv)
-            else {
+            let Some(l) = self.links.iter().find(|l| {
+                out.starts_with(&l.path) && !l.made_by.iter().map(String::as_str).eq(seg.argv())
+            }) else {
                 break;
             };
             let rest = out
@@ -290,7 +288,7 @@ pub(super) fn symlinks(model: &CommandModel, registry: &registry::Registry) -> V
             out.push(Link {
                 target: paths::resolve(&base, &target.to_string_lossy()),
                 path: link,
-                made_by: s.argv.clone(),
+                made_by: s.argv_vec(),
             });
         }
     }

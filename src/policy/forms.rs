@@ -106,7 +106,7 @@ impl FormCheck<'_, '_> {
         if w.glob || w.value.contains(['*', '?', '[']) {
             self.refuse(
                 ReasonId::FormWildcard,
-                format!("{what} `{}` is a wildcard; name the file", w.raw),
+                format!("{what} `{}` is a wildcard; name the file", w.raw()),
                 Some(accepted),
             );
             return false;
@@ -114,7 +114,7 @@ impl FormCheck<'_, '_> {
         if w.unresolved {
             self.refuse(
                 ReasonId::FormNotLiteral,
-                format!("{what} `{}` is not literal", w.raw),
+                format!("{what} `{}` is not literal", w.raw()),
                 Some(accepted),
             );
             return false;
@@ -213,10 +213,7 @@ impl FormCheck<'_, '_> {
                             let rest: String = chars[j + 1..].iter().collect();
                             let value = if !old_style && !rest.is_empty() {
                                 j = chars.len();
-                                Some(Word {
-                                    value: rest,
-                                    ..w.clone()
-                                })
+                                Some(w.with_value(rest))
                             } else if i < args.len() {
                                 i += 1;
                                 Some(args[i - 1].clone())
@@ -251,10 +248,7 @@ impl FormCheck<'_, '_> {
                 };
                 let take = |i: &mut usize| -> Option<Word> {
                     match &val {
-                        Some(v) => Some(Word {
-                            value: v.clone(),
-                            ..w.clone()
-                        }),
+                        Some(v) => Some(w.with_value(v.clone())),
                         None if *i < args.len() => {
                             *i += 1;
                             Some(args[*i - 1].clone())
@@ -497,10 +491,7 @@ impl FormCheck<'_, '_> {
                 }
                 "-l" => list = true,
                 _ if a.starts_with("-d") && a.len() > 2 => {
-                    dest = Some(Word {
-                        value: a[2..].to_string(),
-                        ..args[i].clone()
-                    })
+                    dest = Some(args[i].with_value(a[2..].to_string()))
                 }
                 _ if a.starts_with('-') => others.push(a),
                 _ => operands.push(args[i].clone()),

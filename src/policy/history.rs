@@ -61,15 +61,18 @@ fn whole_repo_pathspec(s: &str) -> bool {
 
 /// Checks one git subcommand (`name` is `git checkout`, ...).
 pub fn git(name: &str, p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
-    let ops: Vec<&str> = p.operands.iter().map(|(w, _)| w.value.as_str()).collect();
-    let whole = ops.iter().any(|o| whole_repo_pathspec(o));
+    // The operands, read where an arm needs them (a vector of them for
+    // every segment was built and dropped).
+    let ops = || p.operands.iter().map(|(w, _)| w.value.as_str());
+    let first = ops().next();
+    let whole = || ops().any(whole_repo_pathspec);
     match name {
-        "git checkout" | "git restore" | "git rm" | "git clean" | "git stash push" if whole => {
+        "git checkout" | "git restore" | "git rm" | "git clean" | "git stash push" if whole() => {
             refuse(
                 v,
                 format!(
                     "`{name} {}` names every file of the repository and throws away their uncommitted changes",
-                    ops.join(" ")
+                    ops().collect::<Vec<_>>().join(" ")
                 ),
                 "name the files you mean, e.g. `git restore src/file.py`, or `git stash` to keep the changes",
             );
@@ -86,11 +89,11 @@ pub fn git(name: &str, p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext, v: &m
             format!("`{name}` deletes stashed work for good"),
             "leave the stash in place; `git stash list` and `git stash show -p` show what it holds",
         ),
-        "git reflog" if matches!(ops.first(), Some(&"expire") | Some(&"delete")) => refuse(
+        "git reflog" if matches!(first, Some("expire" | "delete")) => refuse(
             v,
             format!(
                 "`git reflog {}` deletes reflog entries, the record that lets lost commits be recovered",
-                ops[0]
+                first.unwrap_or_default()
             ),
             "leave the reflog alone; `git reflog` shows it",
         ),
@@ -100,12 +103,12 @@ pub fn git(name: &str, p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext, v: &m
         // remote.x.url URL` would, so they are refused the same way.
         "git remote"
             if matches!(
-                ops.first(),
-                Some(&("add" | "set-url" | "rename" | "remove" | "rm" | "set-branches"))
+                first,
+                Some("add" | "set-url" | "rename" | "remove" | "rm" | "set-branches")
             ) =>
         {
             repo_config_write(
-                &format!("git remote {}", ops[0]),
+                &format!("git remote {}", first.unwrap_or_default()),
                 seg,
                 ctx,
                 v,
@@ -235,12 +238,12 @@ fn embedded_repository(
             continue;
         }
         if w.glob {
-            glob_over_embedded(cmd, &w.raw, &w.value, seg, ctx, v);
+            glob_over_embedded(cmd, w.raw(), &w.value, seg, ctx, v);
             continue;
         }
         let dir = ctx.resolve(seg, &w.value);
         if embedded(ctx, &dir) {
-            refuse_embedded(cmd, &w.raw, &dir, v);
+            refuse_embedded(cmd, w.raw(), &dir, v);
         }
     }
 }

@@ -185,7 +185,7 @@ pub(super) fn path_operand(
                 Layer::Policy,
                 format!(
                     "{name}: reads `{}`, known only at run time; runs confined",
-                    w.raw
+                    w.raw()
                 ),
             );
             return;
@@ -195,7 +195,7 @@ pub(super) fn path_operand(
             ctx,
             &format!(
                 "`{name}` path `{}` contains an expansion the policy cannot resolve",
-                w.raw
+                w.raw()
             ),
             "run the inner command first and pass the path it prints literally",
         );
@@ -209,7 +209,7 @@ pub(super) fn path_operand(
             ctx,
             &format!(
                 "`{name}` pathspec `{}` uses pathspec magic (`:/` is the whole repository)",
-                w.raw
+                w.raw()
             ),
         );
         return;
@@ -223,7 +223,7 @@ pub(super) fn path_operand(
             ctx,
             &format!(
                 "`{name}` path `{}` has `..` after a glob: where it leads depends on what the glob matches",
-                w.raw
+                w.raw()
             ),
         );
         return;
@@ -236,9 +236,9 @@ pub(super) fn path_operand(
                 Decision::Ask,
                 format!(
                     "`{name} {}`: a file name matched by the glob could be read as an option",
-                    w.raw
+                    w.raw()
                 ),
-                Some(format!("{name} ./{}", w.raw)),
+                Some(format!("{name} ./{}", w.raw())),
             );
         }
         // Check the fixed directory part of the glob.

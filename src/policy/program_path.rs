@@ -23,7 +23,7 @@ pub(super) const SYSTEM_BIN_DIRS: &[&str] = &[
 /// `./rm -rf x` is checked as `rm` (so `./rm -rf ~` is still refused), but
 /// the file is whatever the working tree holds: never allowed on the name alone.
 pub(super) fn untrusted_program_path(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
-    let written = &seg.argv[0];
+    let written = &seg.words[0].value;
     let p = paths::resolve(&seg.cwd, written);
     let dir = Path::new(written)
         .parent()

@@ -19,7 +19,8 @@ pub(super) fn safety_rules(
     v: &mut Verdict,
 ) {
     let policy = &ctx.profile.doc.policy;
-    let views = rules::views(model, code_views, raw);
+    let views = rules::views_in(model, code_views, raw);
+    let views = views.list();
     v.code = code_views
         .iter()
         .filter(|c| !c.starts_with(rules::CANONICAL))

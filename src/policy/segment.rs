@@ -61,7 +61,7 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
             },
             Some(format!(
                 "run `{}` without sudo inside the project",
-                seg.argv.join(" ")
+                seg.argv_line(0)
             )),
         );
         v.risk = Risk::Dangerous;
@@ -76,8 +76,8 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
     if seg.program.is_empty() || seg.unknown.is_some() {
         return;
     }
-    if seg.argv[0].contains('/') {
-        written_then_run(seg, ctx, v, &seg.argv[0], label, code);
+    if seg.words[0].value.contains('/') {
+        written_then_run(seg, ctx, v, &seg.words[0].value, label, code);
         untrusted_program_path(seg, ctx, v);
     }
     if seg.origin == Origin::ExecTemplate {
@@ -143,7 +143,7 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
                 ReasonId::FormWholeString,
                 Decision::Deny,
                 format!("`{name}` is accepted only as a command of its own: no operators, pipelines, redirections or substitutions around it"),
-                Some(format!("run `{}` on its own", seg.argv.join(" "))),
+                Some(format!("run `{}` on its own", seg.argv_line(0))),
             );
             return;
         }
@@ -324,15 +324,18 @@ pub(super) fn moved_base(
 /// Whether the first operands are one of the entry's `network_when`
 /// (`uv pip install`, `bun add`; `(none)`: no operand at all, `yarn`).
 pub(super) fn network_operands(spec: &CommandSpec, p: &ParsedArgs) -> Option<String> {
-    let ops: Vec<&str> = p.operands.iter().map(|(w, _)| w.value.as_str()).collect();
+    // (Compared word by word: no vector of the operands, nor of each
+    // entry's words.)
     spec.network_when
         .iter()
         .find(|n| {
             if n.as_str() == "(none)" {
-                return ops.is_empty();
+                return p.operands.is_empty();
             }
-            let want: Vec<&str> = n.split_whitespace().collect();
-            !want.is_empty() && ops.len() >= want.len() && ops[..want.len()] == want[..]
+            // The entry's words, non-empty, are the first operands.
+            let mut ops = p.operands.iter().map(|(w, _)| w.value.as_str());
+            let mut want = n.split_whitespace().peekable();
+            want.peek().is_some() && want.all(|w| ops.next() == Some(w))
         })
         .map(|n| {
             if n == "(none)" {

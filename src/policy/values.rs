@@ -309,7 +309,7 @@ pub(super) fn typed_value(
         // string started) are the command's own.
         ValueType::Pid | ValueType::ProcessPattern if !ctx.confined => {
             let own = t == ValueType::Pid
-                && (w.value.starts_with('%') || w.raw == "$!" || w.raw == "\"$!\"");
+                && (w.value.starts_with('%') || w.raw() == "$!" || w.raw() == "\"$!\"");
             if !own {
                 v.add(
                     Layer::Policy,
@@ -317,7 +317,7 @@ pub(super) fn typed_value(
                     Decision::Deny,
                     format!(
                         "`{name} {}` signals processes this command did not start, and nothing confines it",
-                        w.raw
+                        w.raw()
                     ),
                     Some("stop only processes this command started (`kill %1`, `kill $!`)".into()),
                 );
@@ -349,18 +349,12 @@ pub(super) fn typed_value(
             // `if=FILE` reads, `of=FILE` writes; other operands are values.
             match w.value.split_once('=') {
                 Some(("if", f)) => {
-                    let word = Word {
-                        value: f.to_string(),
-                        ..w.clone()
-                    };
+                    let word = w.with_value(f.to_string());
                     path_operand(seg, ctx, v, &word, Access::Read, false, name);
                     Risk::Safe
                 }
                 Some(("of", f)) => {
-                    let word = Word {
-                        value: f.to_string(),
-                        ..w.clone()
-                    };
+                    let word = w.with_value(f.to_string());
                     path_operand(seg, ctx, v, &word, Access::Write, false, name);
                     Risk::Write
                 }

@@ -22,7 +22,7 @@ pub(super) fn written_then_loaded(
     ctx: &PolicyContext,
     v: &mut Verdict,
 ) {
-    let runs_code = spec.interpreter || seg.argv[0].contains('/');
+    let runs_code = spec.interpreter || seg.words[0].value.contains('/');
     if !runs_code {
         return;
     }
@@ -31,7 +31,7 @@ pub(super) fn written_then_loaded(
         .filter(|w| !w.value.starts_with('-'))
         .map(|w| ctx.resolve(seg, &w.value))
         .collect();
-    let program = ctx.resolve(seg, &seg.argv[0]);
+    let program = ctx.resolve(seg, &seg.words[0].value);
     let hit = ctx
         .writes_seen
         .borrow()

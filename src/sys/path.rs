@@ -121,7 +121,22 @@ pub fn canonicalize(p: impl AsRef<Path>) -> std::io::Result<PathBuf> {
         .read(true)
         .custom_flags(libc::O_PATH)
         .open(p)?;
-    match std::fs::read_link(format!("/proc/self/fd/{}", f.as_raw_fd())) {
+    // `/proc/self/fd/N`, spelled on the stack (`format!` allocated and
+    // formatted a string for each path; N has at most ten digits).
+    let mut buf = [0u8; 32];
+    let link = {
+        use std::io::Write;
+        use std::os::unix::ffi::OsStrExt;
+        let mut w: &mut [u8] = &mut buf;
+        let fits = write!(w, "/proc/self/fd/{}", f.as_raw_fd()).is_ok();
+        let len = 32 - w.len();
+        fits.then(|| Path::new(std::ffi::OsStr::from_bytes(&buf[..len])))
+    };
+    let link = match link {
+        Some(l) => std::borrow::Cow::Borrowed(l),
+        None => std::borrow::Cow::Owned(PathBuf::from(format!("/proc/self/fd/{}", f.as_raw_fd()))),
+    };
+    match std::fs::read_link(&link) {
         Ok(real)
             if real.is_absolute()
                 && !real.as_os_str().as_encoded_bytes().ends_with(b" (deleted)") =>
@@ -389,6 +404,35 @@ fn real_prefix_with(p: &Path, mut memo: Option<&mut RealMemo>) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `canonicalize` (reading `/proc/self/fd/N` spelled on the stack) is
+    /// the standard library's, for existing paths through symlinks and
+    /// `..`, and fails where it fails.
+    #[test]
+    fn canonicalize_is_the_standard_one() {
+        let d = std::env::temp_dir().join(format!("se-canon-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join("a/b")).expect("mkdir");
+        std::os::unix::fs::symlink(d.join("a/b"), d.join("l")).expect("symlink");
+        for p in [
+            d.clone(),
+            d.join("a/b"),
+            d.join("l"),
+            d.join("l/../b"),
+            d.join("a/./b/.."),
+            PathBuf::from("/"),
+            PathBuf::from("/proc/self"),
+        ] {
+            assert_eq!(
+                canonicalize(&p).ok(),
+                std::fs::canonicalize(&p).ok(),
+                "{}",
+                p.display()
+            );
+        }
+        assert!(canonicalize(d.join("missing")).is_err());
+        let _ = std::fs::remove_dir_all(&d);
+    }
 
     /// `real_prefix_clean` answers as `real_prefix` for clean absolute
     /// paths through symlinks (absolute, relative, chained), missing tails

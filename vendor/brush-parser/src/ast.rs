@@ -373,9 +373,13 @@ pub enum Command {
     /// A compound command, composed of multiple commands.
     Compound(CompoundCommand, Option<RedirectList>),
     /// A command whose side effect is to define a shell function.
-    Function(FunctionDefinition),
+    // safe-exec patch (speed only): boxed, so that a vector of these stays
+    // small (see vendor/README.md).
+    Function(Box<FunctionDefinition>),
     /// A command that evaluates an extended test expression.
-    ExtendedTest(ExtendedTestExprCommand, Option<RedirectList>),
+    // safe-exec patch (speed only): boxed, so that a vector of these stays
+    // small (see vendor/README.md).
+    ExtendedTest(Box<ExtendedTestExprCommand>, Option<RedirectList>),
 }
 
 impl Node for Command {}
@@ -1315,7 +1319,9 @@ pub enum CommandPrefixOrSuffixItem {
     /// A word.
     Word(Word),
     /// An assignment/declaration word.
-    AssignmentWord(Assignment, Word),
+    // safe-exec patch (speed only): boxed, so that a vector of these stays
+    // small (see vendor/README.md).
+    AssignmentWord(Box<Assignment>, Word),
     /// A process substitution.
     ProcessSubstitution(ProcessSubstitutionKind, SubshellCommand),
 }
@@ -1505,7 +1511,9 @@ pub enum IoRedirect {
     /// Redirection to a file.
     File(Option<IoFd>, IoFileRedirectKind, IoFileRedirectTarget),
     /// Redirection from a here-document.
-    HereDocument(Option<IoFd>, IoHereDocument),
+    // safe-exec patch (speed only): boxed, so that a vector of these stays
+    // small (see vendor/README.md).
+    HereDocument(Option<IoFd>, Box<IoHereDocument>),
     /// Redirection from a here-string.
     HereString(Option<IoFd>, Word),
     /// Redirection of both standard output and standard error (with optional append).

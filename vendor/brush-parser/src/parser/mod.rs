@@ -215,8 +215,10 @@ fn collect_tokens<R: ?Sized + std::io::BufRead>(
     tracing::debug!(target: "tokenize", "Tokenizing...");
 
     // safe-exec patch: room for a typical command's tokens at once
-    // (growing from 4 to 8 to 16 reallocated the vector twice).
-    let mut tokens = Vec::with_capacity(8);
+    // (growing from 4 to 8 to 16 reallocated the vector twice); twelve
+    // (960 bytes) is as many as glibc's per-thread cache still keeps
+    // (up to 1,032 bytes; sixteen took malloc's slow path).
+    let mut tokens = Vec::with_capacity(12);
     loop {
         let result = match tokenizer.next_token() {
             Ok(result) => result,

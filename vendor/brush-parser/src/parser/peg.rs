@@ -86,11 +86,11 @@ peg::parser! {
 
         // N.B. We needed to move the function definition branch up to avoid conflicts with array assignment syntax.
         rule command() -> ast::Command =
-            f:function_definition() { ast::Command::Function(f) } /
+            f:function_definition() { ast::Command::Function(Box::new(f)) } /
             c:simple_command() { ast::Command::Simple(c) } /
             c:compound_command() r:redirect_list()? { ast::Command::Compound(c, r) } /
             // N.B. Extended test commands are bash extensions.
-            non_posix_extensions_enabled() c:extended_test_command() r:redirect_list()? { ast::Command::ExtendedTest(c, r) } /
+            non_posix_extensions_enabled() c:extended_test_command() r:redirect_list()? { ast::Command::ExtendedTest(Box::new(c), r) } /
             expected!("command")
 
         // N.B. The arithmetic command is a non-sh extension.
@@ -419,7 +419,7 @@ peg::parser! {
         // N.B. The name must be followed by a compound command start ({ or ()
         rule coproc_name() -> ast::Word =
             w:fname() linebreak() &(specific_word("{") / specific_operator("(")) {
-                w
+                ast::Word::from(w)
             }
 
         // N.B. Non-sh extensions allows use of the 'function' word to indicate a function definition.
@@ -428,13 +428,13 @@ peg::parser! {
         // allowed as function names (bash accepts e.g. `function for { :; }`).
         rule function_definition() -> ast::FunctionDefinition =
             specific_word("function") fname:fname() body:function_parens_and_body() {
-                ast::FunctionDefinition { fname, body }
+                ast::FunctionDefinition { fname: ast::Word::from(fname), body }
             } /
             fname:non_reserved_fname() body:function_parens_and_body() {
-                ast::FunctionDefinition { fname, body }
+                ast::FunctionDefinition { fname: ast::Word::from(fname), body }
             } /
             specific_word("function") fname:fname() linebreak() body:function_body() {
-                ast::FunctionDefinition { fname, body }
+                ast::FunctionDefinition { fname: ast::Word::from(fname), body }
             } /
             expected!("function definition")
 
@@ -444,13 +444,18 @@ peg::parser! {
         rule function_body() -> ast::FunctionBody =
             c:compound_command() r:redirect_list()? { ast::FunctionBody(c, r) }
 
-        rule fname() -> ast::Word =
+        // safe-exec patch (speed only): the name's token, made a word by the
+        // rule that matched the whole definition (`ast::Word::from`, the
+        // same word `ast::Word::with_location` made here); `command` tries a
+        // function definition first, so every simple command's first word
+        // was copied into a word and dropped.
+        rule fname() -> &'input Token =
             // Special-case: don't allow it to end with an equals sign, to avoid the challenge of
             // misinterpreting certain declaration assignments as function definitions.
             // TODO(parser): Find a way to make this still work without requiring this targeted exception.
-            w:[Token::Word(word, l) if !word.ends_with('=')] { ast::Word::with_location(word, l) }
+            w:[Token::Word(word, _) if !word.ends_with('=')] { w }
 
-        rule non_reserved_fname() -> ast::Word =
+        rule non_reserved_fname() -> &'input Token =
             !reserved_word() w:fname() { w }
 
         rule brace_group() -> ast::BraceGroupCommand =
@@ -491,7 +496,7 @@ peg::parser! {
                 i:io_redirect() { ast::CommandPrefixOrSuffixItem::IoRedirect(i) } /
                 assignment_and_word:assignment_word() {
                     let (assignment, word) = assignment_and_word;
-                    ast::CommandPrefixOrSuffixItem::AssignmentWord(assignment, word)
+                    ast::CommandPrefixOrSuffixItem::AssignmentWord(Box::new(assignment), word)
                 }
             )+ { ast::CommandPrefix(p) }
 
@@ -506,7 +511,7 @@ peg::parser! {
                 } /
                 assignment_and_word:assignment_word() {
                     let (assignment, word) = assignment_and_word;
-                    ast::CommandPrefixOrSuffixItem::AssignmentWord(assignment, word)
+                    ast::CommandPrefixOrSuffixItem::AssignmentWord(Box::new(assignment), word)
                 } /
                 w:word() {
                     ast::CommandPrefixOrSuffixItem::Word(ast::Word::from(w))
@@ -536,7 +541,7 @@ peg::parser! {
             non_posix_extensions_enabled() specific_operator("&>>") target:filename() { ast::IoRedirect::OutputAndError(ast::Word::from(target), true) } /
             non_posix_extensions_enabled() specific_operator("&>") target:filename() { ast::IoRedirect::OutputAndError(ast::Word::from(target), false) } /
             non_posix_extensions_enabled() n:io_number()? specific_operator("<<<") w:word() { ast::IoRedirect::HereString(n, ast::Word::from(w)) } /
-            n:io_number()? h:io_here() { ast::IoRedirect::HereDocument(n, h) } /
+            n:io_number()? h:io_here() { ast::IoRedirect::HereDocument(n, Box::new(h)) } /
             expected!("I/O redirect")
 
         // N.B. Process substitution forms are extensions to the POSIX standard.
