@@ -289,7 +289,7 @@ pub(super) fn path_operand(
             v,
             &hit,
             &PathProblem::Secret(hit.clone()),
-            &format!("`{name}` reads, through the glob `{}`,", w.raw),
+            &format!("`{name}` reads, through the glob `{}`,", w.raw()),
         );
         return;
     }

@@ -268,7 +268,7 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
         history::find_delete(&parsed, seg, ctx, v);
     }
     if name == "ps" {
-        super::ps::check(&seg.argv, v);
+        super::ps::check(&seg.argv_vec(), v);
     }
     confined::unconfined_interpreter(&name, &spec, &parsed, seg, ctx, v);
     confined::unconfined_program_file(&name, &spec, &parsed, seg, ctx, v);
