@@ -235,6 +235,9 @@ struct Probe {
     /// Directories listed in this pass: each entry's name and whether it
     /// is a directory (`d_type`, not following symlinks).
     listed: HashMap<OsString, Vec<(OsString, bool)>, foldhash::fast::RandomState>,
+    /// [`Probe::has_no_subdirs`]'s answers (each venv pattern asks it of
+    /// the same directories: one `statfs` each, not one per pattern).
+    no_subdirs: HashMap<OsString, bool, foldhash::fast::RandomState>,
 }
 
 impl Default for Probe {
@@ -243,6 +246,7 @@ impl Default for Probe {
             // Room for the plain run's paths (~60 per pass) without growing.
             meta: HashMap::with_capacity_and_hasher(64, Default::default()),
             listed: HashMap::with_capacity_and_hasher(8, Default::default()),
+            no_subdirs: HashMap::with_capacity_and_hasher(8, Default::default()),
         }
     }
 }
@@ -385,16 +389,18 @@ impl Probe {
     /// known" and the directory is listed.
     fn has_no_subdirs(&mut self, dir: &Path) -> bool {
         use nix::sys::statfs::{EXT4_SUPER_MAGIC, TMPFS_MAGIC, statfs};
-        if !self
+        if let Some(known) = self.no_subdirs.get(dir.as_os_str()) {
+            return *known;
+        }
+        let none = self
             .lstat(dir)
             .is_some_and(|m| m.is_dir() && m.nlink() == 2)
-        {
-            return false;
-        }
-        statfs(dir).is_ok_and(|f| {
-            let t = f.filesystem_type();
-            t == EXT4_SUPER_MAGIC || t == TMPFS_MAGIC || t == XFS_SUPER_MAGIC
-        })
+            && statfs(dir).is_ok_and(|f| {
+                let t = f.filesystem_type();
+                t == EXT4_SUPER_MAGIC || t == TMPFS_MAGIC || t == XFS_SUPER_MAGIC
+            });
+        self.no_subdirs.insert(dir.as_os_str().to_owned(), none);
+        none
     }
 }
 
