@@ -330,10 +330,17 @@ fn created_here(root: &Path, rel: &[std::borrow::Cow<'_, str>], pat: &[&str]) ->
             .fold(root.to_path_buf(), |p, c| p.join(&**c));
         return std::fs::symlink_metadata(base.join("pyvenv.cfg")).is_err();
     }
-    if !pat.contains(&"**") || !pat.contains(&"site-packages") {
+    // `dist-packages`: Debian's python's site directory, the same way.
+    let Some(site) = ["site-packages", "dist-packages"]
+        .into_iter()
+        .find(|s| pat.contains(s))
+    else {
+        return false;
+    };
+    if !pat.contains(&"**") {
         return false;
     }
-    let Some(i) = rel.iter().rposition(|c| c == "site-packages") else {
+    let Some(i) = rel.iter().rposition(|c| c == site) else {
         return false;
     };
     let dir: PathBuf = rel[..=i]

@@ -337,9 +337,7 @@ impl Probe {
         }
         let known_missing = match split_last(p) {
             Some((parent, name)) => {
-                self.listed
-                    .get(parent.as_os_str())
-                    .is_some_and(|es| !es.iter().any(|(n, _)| n == name))
+                self.absent(parent, name)
                     || self.meta.get(parent.as_os_str()).is_some_and(|m| {
                         m.as_ref()
                             .is_none_or(|m| !m.is_dir() && !m.file_type().is_symlink())
@@ -361,10 +359,21 @@ impl Probe {
         self.lstat(p).is_some_and(|m| m.is_dir())
     }
 
-    /// The entries of `dir` (name, is a directory), listed once per pass.
+    /// Whether this pass listed `dir` and `name` is not in it (no syscall,
+    /// no allocation: the listing is sorted by name).
+    fn absent(&self, dir: &Path, name: &std::ffi::OsStr) -> bool {
+        self.listed.get(dir.as_os_str()).is_some_and(|es| {
+            es.binary_search_by(|(n, _)| n.as_os_str().cmp(name))
+                .is_err()
+        })
+    }
+
+    /// The entries of `dir` (name, is a directory), listed once per pass,
+    /// sorted by name.
     fn list(&mut self, dir: &Path) -> Option<&[(OsString, bool)]> {
         if !self.listed.contains_key(dir.as_os_str()) {
-            let es = list_dir(dir, usize::MAX).ok()?;
+            let mut es = list_dir(dir, usize::MAX).ok()?;
+            es.sort_unstable_by(|a, b| a.0.cmp(&b.0));
             self.listed.insert(dir.as_os_str().to_os_string(), es);
         }
         self.listed.get(dir.as_os_str()).map(Vec::as_slice)
@@ -443,7 +452,9 @@ const SKIP: [&str; 3] = ["node_modules", ".git", "target"];
 /// (plus the literal path for a pattern without globs). `venvs`: when
 /// given, only these venvs (absolute paths) are looked into, so a venv the
 /// command itself creates (`python -m venv .venv`) is its own.
-/// One protected pattern, split once per pass (not once per root).
+/// One protected pattern, split once per process for the profile's
+/// patterns ([`parsed`]), once per pass for others.
+#[derive(Clone)]
 struct Pat<'a> {
     text: &'a str,
     /// Its components; `.` parts name nothing (as `Path::components` reads
@@ -463,12 +474,21 @@ struct Pat<'a> {
 fn venv_pattern(parts: &[&str]) -> bool {
     match parts {
         ["**", rest @ ..] => {
-            rest.contains(&"site-packages")
+            rest.iter().any(|p| site_dir(p))
                 || rest == ["pyvenv.cfg"]
                 || matches!(rest, ["bin", n] if n.to_ascii_lowercase().starts_with("activate"))
         }
         _ => false,
     }
+}
+
+/// `site-packages`, or `dist-packages`: the site directory of a venv made
+/// from Debian's or Ubuntu's `/usr/bin/python3`, whose `site` module reads
+/// `.pth` files and `sitecustomize` from `lib/python3.X/dist-packages`,
+/// `lib/python3/dist-packages` and `local/lib/python3.X/dist-packages` of
+/// the venv (`site.getsitepackages()`).
+fn site_dir(p: &str) -> bool {
+    p == "site-packages" || p == "dist-packages"
 }
 
 /// Whether metadata calls on a pattern's paths need not be refused during
@@ -480,7 +500,27 @@ pub fn venv_metadata_free(pattern: &str) -> bool {
         .split('/')
         .filter(|s| !s.is_empty() && *s != ".")
         .collect();
-    venv_pattern(&parts) && !parts.contains(&"site-packages")
+    venv_pattern(&parts) && !parts.iter().any(|p| site_dir(p))
+}
+
+/// The profile's patterns, split once per process: the first list
+/// [`parsed`] is asked for (a run's snapshot and its restore use the same
+/// one), kept for the process's life (one list: a bounded leak).
+type Parsed = (&'static [String], Vec<Pat<'static>>);
+static PARSED: std::sync::OnceLock<Parsed> = std::sync::OnceLock::new();
+
+/// `patterns` split ([`parse_patterns`]), from [`PARSED`] when they are the
+/// list kept there.
+fn parsed(patterns: &[String]) -> std::borrow::Cow<'_, [Pat<'_>]> {
+    let kept = PARSED.get_or_init(|| {
+        let texts: &'static [String] = Box::leak(patterns.to_vec().into_boxed_slice());
+        (texts, parse_patterns(texts))
+    });
+    if kept.0 == patterns {
+        std::borrow::Cow::Borrowed(kept.1.as_slice())
+    } else {
+        std::borrow::Cow::Owned(parse_patterns(patterns))
+    }
 }
 
 fn parse_patterns(patterns: &[String]) -> Vec<Pat<'_>> {
@@ -673,8 +713,19 @@ fn venv_files(probe: &mut Probe, root: &Path, b: &Path, pass: &mut Pass<'_>) -> 
             out.extend(es.iter().map(|(n, _)| bin.join(n)));
         }
     }
-    for lib in ["lib", "lib64"] {
+    // `local/lib`: Debian's python adds `local/lib/python3.X/dist-packages`
+    // of the venv to its site directories.
+    for lib in ["lib", "lib64", "local/lib"] {
         let libdir = b.join(lib);
+        if lib == "local/lib" {
+            let local = b.join("local");
+            if !probe.is_real_dir(&join(root, &local)) {
+                continue;
+            }
+            if before {
+                pass.ways.push((root.to_path_buf(), local));
+            }
+        }
         if !probe.is_real_dir(&join(root, &libdir)) {
             continue; // lib64 -> lib: its own state is kept
         }
@@ -690,22 +741,24 @@ fn venv_files(probe: &mut Probe, root: &Path, b: &Path, pass: &mut Pass<'_>) -> 
                 out.push(pydir);
                 continue;
             }
-            let sp = pydir.join("site-packages");
-            match probe.lstat(&join(root, &sp)) {
-                None => continue,
-                Some(m) if !m.is_dir() => {
-                    // Not a directory: kept as a state of its own.
-                    out.push(sp);
-                    continue;
+            for site in ["site-packages", "dist-packages"] {
+                let sp = pydir.join(site);
+                match probe.lstat(&join(root, &sp)) {
+                    None => continue,
+                    Some(m) if !m.is_dir() => {
+                        // Not a directory: kept as a state of its own.
+                        out.push(sp);
+                        continue;
+                    }
+                    Some(_) => {}
                 }
-                Some(_) => {}
-            }
-            if before {
-                pass.ways.push((root.to_path_buf(), pydir));
-                pass.ways.push((root.to_path_buf(), sp.clone()));
-            }
-            if let Some(files) = probe.list(&join(root, &sp)) {
-                out.extend(files.iter().map(|(f, _)| sp.join(f)));
+                if before {
+                    pass.ways.push((root.to_path_buf(), pydir.clone()));
+                    pass.ways.push((root.to_path_buf(), sp.clone()));
+                }
+                if let Some(files) = probe.list(&join(root, &sp)) {
+                    out.extend(files.iter().map(|(f, _)| sp.join(f)));
+                }
             }
         }
     }
@@ -906,6 +959,21 @@ fn covered(
     let mut set = Vec::with_capacity(patterns.len());
     probe.list_if_small(root);
     for pat in patterns {
+        // A pattern whose first component is a name the root (listed)
+        // does not hold covers nothing there: no path, no entry. The
+        // comparison after the run lists the root again, so a path the
+        // command creates there is new and removed, as a missing entry
+        // would have had it; and what another run's baseline had there is
+        // adopted whole ([`shared`]). Most of the ~100 patterns name
+        // nothing in a root: each costs a binary search, not a path, an
+        // `ancestors` walk and an entry per pass.
+        if let Some(first) = pat.parts.first()
+            && !matches!(*first, "." | ".." | "**")
+            && !has_glob(first)
+            && probe.absent(root, std::ffi::OsStr::new(first))
+        {
+            continue;
+        }
         for rel in expand(probe, root, pat, pass, venvs) {
             // The ancestors first: a missing one, now known, answers the
             // path's own `lstat` without a syscall.
@@ -1006,7 +1074,7 @@ impl Snapshot {
         let mut s = Snapshot::default();
         let mut budget = MAX_BYTES;
         let mut probe = Probe::default();
-        let pats = parse_patterns(patterns);
+        let pats = parsed(patterns);
         let mut pass = Pass {
             before: None,
             refused: Vec::new(),
@@ -1016,6 +1084,10 @@ impl Snapshot {
             broken: Vec::new(),
         };
         let git = protects_git(patterns);
+        // `core.hooksPath` patterns of one root's repository under another
+        // root (its include files, its hooks directory there).
+        let mut elsewhere: Vec<(PathBuf, String)> = Vec::new();
+        let mut global: Option<Vec<(Vec<u8>, PathBuf)>> = None;
         for root in roots {
             let mut rels = covered(&mut probe, root, &pats, &mut pass, &mut s.venvs);
             if git {
@@ -1051,9 +1123,41 @@ impl Snapshot {
                     Some((_, _, State::File { content, .. })) => Some(content.clone()),
                     _ => None,
                 };
-                let found =
-                    hookspath::find(root, roots, cfg(".git/config"), cfg(".git/config.worktree"));
+                let gitdir = root.join(".git");
+                let mut configs: Vec<(Vec<u8>, PathBuf)> = Vec::new();
+                let repo = match s.entries.get(gitdir.as_os_str()) {
+                    // A linked worktree (or a submodule's checkout): the
+                    // common directory's config, the worktree's own.
+                    Some((_, _, State::File { content, .. })) => {
+                        configs.extend(hookspath::gitfile_configs(root, content, &mut s.notes));
+                        true
+                    }
+                    Some((_, _, State::Dir { .. })) => {
+                        for f in ["config", "config.worktree"] {
+                            if let Some(c) = cfg(&format!(".git/{f}")) {
+                                configs.push((c, gitdir.clone()));
+                            }
+                        }
+                        true
+                    }
+                    _ => false,
+                };
+                if repo {
+                    // The user's global and system configuration: read
+                    // once per process, only where a root is a repository.
+                    configs.extend(
+                        global
+                            .get_or_insert_with(|| {
+                                hookspath::global_configs(&|k| std::env::var_os(k))
+                            })
+                            .iter()
+                            .cloned(),
+                    );
+                }
+                let found = hookspath::find_in(root, roots, configs);
                 s.notes.extend(found.notes);
+                pass.ways.extend(found.ways);
+                elsewhere.extend(found.elsewhere);
                 if !found.protect.is_empty() {
                     let extra = parse_patterns(&found.protect);
                     for rel in covered(&mut probe, root, &extra, &mut pass, &mut s.venvs) {
@@ -1075,6 +1179,30 @@ impl Snapshot {
             if let Some(m) = probe.lstat(root) {
                 s.root_ids.insert(root.clone(), (m.dev(), m.ino()));
             }
+        }
+        for root in roots {
+            let extra: Vec<String> = elsewhere
+                .iter()
+                .filter(|(r, _)| r == root)
+                .map(|(_, p)| p.clone())
+                .collect();
+            if extra.is_empty() {
+                continue;
+            }
+            let parsed_extra = parse_patterns(&extra);
+            for rel in covered(&mut probe, root, &parsed_extra, &mut pass, &mut s.venvs) {
+                let st = state_of(&mut probe, root, &rel, &mut budget);
+                if let State::Unreadable(why) = &st {
+                    pass.refused.push(format!(
+                        "the protected file {} cannot be snapshotted ({why}), so a change to it could not be undone; make it readable or smaller, or move it out of the project, and run again",
+                        root.join(&rel).display()
+                    ));
+                }
+                s.entries
+                    .entry(join(root, &rel).into_os_string())
+                    .or_insert((root.clone(), rel, st));
+            }
+            s.hooks.push((root.clone(), extra));
         }
         for (root, rel) in std::mem::take(&mut pass.ways) {
             let abs = join(&root, &rel);
@@ -1110,7 +1238,7 @@ impl Snapshot {
         };
         // One pass of looking: nothing is changed until `changed` is known.
         let mut probe = Probe::default();
-        let pats = parse_patterns(patterns);
+        let pats = parsed(patterns);
         for root in roots {
             let mut rels = covered(&mut probe, root, &pats, &mut pass, &mut venvs);
             if let Some((_, before)) = self.git.iter().find(|(r, _)| r == root)
@@ -2628,5 +2756,231 @@ mod tests_rt9 {
             "[user]\n\tname = t\n"
         );
         assert!(root.join("tools/build.sh").exists());
+    }
+
+    /// Review C: `core.hooksPath = lnk/hooks` with `lnk -> scripts`: the
+    /// real directory is protected, the symlink too (pointed elsewhere: put
+    /// back), and `scripts` swapped for a symlink is a directory again.
+    #[test]
+    fn hookspath_through_a_symlinked_directory_is_restored() {
+        let pats: Vec<String> = [".git", ".git/config", ".git/hooks/"]
+            .map(String::from)
+            .to_vec();
+        let world = || {
+            let d = tempfile::tempdir().expect("tmp");
+            let root = d.path().to_path_buf();
+            fs::create_dir_all(root.join(".git/hooks")).expect("mk");
+            fs::create_dir_all(root.join("scripts/hooks")).expect("mk");
+            fs::create_dir_all(root.join("other/hooks")).expect("mk");
+            fs::write(
+                root.join(".git/config"),
+                "[core]\n\thooksPath = lnk/hooks\n",
+            )
+            .expect("w");
+            fs::write(root.join("scripts/hooks/pre-commit"), "#!/bin/sh\n").expect("w");
+            std::os::unix::fs::symlink("scripts", root.join("lnk")).expect("ln");
+            let snap = Snapshot::take(std::slice::from_ref(&root), &pats);
+            assert!(snap.refused.is_empty(), "{:?}", snap.refused);
+            (d, root, snap)
+        };
+        // Writes through the real directory and through the link.
+        let (_d, root, snap) = world();
+        fs::write(root.join("scripts/hooks/pre-commit"), "evil\n").expect("w");
+        fs::write(root.join("lnk/hooks/pre-push"), "evil\n").expect("w");
+        fs::write(root.join("scripts/notes.txt"), "kept\n").expect("w");
+        let out = snap.restore(std::slice::from_ref(&root), &pats);
+        assert_eq!(out.len(), 2, "{out:?}");
+        assert_eq!(
+            fs::read_to_string(root.join("scripts/hooks/pre-commit")).expect("r"),
+            "#!/bin/sh\n"
+        );
+        assert!(!root.join("scripts/hooks/pre-push").exists());
+        assert!(root.join("scripts/notes.txt").exists(), "control");
+        // The link pointed at another directory.
+        let (_d, root, snap) = world();
+        fs::write(root.join("other/hooks/pre-commit"), "evil\n").expect("w");
+        fs::remove_file(root.join("lnk")).expect("rm");
+        std::os::unix::fs::symlink("other", root.join("lnk")).expect("ln");
+        let out = snap.restore(std::slice::from_ref(&root), &pats);
+        assert!(!out.is_empty(), "{out:?}");
+        assert_eq!(
+            fs::read_link(root.join("lnk")).expect("l"),
+            Path::new("scripts")
+        );
+        // `scripts` swapped for a symlink to a copy with a new hook.
+        let (_d, root, snap) = world();
+        fs::create_dir_all(root.join("copy/hooks")).expect("mk");
+        fs::write(root.join("copy/hooks/pre-commit"), "evil\n").expect("w");
+        fs::remove_dir_all(root.join("scripts")).expect("rm");
+        std::os::unix::fs::symlink("copy", root.join("scripts")).expect("ln");
+        let out = snap.restore(std::slice::from_ref(&root), &pats);
+        assert!(!out.is_empty(), "{out:?}");
+        assert!(
+            fs::symlink_metadata(root.join("scripts"))
+                .expect("m")
+                .is_dir()
+        );
+        assert_eq!(
+            fs::read_to_string(root.join("lnk/hooks/pre-commit")).expect("r"),
+            "#!/bin/sh\n"
+        );
+        // A link out of the root is not followed: a note, the link kept.
+        let d = tempfile::tempdir().expect("tmp");
+        let out_dir = tempfile::tempdir().expect("tmp");
+        let root = d.path().to_path_buf();
+        fs::create_dir_all(root.join(".git")).expect("mk");
+        fs::write(
+            root.join(".git/config"),
+            "[core]\n\thooksPath = lnk/hooks\n",
+        )
+        .expect("w");
+        std::os::unix::fs::symlink(out_dir.path(), root.join("lnk")).expect("ln");
+        let snap = Snapshot::take(std::slice::from_ref(&root), &pats);
+        assert!(
+            snap.notes
+                .iter()
+                .any(|n| n.contains("out of its writable root")),
+            "{:?}",
+            snap.notes
+        );
+        fs::remove_file(root.join("lnk")).expect("rm");
+        std::os::unix::fs::symlink("/", root.join("lnk")).expect("ln");
+        let out = snap.restore(std::slice::from_ref(&root), &pats);
+        assert!(!out.is_empty(), "{out:?}");
+        assert_eq!(fs::read_link(root.join("lnk")).expect("l"), out_dir.path());
+    }
+
+    /// Review E: an include file and a hooks directory in another writable
+    /// root than the repository's are protected under that root.
+    #[test]
+    fn hookspath_and_includes_in_another_root_are_restored() {
+        let a = tempfile::tempdir().expect("tmp");
+        let b = tempfile::tempdir().expect("tmp");
+        let (ra, rb) = (a.path().to_path_buf(), b.path().to_path_buf());
+        fs::create_dir_all(ra.join(".git")).expect("mk");
+        fs::create_dir_all(rb.join("hooks")).expect("mk");
+        fs::write(
+            ra.join(".git/config"),
+            format!("[include]\n\tpath = {}/team.gitconfig\n", rb.display()),
+        )
+        .expect("w");
+        fs::write(
+            rb.join("team.gitconfig"),
+            format!("[core]\n\thooksPath = {}/hooks\n", rb.display()),
+        )
+        .expect("w");
+        fs::write(rb.join("hooks/pre-commit"), "#!/bin/sh\n").expect("w");
+        let pats: Vec<String> = [".git", ".git/config", ".git/hooks/"]
+            .map(String::from)
+            .to_vec();
+        let roots = vec![ra.clone(), rb.clone()];
+        let snap = Snapshot::take(&roots, &pats);
+        assert!(snap.refused.is_empty(), "{:?}", snap.refused);
+        fs::write(rb.join("team.gitconfig"), "[core]\n\tfsmonitor = evil\n").expect("w");
+        fs::write(rb.join("hooks/pre-commit"), "evil\n").expect("w");
+        fs::write(rb.join("notes.txt"), "kept\n").expect("w");
+        let out = snap.restore(&roots, &pats);
+        assert_eq!(out.len(), 2, "{out:?}");
+        assert_eq!(
+            fs::read_to_string(rb.join("hooks/pre-commit")).expect("r"),
+            "#!/bin/sh\n"
+        );
+        assert!(
+            fs::read_to_string(rb.join("team.gitconfig"))
+                .expect("r")
+                .contains("hooksPath")
+        );
+        assert!(rb.join("notes.txt").exists(), "control");
+    }
+
+    /// Review A: a pattern whose first component the root does not hold
+    /// yields no entry, and what the command creates there is still
+    /// removed; entries are only for what exists.
+    #[test]
+    fn absent_patterns_cost_no_entry_and_creations_are_removed() {
+        let d = tempfile::tempdir().expect("tmp");
+        let root = d.path().to_path_buf();
+        fs::write(root.join(".envrc"), "export A=1\n").expect("w");
+        let pats: Vec<String> = [
+            ".envrc",
+            ".cargo/config.toml",
+            ".claude/",
+            ".npmrc",
+            "**/pyvenv.cfg",
+        ]
+        .map(String::from)
+        .to_vec();
+        let snap = Snapshot::take(std::slice::from_ref(&root), &pats);
+        assert_eq!(snap.entries.len(), 1, "{:?}", snap.entries.keys());
+        fs::create_dir_all(root.join(".cargo")).expect("mk");
+        fs::write(root.join(".cargo/config.toml"), "[build]\n").expect("w");
+        fs::create_dir_all(root.join(".claude/x")).expect("mk");
+        fs::write(root.join(".npmrc"), "x\n").expect("w");
+        fs::write(root.join(".envrc"), "evil\n").expect("w");
+        let out = snap.restore(std::slice::from_ref(&root), &pats);
+        assert!(out.len() >= 4, "{out:?}");
+        assert!(!root.join(".cargo/config.toml").exists());
+        assert!(!root.join(".claude").exists());
+        assert!(!root.join(".npmrc").exists());
+        assert_eq!(
+            fs::read_to_string(root.join(".envrc")).expect("r"),
+            "export A=1\n"
+        );
+        // The same with the root too large to be listed (probed path by
+        // path, as before).
+        for i in 0..300 {
+            fs::write(root.join(format!("file-with-a-long-name-{i:04}")), "").expect("w");
+        }
+        let snap = Snapshot::take(std::slice::from_ref(&root), &pats);
+        fs::write(root.join(".npmrc"), "x\n").expect("w");
+        let out = snap.restore(std::slice::from_ref(&root), &pats);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert!(!root.join(".npmrc").exists());
+    }
+
+    /// Review F: a linked worktree (`.git` a gitfile): `core.hooksPath` is
+    /// read from the common directory's config (through `commondir`) and
+    /// the worktree's `config.worktree`, relative to the worktree.
+    #[test]
+    fn hookspath_of_a_linked_worktree_is_read_through_its_gitfile() {
+        let main = tempfile::tempdir().expect("tmp");
+        let wt = tempfile::tempdir().expect("tmp");
+        let (m, root) = (main.path().to_path_buf(), wt.path().to_path_buf());
+        let g = m.join(".git/worktrees/wt");
+        fs::create_dir_all(&g).expect("mk");
+        fs::write(g.join("commondir"), "../..\n").expect("w");
+        fs::write(
+            m.join(".git/config"),
+            "[extensions]\n\tworktreeConfig = true\n[core]\n\thooksPath = tools/hooks\n",
+        )
+        .expect("w");
+        fs::write(
+            g.join("config.worktree"),
+            "[core]\n\thooksPath = wt-hooks\n",
+        )
+        .expect("w");
+        fs::write(root.join(".git"), format!("gitdir: {}\n", g.display())).expect("w");
+        for d in ["tools/hooks", "wt-hooks"] {
+            fs::create_dir_all(root.join(d)).expect("mk");
+            fs::write(root.join(d).join("pre-commit"), "#!/bin/sh\n").expect("w");
+        }
+        let pats: Vec<String> = [".git", ".git/config", ".git/hooks/"]
+            .map(String::from)
+            .to_vec();
+        let snap = Snapshot::take(std::slice::from_ref(&root), &pats);
+        assert!(snap.refused.is_empty(), "{:?}", snap.refused);
+        for d in ["tools/hooks", "wt-hooks"] {
+            fs::write(root.join(d).join("pre-commit"), "evil\n").expect("w");
+        }
+        fs::write(root.join("tools/notes.txt"), "kept\n").expect("w");
+        let out = snap.restore(std::slice::from_ref(&root), &pats);
+        assert_eq!(out.len(), 2, "{out:?}");
+        for d in ["tools/hooks", "wt-hooks"] {
+            assert_eq!(
+                fs::read_to_string(root.join(d).join("pre-commit")).expect("r"),
+                "#!/bin/sh\n"
+            );
+        }
+        assert!(root.join("tools/notes.txt").exists(), "control");
     }
 }

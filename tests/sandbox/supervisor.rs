@@ -2049,6 +2049,74 @@ fn rt9_venv_swaps_and_startup_files_do_not_survive() {
     }
 }
 
+/// Debian's and Ubuntu's python: a venv made from `/usr/bin/python3` reads
+/// `.pth` files and `sitecustomize.py` from `dist-packages` too
+/// (`lib/python3.X/`, `lib/python3/`, `local/lib/python3.X/`): writes there
+/// are put back (exit 126), `local` swapped for a symlink is a directory
+/// again, and an ordinary file beside them (a package's module) is kept.
+#[test]
+fn debian_venv_dist_packages_do_not_survive() {
+    if !require_landlock() {
+        return;
+    }
+    let dirs = [
+        ".venv/lib/python3.12/dist-packages",
+        ".venv/lib/python3/dist-packages",
+        ".venv/local/lib/python3.12/dist-packages",
+    ];
+    for who in who() {
+        for d in dirs {
+            let w = World::new();
+            std::fs::create_dir_all(w.work.join(d)).unwrap();
+            std::fs::write(
+                w.work.join(".venv/pyvenv.cfg"),
+                "home = /usr/bin
+",
+            )
+            .unwrap();
+            std::fs::write(w.work.join(d).join("keep.pth"), "keep\n").unwrap();
+            let out = run_script(
+                &w,
+                who,
+                &format!(
+                    "echo 'import os' > {d}/evil.pth && echo 'import os' > {d}/sitecustomize.py && echo 'import os' > {d}/usercustomize.py && echo evil > {d}/keep.pth\n\
+                     echo 'x = 1' > {d}/ordinary.py\n"
+                ),
+            );
+            assert_restored(&out, who, d);
+            for f in ["evil.pth", "sitecustomize.py", "usercustomize.py"] {
+                assert!(!w.work.join(d).join(f).exists(), "{who:?} {d}: {f} kept");
+            }
+            assert_eq!(
+                std::fs::read_to_string(w.work.join(d).join("keep.pth")).unwrap(),
+                "keep\n",
+                "{who:?} {d}"
+            );
+            // Control: an ordinary module beside them stays.
+            assert!(w.work.join(d).join("ordinary.py").exists(), "{who:?} {d}");
+        }
+        // `local` swapped for a symlink to a copy holding a new `.pth`.
+        let w = World::new();
+        let d = ".venv/local/lib/python3.12/dist-packages";
+        std::fs::create_dir_all(w.work.join(d)).unwrap();
+        std::fs::write(
+            w.work.join(".venv/pyvenv.cfg"),
+            "home = /usr/bin
+",
+        )
+        .unwrap();
+        let out = run_script(
+            &w,
+            who,
+            "cp -r .venv/local .venv/local2 && echo 'import os' > .venv/local2/lib/python3.12/dist-packages/zz.pth && rm -rf .venv/local && ln -s local2 .venv/local\n",
+        );
+        assert_restored(&out, who, "local -> local2");
+        let m = std::fs::symlink_metadata(w.work.join(".venv/local")).unwrap();
+        assert!(m.is_dir(), "{who:?}: .venv/local is not a directory");
+        assert!(!w.work.join(d).join("zz.pth").exists(), "{who:?}");
+    }
+}
+
 /// Red team 9, F4a: hooks under `core.hooksPath` (husky v9's `.husky/_`,
 /// or any directory the repository's configuration names) are put back.
 #[test]

@@ -8,10 +8,14 @@
 //! are protected too when they lie inside a writable root (a change to one
 //! would set `core.hooksPath` or anything else for the user's next git).
 //!
-//! Not read: the user's global and system configuration (outside the roots;
-//! an absolute `core.hooksPath` there inside a root is not protected), a
-//! repository whose `.git` is not at the root. Every bound (size, include
-//! depth, count) leaves a note, never a silent gap.
+//! A linked worktree's (`.git` a gitfile) is read through the gitfile and
+//! `commondir` ([`gitfile_configs`]); where a root is a repository, the
+//! user's global and the system configuration too ([`global_configs`]:
+//! read-only, trusted, outside the roots). The hooks path is resolved on
+//! the filesystem inside its root ([`land`]): symlinks on the way are
+//! followed while they stay in the root, and protected themselves. Not
+//! read: a repository whose `.git` is not at the root. Every bound (size,
+//! include depth, count) leaves a note, never a silent gap.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -62,6 +66,117 @@ pub struct Found {
     pub protect: Vec<String>,
     /// For the report: what could not be read.
     pub notes: Vec<String>,
+    /// Real directories on the way to a hooks directory reached through a
+    /// symlink, with their root: recorded as ways (one swapped for a
+    /// symlink after the run is put back as a directory).
+    pub ways: Vec<(PathBuf, PathBuf)>,
+    /// Patterns under another writable root than the repository's (an
+    /// include file, a hooks directory there), with that root: protected
+    /// under it.
+    pub elsewhere: Vec<(PathBuf, String)>,
+}
+
+/// Where a hooks path lands on the real filesystem, inside its root.
+#[derive(Debug, Default, PartialEq)]
+struct Landed {
+    /// The path, relative to the root, with every symlink on the way
+    /// followed (what is missing is taken as spelled).
+    real: PathBuf,
+    /// The symlinks followed, relative to the root (protected themselves:
+    /// one pointed elsewhere is a change).
+    links: Vec<PathBuf>,
+    /// The real directories on the way, relative to the root.
+    dirs: Vec<PathBuf>,
+    /// Whether the path leads out of the root (through `..` or a symlink
+    /// to elsewhere, or past [`MAX_LINKS`]): not followed further.
+    outside: bool,
+}
+
+/// Most symlinks followed resolving one hooks path (the kernel's limit).
+const MAX_LINKS: usize = 40;
+
+/// Resolves `rel` under `root` component by component on the real
+/// filesystem, following symlinks only while they stay inside `root`
+/// ([`Landed::outside`] when one leads out of it, through `..` or an
+/// absolute target elsewhere, or past [`MAX_LINKS`]): nothing outside the
+/// root is looked at.
+fn land(root: &Path, rel: &Path) -> Landed {
+    use std::collections::VecDeque;
+    use std::ffi::OsString;
+    fn comps(p: &Path) -> impl Iterator<Item = OsString> + '_ {
+        p.components().filter_map(|c| match c {
+            Component::Normal(s) => Some(s.to_os_string()),
+            Component::ParentDir => Some(OsString::from("..")),
+            _ => None,
+        })
+    }
+    let mut out = Landed::default();
+    let Some(root) = normal(root) else {
+        out.outside = true;
+        return out;
+    };
+    let mut cur = PathBuf::new(); // relative to the root, real so far
+    let mut todo: VecDeque<OsString> = comps(rel).collect();
+    let mut hops = 0usize;
+    while let Some(c) = todo.pop_front() {
+        if c == ".." {
+            if !cur.pop() {
+                out.outside = true; // above the root
+                return out;
+            }
+            continue;
+        }
+        let next = cur.join(&c);
+        let abs = root.join(&next);
+        match std::fs::symlink_metadata(&abs) {
+            Ok(m) if m.file_type().is_symlink() => {
+                hops += 1;
+                if hops > MAX_LINKS {
+                    out.outside = true;
+                    return out;
+                }
+                out.links.push(next);
+                let Ok(t) = std::fs::read_link(&abs) else {
+                    out.outside = true;
+                    return out;
+                };
+                let mut front: Vec<OsString> = if t.is_absolute() {
+                    let Some(r) =
+                        normal(&t).and_then(|t| t.strip_prefix(&root).ok().map(Path::to_path_buf))
+                    else {
+                        out.outside = true; // elsewhere: not followed
+                        return out;
+                    };
+                    cur = PathBuf::new();
+                    comps(&r).collect()
+                } else {
+                    comps(&t).collect()
+                };
+                front.extend(todo.drain(..));
+                todo = front.into();
+            }
+            Ok(m) if m.is_dir() => {
+                out.dirs.push(next.clone());
+                cur = next;
+            }
+            _ => {
+                // Missing (or not a directory): the rest as spelled.
+                cur = next;
+                while let Some(c) = todo.pop_front() {
+                    if c == ".." {
+                        if !cur.pop() {
+                            out.outside = true;
+                            return out;
+                        }
+                    } else {
+                        cur.push(c);
+                    }
+                }
+            }
+        }
+    }
+    out.real = cur;
+    out
 }
 
 /// One `section[.subsection].key = value` of a configuration file (section
@@ -160,7 +275,9 @@ fn header(inner: &str) -> String {
 }
 
 /// Whether a raw value line ends in a continuing backslash (an odd run of
-/// them, outside quotes and comments).
+/// them, outside comments). Inside double quotes too: git's `parse_value`
+/// reads `\` and a newline as nothing wherever it is outside a comment
+/// (`"to\<NL>ols"` is `tools`).
 fn ends_continued(v: &str) -> bool {
     let mut quoted = false;
     let mut esc = false;
@@ -178,7 +295,7 @@ fn ends_continued(v: &str) -> bool {
             _ => {}
         }
     }
-    last_esc && esc && !quoted
+    last_esc && esc
 }
 
 /// A raw value as git reads it: quotes removed, escapes applied, comments
@@ -296,24 +413,130 @@ fn read_bounded(p: &Path) -> std::io::Result<Option<String>> {
 /// The patterns to protect under `root` for its repository's
 /// `core.hooksPath`, from the contents of `.git/config` and
 /// `.git/config.worktree` before the run (`None`: not a file).
+#[cfg(test)]
 pub fn find(
     root: &Path,
     roots: &[PathBuf],
     config: Option<Vec<u8>>,
     worktree: Option<Vec<u8>>,
 ) -> Found {
-    let mut found = Found::default();
-    let Some(gitdir) = normal(&root.join(".git")) else {
-        return found;
+    let gitdir = root.join(".git");
+    let configs = [config, worktree]
+        .into_iter()
+        .flatten()
+        .map(|c| (c, gitdir.clone()))
+        .collect();
+    find_in(root, roots, configs)
+}
+
+/// The configuration files git reads for the repository whose working
+/// tree is `root` and whose `.git` is a gitfile with `content` (a linked
+/// worktree, or a submodule's checkout): the common directory's `config`
+/// (through `commondir`) and the worktree's own `config.worktree`, each
+/// with the directory its relative includes are read from. They lie
+/// outside the roots as a rule (read-only here, as the user's git reads
+/// them); what cannot be read leaves a note.
+pub fn gitfile_configs(
+    root: &Path,
+    content: &[u8],
+    notes: &mut Vec<String>,
+) -> Vec<(Vec<u8>, PathBuf)> {
+    let text = String::from_utf8_lossy(content);
+    let Some(gitdir) = text
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("gitdir:"))
+        .map(str::trim)
+        .filter(|g| !g.is_empty())
+        .and_then(|g| normal(&root.join(g)))
+    else {
+        return Vec::new();
     };
+    let read = |p: &Path, notes: &mut Vec<String>| match read_bounded(p) {
+        Ok(t) => t,
+        Err(e) => {
+            notes.push(format!(
+                "git configuration {} could not be read ({e}): a core.hooksPath set there is not protected",
+                p.display()
+            ));
+            None
+        }
+    };
+    let common = match read(&gitdir.join("commondir"), notes) {
+        Some(c) => match normal(&gitdir.join(c.trim_end_matches(['\n', '\r']))) {
+            Some(c) => c,
+            None => return Vec::new(),
+        },
+        None => gitdir.clone(),
+    };
+    let mut out = Vec::new();
+    if let Some(t) = read(&common.join("config"), notes) {
+        out.push((t.into_bytes(), common.clone()));
+    }
+    if common != gitdir
+        && let Some(t) = read(&gitdir.join("config.worktree"), notes)
+    {
+        out.push((t.into_bytes(), gitdir));
+    }
+    out
+}
+
+/// The user's global and the system configuration, as git finds them:
+/// `$GIT_CONFIG_GLOBAL`, or `~/.gitconfig` and `$XDG_CONFIG_HOME/git/config`
+/// (`~/.config/git/config`); `$GIT_CONFIG_SYSTEM` or `/etc/gitconfig`
+/// unless `$GIT_CONFIG_NOSYSTEM`. Read-only and trusted (outside the
+/// roots, written by the user): a `core.hooksPath` there applies in every
+/// repository, a relative one inside each repository's working tree.
+/// `env`: how variables are looked up.
+pub fn global_configs(env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Vec<(Vec<u8>, PathBuf)> {
+    let home = env("HOME").map(PathBuf::from).filter(|h| h.is_absolute());
+    let mut files: Vec<PathBuf> = Vec::new();
+    let nosystem =
+        env("GIT_CONFIG_NOSYSTEM").is_some_and(|v| !v.is_empty() && v != "0" && v != "false");
+    if !nosystem {
+        files.push(
+            env("GIT_CONFIG_SYSTEM").map_or_else(|| PathBuf::from("/etc/gitconfig"), PathBuf::from),
+        );
+    }
+    match env("GIT_CONFIG_GLOBAL") {
+        Some(g) => files.push(PathBuf::from(g)),
+        None => {
+            let xdg = env("XDG_CONFIG_HOME")
+                .map(PathBuf::from)
+                .filter(|x| x.is_absolute())
+                .or_else(|| home.as_ref().map(|h| h.join(".config")));
+            if let Some(x) = xdg {
+                files.push(x.join("git/config"));
+            }
+            if let Some(h) = &home {
+                files.push(h.join(".gitconfig"));
+            }
+        }
+    }
+    files
+        .into_iter()
+        .filter(|f| f.is_absolute())
+        .filter_map(|f| {
+            let t = read_bounded(&f).ok()??;
+            let base = f.parent().map(Path::to_path_buf)?;
+            Some((t.into_bytes(), base))
+        })
+        .collect()
+}
+
+/// The patterns to protect under `root` (and under other roots) for its
+/// repository's `core.hooksPath`, from `configs`: each configuration
+/// file's contents before the run and the directory its relative includes
+/// are read from.
+pub fn find_in(root: &Path, roots: &[PathBuf], configs: Vec<(Vec<u8>, PathBuf)>) -> Found {
+    let mut found = Found::default();
     let Some(worktree_root) = normal(root) else {
         return found;
     };
     // (text, directory its relative includes are read from, depth)
-    let mut queue: Vec<(String, PathBuf, usize)> = [config, worktree]
+    let mut queue: Vec<(String, PathBuf, usize)> = configs
         .into_iter()
-        .flatten()
-        .map(|c| (String::from_utf8_lossy(&c).into_owned(), gitdir.clone(), 0))
+        .filter_map(|(c, base)| Some((String::from_utf8_lossy(&c).into_owned(), normal(&base)?, 0)))
         .collect();
     let mut hooks: Vec<String> = Vec::new();
     let mut files = 0usize;
@@ -334,11 +557,11 @@ pub fn find(
                     continue;
                 };
                 // An included file inside a root is protected itself.
+                // In another writable root: protected under that root.
                 if let Some((r, rel)) = in_roots(&inc, roots)
-                    && r == root
                     && !rel.as_os_str().is_empty()
                 {
-                    found.protect.push(rel.to_string_lossy().into_owned());
+                    found.add(root, r, rel.to_string_lossy().into_owned());
                 }
                 if depth + 1 > MAX_DEPTH || files >= MAX_FILES {
                     found.notes.push(format!(
@@ -370,23 +593,61 @@ pub fn find(
         let Some((r, rel)) = in_roots(&abs, roots) else {
             continue; // outside every writable root: the command cannot write it
         };
-        if r != root {
+        // As spelled, and where it lands on the filesystem: a symlinked
+        // directory on the way (`lnk/hooks`, `lnk -> scripts`) is
+        // followed while it stays in the root; the symlinks themselves are
+        // protected (one pointed elsewhere is a change) and the real
+        // directories on the way recorded as ways.
+        let mut dirs = vec![rel.clone()];
+        let l = land(r, &rel);
+        for p in &l.links {
+            found.add(root, r, p.to_string_lossy().into_owned());
+        }
+        if l.outside {
             found.notes.push(format!(
-                "core.hooksPath {} lies in another writable root ({}) than the repository's: not protected",
+                "core.hooksPath {} leads out of its writable root ({}) through a symlink: the symlinks inside the root are protected, not where they lead",
                 abs.display(),
                 r.display()
             ));
-            continue;
-        }
-        if rel.as_os_str().is_empty() {
-            found.protect.extend(HOOKS.iter().map(|h| h.to_string()));
         } else {
-            found.protect.push(format!("{}/", rel.to_string_lossy()));
+            if l.real != rel {
+                dirs.push(l.real.clone());
+            }
+            if !l.links.is_empty() {
+                found
+                    .ways
+                    .extend(l.dirs.into_iter().map(|d| (r.to_path_buf(), d)));
+            }
+        }
+        for rel in dirs {
+            if rel.as_os_str().is_empty() {
+                for h in HOOKS {
+                    found.add(root, r, h.to_string());
+                }
+            } else {
+                found.add(root, r, format!("{}/", rel.to_string_lossy()));
+            }
         }
     }
+    found.ways.sort();
+    found.ways.dedup();
     found.protect.sort();
     found.protect.dedup();
+    found.elsewhere.sort();
+    found.elsewhere.dedup();
     found
+}
+
+impl Found {
+    /// `pattern` under `r`: the repository's root's own list, or
+    /// [`Found::elsewhere`].
+    fn add(&mut self, root: &Path, r: &Path, pattern: String) {
+        if r == root {
+            self.protect.push(pattern);
+        } else {
+            self.elsewhere.push((r.to_path_buf(), pattern));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -440,6 +701,55 @@ mod tests {
             "[core]\nhookspath=\"\\",
         ] {
             let _ = parse(t);
+        }
+    }
+
+    /// What the parser reads as `core.hooksPath` is what `git config
+    /// --get` reads (the last value), for many spellings.
+    #[test]
+    fn hookspath_reads_as_git_reads_it() {
+        let Ok(v) = std::process::Command::new("git").arg("--version").output() else {
+            return; // no git here
+        };
+        assert!(v.status.success());
+        let cases = [
+            "[core]\n\thooksPath = .husky/_\n",
+            "[CORE]\nHOOKSPATH=\"a b\" # c\n",
+            "[Core] HooksPath = x\n",
+            "[core]\nhookspath = a\\\nb\n",
+            "[core]\nhooksPath = \"to\\\nols/hooks\"\n",
+            "[core]\nhooksPath = \"to\\\n ols\\\n/hooks\" ; tail\n",
+            "[core]\nhookspath = \"x\\\"y\"\n",
+            "[core]\nhooksPath = \"a;b#c\" ; comment\n",
+            "[core]\nhooksPath = a\\tb\n",
+            "[core]\n  hooksPath   =   spaced  out   # trailing\n",
+            "[core]\nhooksPath = \"  lead\"\n",
+            "[core]\nhookspath = first\nhookspath = second\n",
+            "[core]\nhooksPath = a\\\n  b\n",
+            "[core]\r\nhooksPath = crlf\r\n",
+            "[core]\n# hooksPath = no \\\nhooksPath = yes\n",
+            "[core]\nhooksPath = x # c \\\nhooksPath = y\n",
+            "[core]\nhooksPath = x\\\\\n",
+            "[core]\nhooksPath = mid\"dle\"quoted\n",
+            "[core \"sub\"]\nhooksPath = no\n[core]\nhooksPath = yes\n",
+        ];
+        let d = tempfile::tempdir().expect("tmp");
+        let f = d.path().join("config");
+        for text in cases {
+            std::fs::write(&f, text).expect("w");
+            let out = std::process::Command::new("git")
+                .args(["config", "--file"])
+                .arg(&f)
+                .args(["--get", "core.hookspath"])
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("HOME", d.path())
+                .output()
+                .expect("git");
+            assert!(out.status.success(), "{text:?}: git refused it");
+            let git = String::from_utf8(out.stdout).expect("utf8");
+            let git = git.strip_suffix('\n').unwrap_or(&git);
+            let ours = hooks_of(text).pop().flatten();
+            assert_eq!(ours.as_deref(), Some(git), "{text:?}");
         }
     }
 
@@ -500,5 +810,43 @@ mod tests {
             None,
         );
         assert!(!f.notes.is_empty(), "{f:?}");
+    }
+
+    /// Review F: the global and system configuration, found as git finds
+    /// them; a relative `core.hooksPath` there applies inside the
+    /// repository's working tree.
+    #[test]
+    fn global_configuration_is_read_as_git_finds_it() {
+        let d = tempfile::tempdir().expect("tmp");
+        let home = d.path().join("home");
+        let root = d.path().join("proj");
+        std::fs::create_dir_all(home.join(".config/git")).expect("mk");
+        std::fs::create_dir_all(&root).expect("mk");
+        std::fs::write(home.join(".gitconfig"), "[core]\n\thooksPath = .githooks\n").expect("w");
+        std::fs::write(
+            home.join(".config/git/config"),
+            format!("[core]\n\thooksPath = {}/abs-hooks\n", root.display()),
+        )
+        .expect("w");
+        let sys = d.path().join("system");
+        std::fs::write(&sys, "[core]\n\thooksPath = sys-hooks\n").expect("w");
+        let env = |k: &str| match k {
+            "HOME" => Some(home.clone().into_os_string()),
+            "GIT_CONFIG_SYSTEM" => Some(sys.clone().into_os_string()),
+            _ => None,
+        };
+        let configs = global_configs(&env);
+        assert_eq!(configs.len(), 3, "{configs:?}");
+        let f = find_in(&root, std::slice::from_ref(&root), configs);
+        assert_eq!(f.protect, [".githooks/", "abs-hooks/", "sys-hooks/"]);
+        // GIT_CONFIG_GLOBAL replaces both user files; NOSYSTEM drops the
+        // system one.
+        let env = |k: &str| match k {
+            "HOME" => Some(home.clone().into_os_string()),
+            "GIT_CONFIG_GLOBAL" => Some(sys.clone().into_os_string()),
+            "GIT_CONFIG_NOSYSTEM" => Some("1".into()),
+            _ => None,
+        };
+        assert_eq!(global_configs(&env).len(), 1);
     }
 }

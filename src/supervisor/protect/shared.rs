@@ -35,7 +35,7 @@
 //! the other, raw (a tenth of the cost of encoding them in the JSON). A file of an active run that is malformed, too large
 //! or not the user's refuses the run (fail closed), with what to do.
 
-use super::{MAX_BYTES, Pass, Probe, Snapshot, State, covered, join, matches, parse_patterns};
+use super::{MAX_BYTES, Pass, Probe, Snapshot, State, covered, join, matches, parsed};
 use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg, OFlag, openat, renameat};
 use nix::sys::stat::{Mode, fchmod, fstat};
@@ -416,7 +416,7 @@ impl Snapshot {
             broken: Vec::new(),
         };
         let mut probe = Probe::default();
-        let l_pats = parse_patterns(&l.patterns);
+        let l_pats = parsed(&l.patterns);
         let mut venvs = l.snap.venvs.clone();
         let mut now: BTreeSet<OsString> = BTreeSet::new();
         for q in &l_roots {
