@@ -367,6 +367,7 @@ fn supervise(
         );
     };
     let roots = spec.write_roots.clone();
+    sup::protect::read_git_globals();
     sup::reap::become_subreaper().map_err(RunError::Supervise)?;
     let stop = StopPipe::new().map_err(RunError::Supervise)?;
     let read_end = pipe.read_end();

@@ -23,6 +23,20 @@
 mod at;
 pub mod gitlinks;
 mod hookspath;
+
+/// Whether snapshots read the user's global and system git configuration
+/// for `core.hooksPath` ([`read_git_globals`]).
+static GIT_GLOBALS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Lets the snapshots of this process read the user's global and system
+/// git configuration (`~/.gitconfig`, `/etc/gitconfig`, as git finds them
+/// from the environment) for a `core.hooksPath` inside a root. A run
+/// (`run::execute`) turns it on; a snapshot taken directly (unit tests)
+/// reads only the repository's own configuration, never the real HOME's
+/// or `/etc`'s.
+pub fn read_git_globals() {
+    GIT_GLOBALS.store(true, std::sync::atomic::Ordering::Relaxed);
+}
 pub mod shared;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -1142,7 +1156,7 @@ impl Snapshot {
                     }
                     _ => false,
                 };
-                if repo {
+                if repo && GIT_GLOBALS.load(std::sync::atomic::Ordering::Relaxed) {
                     // The user's global and system configuration: read
                     // once per process, only where a root is a repository.
                     configs.extend(

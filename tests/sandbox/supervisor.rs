@@ -1536,7 +1536,22 @@ fn rt5_f3_restore_races_never_reach_outside() {
         let mut rounds = 0;
         while start.elapsed() < Duration::from_secs(7) {
             let out = run_as(&w, who, &["--", &victim]);
-            assert_eq!(code(&out), 126, "{who:?}: {}", stderr(&out));
+            // 126: the victim's change was put back. Under heavy load the
+            // planter can win every try of an earlier restore, leaving
+            // `.git/config` its symlink to the outside file until a later
+            // restore: the victim's write through it is then refused by
+            // Landlock (the target is outside the roots) and its own
+            // restore puts the file back. Either way nothing outside is
+            // written (checked below).
+            let err = stderr(&out);
+            assert!(
+                code(&out) == 126
+                    || (code(&out) == 1
+                        && err.contains(".git/config: Permission denied")
+                        && err.contains("put back")),
+                "{who:?}: exit {}: {err}",
+                code(&out)
+            );
             rounds += 1;
             assert_eq!(
                 std::fs::read(&target).unwrap(),

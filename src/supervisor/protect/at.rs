@@ -286,7 +286,12 @@ fn fresh<T>(
 pub fn put_file(dir: BorrowedFd<'_>, name: &OsStr, content: &[u8], mode: u32) -> io::Result<()> {
     let flags =
         OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-    for _ in 0..4 {
+    // A concurrent run's command swapping the temporary file for a symlink
+    // in a tight loop won four tries in a row on a loaded 2-vCPU machine
+    // (CI, `rt5_f3_restore_races_never_reach_outside`): what it renamed
+    // in stays until a later try wins, and that command's own run restores
+    // the file when it ends.
+    for _ in 0..16 {
         let (tmp, fd) = fresh(name, |t| {
             openat(dir, t, flags, Mode::from_bits_truncate(0o600))
         })?;
