@@ -303,6 +303,51 @@ pub(super) fn path_operand(
     }
 }
 
+/// A source that a hard link or a move gives a new name (`ln .env x`,
+/// `cp -l .env x`, `mv .env y`, `mv .e* y`): the file is then read under
+/// a name no secret check knows, so a secret source (a `secret_names`
+/// file, a `deny_read` path, or a glob that expands to one) is refused as
+/// a read of it.
+pub(super) fn renamed_secret(
+    seg: &Segment,
+    ctx: &PolicyContext,
+    v: &mut Verdict,
+    w: &Word,
+    name: &str,
+    verb: &str,
+) {
+    if w.unresolved {
+        return;
+    }
+    let what = format!("`{name}` {verb} (then readable under another name)");
+    if w.glob {
+        let pattern = ctx.resolve(seg, &w.value);
+        if let Some(d) = ctx
+            .roots
+            .deny_read
+            .iter()
+            .find(|d| paths::glob_may_reach(&pattern, d, false))
+        {
+            path_reason(v, d, &PathProblem::Secret(d.clone()), &what);
+        } else if let Some(hit) = glob_secret(seg, ctx, &w.value) {
+            path_reason(
+                v,
+                &hit,
+                &PathProblem::Secret(hit.clone()),
+                &format!(
+                    "`{name}` {verb}, through the glob `{}`, (then readable under another name)",
+                    w.raw()
+                ),
+            );
+        }
+        return;
+    }
+    let p = ctx.resolve(seg, &w.value);
+    if let Err(e @ PathProblem::Secret(_)) = ctx.roots.check_read(&p) {
+        path_reason(v, &p, &e, &what);
+    }
+}
+
 /// The secret file (`[paths] secret_names`) a glob read expands to, if any:
 /// the glob is expanded against the directory entries as bash would
 /// (leading dots only matched by a dot, unless the string runs `shopt`),
@@ -362,8 +407,12 @@ fn glob_secret(seg: &Segment, ctx: &PolicyContext, pattern: &str) -> Option<Path
                     }
                 }
             }
-            if exhausted && last && glob_may_name_secret(ctx, comp) {
-                return Some(dir.join(comp));
+            // Past the bound at any wildcard component (`d/*/.env`, a
+            // directory listing `p` after entry 20,000): the entries not
+            // read could lead to a secret when the last component could
+            // name one.
+            if exhausted && may_end_in_secret(ctx, &comps) {
+                return Some(dir.join(comps[i..].join("/")));
             }
         }
         if next.len() > GLOB_ENTRIES {
@@ -375,6 +424,15 @@ fn glob_secret(seg: &Segment, ctx: &PolicyContext, pattern: &str) -> Option<Path
         }
     }
     current.into_iter().find(|p| ctx.roots.is_secret_name(p))
+}
+
+/// Whether a glob's last component could name a secret file: a pattern
+/// that matches one (per [`glob_may_name_secret`]) or a literal secret
+/// name (`.env`).
+fn may_end_in_secret(ctx: &PolicyContext, comps: &[String]) -> bool {
+    comps.last().is_some_and(|last| {
+        glob_may_name_secret(ctx, last) || ctx.roots.is_secret_name(Path::new(last))
+    })
 }
 
 /// How many directory entries one glob operand may read while it is
