@@ -320,6 +320,10 @@ pub(super) fn renamed_secret(
         return;
     }
     let what = format!("`{name}` {verb} (then readable under another name)");
+    // Where the file lands keeps a secret name (`mv .env.local .`, `mv
+    // .env .env.bak`, `ln .env dir/`): still a secret read there.
+    let keeps_name =
+        |src: &Path| new_name(seg, ctx, w, src).is_some_and(|n| ctx.roots.is_secret_name(&n));
     if w.glob {
         let pattern = ctx.resolve(seg, &w.value);
         if let Some(d) = ctx
@@ -329,7 +333,9 @@ pub(super) fn renamed_secret(
             .find(|d| paths::glob_may_reach(&pattern, d, false))
         {
             path_reason(v, d, &PathProblem::Secret(d.clone()), &what);
-        } else if let Some(hit) = glob_secret(seg, ctx, &w.value) {
+        } else if let Some(hit) = glob_secret(seg, ctx, &w.value)
+            && !keeps_name(&hit)
+        {
             path_reason(
                 v,
                 &hit,
@@ -343,8 +349,65 @@ pub(super) fn renamed_secret(
         return;
     }
     let p = ctx.resolve(seg, &w.value);
-    if let Err(e @ PathProblem::Secret(_)) = ctx.roots.check_read(&p) {
+    if let Err(e @ PathProblem::Secret(_)) = ctx.roots.check_read(&p)
+        && !(ctx.roots.is_secret_name(&p) && keeps_name(&p))
+    {
         path_reason(v, &p, &e, &what);
+    }
+}
+
+/// The path a source `src` (the word `w`) of `ln`, `cp -l` or `mv` gets:
+/// in the target directory (`-t DIR`, `--target-directory=DIR`, or a last
+/// operand that is an existing directory or ends in `/`, unless `-T`),
+/// or the last operand itself. `None` when it is not known.
+fn new_name(seg: &Segment, ctx: &PolicyContext, w: &Word, src: &Path) -> Option<PathBuf> {
+    let argv = seg.argv_vec();
+    let mut dir = None;
+    let mut no_dir = false;
+    let mut operands = Vec::new();
+    let mut k = 1;
+    let mut options = true;
+    while k < argv.len() {
+        let a = argv[k].as_str();
+        k += 1;
+        if options && a == "--" {
+            options = false;
+        } else if options && (a == "-t" || a == "--target-directory") {
+            dir = argv.get(k).cloned();
+            k += 1;
+        } else if let Some(d) = a.strip_prefix("--target-directory=").filter(|_| options) {
+            dir = Some(d.to_string());
+        } else if options && a == "--no-target-directory" {
+            no_dir = true;
+        } else if options && a.starts_with('-') && a.len() > 1 && !a.starts_with("--") {
+            if let Some(at) = a.find('t') {
+                let rest = &a[at + 1..];
+                dir = if rest.is_empty() {
+                    k += 1;
+                    argv.get(k - 1).cloned()
+                } else {
+                    Some(rest.to_string())
+                };
+            } else if a.contains('T') {
+                no_dir = true;
+            }
+        } else if !(options && a.starts_with('-') && a.len() > 1) {
+            operands.push(a.to_string());
+        }
+    }
+    let base = src.file_name()?;
+    if let Some(d) = dir {
+        return Some(ctx.resolve(seg, &d).join(base));
+    }
+    let last = operands.last()?;
+    if operands.len() < 2 || *last == w.value {
+        return None;
+    }
+    let target = ctx.resolve(seg, last);
+    if !no_dir && (last.ends_with('/') || target.is_dir()) {
+        Some(target.join(base))
+    } else {
+        Some(target)
     }
 }
 

@@ -368,15 +368,13 @@ fn f15_secret_hard_linked_or_moved() {
         "ln .env x && cat x",
         "ln -f .env x",
         "ln -T .env x",
-        "ln --target-directory=dir .env",
-        "ln -t dir .env",
         "ln .e* x",
         "cp -l .env x && cat x",
         "cp --link .env x",
         "mv .env y && cat y",
         "mv .e* y && cat y",
-        "mv -t dir .env",
         "mv .[e]nv y",
+        "mv -T .env dir",
     ] {
         cases.push((c, "deny", "deny", SECRET));
     }
@@ -388,6 +386,15 @@ fn f15_secret_hard_linked_or_moved() {
         "mv .env.example x",
         "ln -s build/out latest",
         "mv ./*.txt dir",
+        // The file keeps a secret name where it lands.
+        "mv .env dir",
+        "mv .env dir/",
+        "mv -t dir .env",
+        "ln -t dir .env",
+        "ln --target-directory=dir .env",
+        "mv .env .env.bak",
+        "ln .env dir/.env.local",
+        "mv .e* dir",
     ] {
         cases.push((c, "allow", "allow", ""));
     }
