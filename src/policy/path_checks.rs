@@ -358,7 +358,8 @@ pub(super) fn renamed_secret(
 
 /// The path a source `src` (the word `w`) of `ln`, `cp -l` or `mv` gets:
 /// in the target directory (`-t DIR`, `--target-directory=DIR`, or a last
-/// operand that is an existing directory or ends in `/`, unless `-T`),
+/// operand that is an existing directory, ends in `/`, or follows several
+/// sources, unless `-T`),
 /// or the last operand itself. `None` when it is not known.
 fn new_name(seg: &Segment, ctx: &PolicyContext, w: &Word, src: &Path) -> Option<PathBuf> {
     let argv = seg.argv_vec();
@@ -404,7 +405,12 @@ fn new_name(seg: &Segment, ctx: &PolicyContext, w: &Word, src: &Path) -> Option<
         return None;
     }
     let target = ctx.resolve(seg, last);
-    if !no_dir && (last.ends_with('/') || target.is_dir()) {
+    let named_dir = last.ends_with('/')
+        || [".", ".."].contains(&last.as_str())
+        || last.ends_with("/.")
+        || last.ends_with("/..");
+    // More than one source: the last operand is a directory.
+    if !no_dir && (named_dir || operands.len() > 2 || target.is_dir()) {
         Some(target.join(base))
     } else {
         Some(target)

@@ -375,6 +375,7 @@ fn f15_secret_hard_linked_or_moved() {
         "mv .e* y && cat y",
         "mv .[e]nv y",
         "mv -T .env dir",
+        "mv .env a.txt",
     ] {
         cases.push((c, "deny", "deny", SECRET));
     }
@@ -389,6 +390,8 @@ fn f15_secret_hard_linked_or_moved() {
         // The file keeps a secret name where it lands.
         "mv .env dir",
         "mv .env dir/",
+        "mv dir/../.env .",
+        "mv a.txt .env newdir",
         "mv -t dir .env",
         "ln -t dir .env",
         "ln --target-directory=dir .env",
