@@ -303,6 +303,120 @@ pub(super) fn path_operand(
     }
 }
 
+/// A source that a hard link or a move gives a new name (`ln .env x`,
+/// `cp -l .env x`, `mv .env y`, `mv .e* y`): the file is then read under
+/// a name no secret check knows, so a secret source (a `secret_names`
+/// file, a `deny_read` path, or a glob that expands to one) is refused as
+/// a read of it.
+pub(super) fn renamed_secret(
+    seg: &Segment,
+    ctx: &PolicyContext,
+    v: &mut Verdict,
+    w: &Word,
+    name: &str,
+    verb: &str,
+) {
+    if w.unresolved {
+        return;
+    }
+    let what = format!("`{name}` {verb} (then readable under another name)");
+    // Where the file lands keeps a secret name (`mv .env.local .`, `mv
+    // .env .env.bak`, `ln .env dir/`): still a secret read there.
+    let keeps_name =
+        |src: &Path| new_name(seg, ctx, w, src).is_some_and(|n| ctx.roots.is_secret_name(&n));
+    if w.glob {
+        let pattern = ctx.resolve(seg, &w.value);
+        if let Some(d) = ctx
+            .roots
+            .deny_read
+            .iter()
+            .find(|d| paths::glob_may_reach(&pattern, d, false))
+        {
+            path_reason(v, d, &PathProblem::Secret(d.clone()), &what);
+        } else if let Some(hit) = glob_secret(seg, ctx, &w.value)
+            && !keeps_name(&hit)
+        {
+            path_reason(
+                v,
+                &hit,
+                &PathProblem::Secret(hit.clone()),
+                &format!(
+                    "`{name}` {verb}, through the glob `{}`, (then readable under another name)",
+                    w.raw()
+                ),
+            );
+        }
+        return;
+    }
+    let p = ctx.resolve(seg, &w.value);
+    if let Err(e @ PathProblem::Secret(_)) = ctx.roots.check_read(&p)
+        && !(ctx.roots.is_secret_name(&p) && keeps_name(&p))
+    {
+        path_reason(v, &p, &e, &what);
+    }
+}
+
+/// The path a source `src` (the word `w`) of `ln`, `cp -l` or `mv` gets:
+/// in the target directory (`-t DIR`, `--target-directory=DIR`, or a last
+/// operand that is an existing directory, ends in `/`, or follows several
+/// sources, unless `-T`),
+/// or the last operand itself. `None` when it is not known.
+fn new_name(seg: &Segment, ctx: &PolicyContext, w: &Word, src: &Path) -> Option<PathBuf> {
+    let argv = seg.argv_vec();
+    let mut dir = None;
+    let mut no_dir = false;
+    let mut operands = Vec::new();
+    let mut k = 1;
+    let mut options = true;
+    while k < argv.len() {
+        let a = argv[k].as_str();
+        k += 1;
+        if options && a == "--" {
+            options = false;
+        } else if options && (a == "-t" || a == "--target-directory") {
+            dir = argv.get(k).cloned();
+            k += 1;
+        } else if let Some(d) = a.strip_prefix("--target-directory=").filter(|_| options) {
+            dir = Some(d.to_string());
+        } else if options && a == "--no-target-directory" {
+            no_dir = true;
+        } else if options && a.starts_with('-') && a.len() > 1 && !a.starts_with("--") {
+            if let Some(at) = a.find('t') {
+                let rest = &a[at + 1..];
+                dir = if rest.is_empty() {
+                    k += 1;
+                    argv.get(k - 1).cloned()
+                } else {
+                    Some(rest.to_string())
+                };
+            } else if a.contains('T') {
+                no_dir = true;
+            }
+        } else if !(options && a.starts_with('-') && a.len() > 1) {
+            operands.push(a.to_string());
+        }
+    }
+    let base = src.file_name()?;
+    if let Some(d) = dir {
+        return Some(ctx.resolve(seg, &d).join(base));
+    }
+    let last = operands.last()?;
+    if operands.len() < 2 || *last == w.value {
+        return None;
+    }
+    let target = ctx.resolve(seg, last);
+    let named_dir = last.ends_with('/')
+        || [".", ".."].contains(&last.as_str())
+        || last.ends_with("/.")
+        || last.ends_with("/..");
+    // More than one source: the last operand is a directory.
+    if !no_dir && (named_dir || operands.len() > 2 || target.is_dir()) {
+        Some(target.join(base))
+    } else {
+        Some(target)
+    }
+}
+
 /// The secret file (`[paths] secret_names`) a glob read expands to, if any:
 /// the glob is expanded against the directory entries as bash would
 /// (leading dots only matched by a dot, unless the string runs `shopt`),
@@ -362,8 +476,12 @@ fn glob_secret(seg: &Segment, ctx: &PolicyContext, pattern: &str) -> Option<Path
                     }
                 }
             }
-            if exhausted && last && glob_may_name_secret(ctx, comp) {
-                return Some(dir.join(comp));
+            // Past the bound at any wildcard component (`d/*/.env`, a
+            // directory listing `p` after entry 20,000): the entries not
+            // read could lead to a secret when the last component could
+            // name one.
+            if exhausted && may_end_in_secret(ctx, &comps) {
+                return Some(dir.join(comps[i..].join("/")));
             }
         }
         if next.len() > GLOB_ENTRIES {
@@ -375,6 +493,15 @@ fn glob_secret(seg: &Segment, ctx: &PolicyContext, pattern: &str) -> Option<Path
         }
     }
     current.into_iter().find(|p| ctx.roots.is_secret_name(p))
+}
+
+/// Whether a glob's last component could name a secret file: a pattern
+/// that matches one (per [`glob_may_name_secret`]) or a literal secret
+/// name (`.env`).
+fn may_end_in_secret(ctx: &PolicyContext, comps: &[String]) -> bool {
+    comps.last().is_some_and(|last| {
+        glob_may_name_secret(ctx, last) || ctx.roots.is_secret_name(Path::new(last))
+    })
 }
 
 /// How many directory entries one glob operand may read while it is

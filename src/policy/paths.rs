@@ -456,20 +456,55 @@ fn components_match(pat: &[&str], path: &[std::borrow::Cow<'_, str>]) -> bool {
 /// expressions in every form bash accepts: `[abc]`, `[a-z]`, `[!x]`, `[^x]`,
 /// `[]x]`, POSIX classes `[[:alpha:]]`, equivalence classes `[[=a=]]`,
 /// collating symbols `[[.a.]]`, and backslash escapes.
+///
+/// Iterative: every token but `*` matches exactly one byte, so only the
+/// last `*` needs to be remembered and retried one byte further (O(n·m);
+/// a recursive retry of every `*` is exponential in the number of stars,
+/// and the glob expansion runs agent-chosen patterns on agent-made names).
 pub fn fnmatch(p: &[u8], s: &[u8]) -> bool {
-    match p.first() {
-        None => s.is_empty(),
-        Some(b'*') => (0..=s.len()).any(|i| fnmatch(&p[1..], &s[i..])),
-        Some(b'?') => !s.is_empty() && fnmatch(&p[1..], &s[1..]),
-        Some(b'\\') if p.len() > 1 => s.first() == Some(&p[1]) && fnmatch(&p[2..], &s[1..]),
-        Some(b'[') => match bracket(&p[1..]) {
-            Some((set, used)) => {
-                let Some(&c) = s.first() else { return false };
-                set.matches(c) && fnmatch(&p[1 + used..], &s[1..])
+    let (mut pi, mut si) = (0, 0);
+    // After the last `*` seen: the pattern index and the name index it
+    // was last tried from.
+    let mut star: Option<(usize, usize)> = None;
+    loop {
+        if p.get(pi) == Some(&b'*') {
+            pi += 1;
+            star = Some((pi, si));
+            continue;
+        }
+        match s.get(si) {
+            Some(&c) => {
+                if let Some(used) = token_matches(&p[pi..], c) {
+                    pi += used;
+                    si += 1;
+                    continue;
+                }
             }
-            None => s.first() == Some(&b'[') && fnmatch(&p[1..], &s[1..]),
+            None if pi == p.len() => return true,
+            None => {}
+        }
+        match star {
+            Some((sp, ss)) if ss < s.len() => {
+                star = Some((sp, ss + 1));
+                pi = sp;
+                si = ss + 1;
+            }
+            _ => return false,
+        }
+    }
+}
+
+/// The pattern bytes the token at the start of `p` (not `*`) uses when it
+/// matches the byte `c`, or `None` (also at the end of the pattern).
+fn token_matches(p: &[u8], c: u8) -> Option<usize> {
+    match p.first()? {
+        b'?' => Some(1),
+        b'\\' if p.len() > 1 => (p[1] == c).then_some(2),
+        b'[' => match bracket(&p[1..]) {
+            Some((set, used)) => set.matches(c).then_some(1 + used),
+            None => (c == b'[').then_some(1),
         },
-        Some(c) => s.first() == Some(c) && fnmatch(&p[1..], &s[1..]),
+        &b => (b == c).then_some(1),
     }
 }
 
@@ -575,6 +610,87 @@ fn bracket(p: &[u8]) -> Option<(Bracket, usize)> {
 
 #[cfg(test)]
 mod tests {
+    /// The recursive matcher `fnmatch` was before it was made iterative:
+    /// the reference its semantics are kept against.
+    fn fnmatch_recursive(p: &[u8], s: &[u8]) -> bool {
+        match p.first() {
+            None => s.is_empty(),
+            Some(b'*') => (0..=s.len()).any(|i| fnmatch_recursive(&p[1..], &s[i..])),
+            Some(b'?') => !s.is_empty() && fnmatch_recursive(&p[1..], &s[1..]),
+            Some(b'\\') if p.len() > 1 => {
+                s.first() == Some(&p[1]) && fnmatch_recursive(&p[2..], &s[1..])
+            }
+            Some(b'[') => match bracket(&p[1..]) {
+                Some((set, used)) => {
+                    let Some(&c) = s.first() else { return false };
+                    set.matches(c) && fnmatch_recursive(&p[1 + used..], &s[1..])
+                }
+                None => s.first() == Some(&b'[') && fnmatch_recursive(&p[1..], &s[1..]),
+            },
+            Some(c) => s.first() == Some(c) && fnmatch_recursive(&p[1..], &s[1..]),
+        }
+    }
+
+    #[test]
+    fn fnmatch_iterative_matches_the_recursive_reference() {
+        // Patterns and names drawn from a small alphabet that holds every
+        // token kind, so that matches and near misses both occur often.
+        const PAT: &[&str] = &[
+            "*",
+            "?",
+            "a",
+            "b",
+            ".",
+            "\\",
+            "\\*",
+            "\\a",
+            "[ab]",
+            "[!a]",
+            "[^b]",
+            "[]a]",
+            "[a-c]",
+            "[[:alpha:]]",
+            "[[:digit:]]",
+            "[",
+            "]",
+            "[*]",
+            "[\\]]",
+            "**",
+            "[!]",
+        ];
+        const NAME: &[u8] = b"ab.*[]\\1c";
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let mut matched = 0;
+        for _ in 0..200_000 {
+            let pat: String = (0..next(7)).map(|_| PAT[next(PAT.len())]).collect();
+            let name: Vec<u8> = (0..next(8)).map(|_| NAME[next(NAME.len())]).collect();
+            let want = fnmatch_recursive(pat.as_bytes(), &name);
+            assert_eq!(
+                fnmatch(pat.as_bytes(), &name),
+                want,
+                "{pat:?} {:?}",
+                String::from_utf8_lossy(&name)
+            );
+            matched += usize::from(want);
+        }
+        assert!(matched > 10_000, "{matched}");
+    }
+
+    #[test]
+    fn fnmatch_many_stars_is_fast() {
+        let name = "a".repeat(200);
+        let start = std::time::Instant::now();
+        assert!(!fnmatch(b"*a*a*a*a*a*a*a*a*a*a*b", name.as_bytes()));
+        assert!(fnmatch(b"*a*a*a*a*a*a*a*a*a*a*", name.as_bytes()));
+        assert!(start.elapsed() < std::time::Duration::from_millis(100));
+    }
+
     #[test]
     fn under_and_same_agree_with_path_components() {
         let spellings = [

@@ -176,6 +176,7 @@ pub(super) fn typed_value(
             // A hard link shares the inode: writes through it change the
             // original, so the original must be writable too.
             path_operand(seg, ctx, v, w, Access::Write, false, name);
+            super::path_checks::renamed_secret(seg, ctx, v, w, name, "hard-links");
             Risk::Write
         }
         ValueType::LinkTarget => {
@@ -204,6 +205,7 @@ pub(super) fn typed_value(
             // (`mv .git old`, `mv .claude x`), like `rm -rf .git` deletes it.
             path_operand(seg, ctx, v, w, Access::Write, destructive, name);
             moved_protected(name, w, seg, ctx, v);
+            super::path_checks::renamed_secret(seg, ctx, v, w, name, "moves");
             Risk::Write
         }
         ValueType::DestroyPath => {

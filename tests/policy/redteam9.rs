@@ -270,6 +270,11 @@ fn f14_ps_printing_environments() {
         "ps --format=environ",
         "/bin/ps eww",
         "nice ps auxe | grep TOKEN",
+        // procps reads a failed UNIX argument list again as BSD options.
+        "ps -auxe",
+        "ps -axe",
+        "ps -xe",
+        "ps -ae -x",
     ] {
         cases.push((c, "deny", "deny", ENV));
     }
@@ -282,6 +287,10 @@ fn f14_ps_printing_environments() {
         "ps aux | grep node",
         "ps -p 1 -o comm=",
         "ps -u e",
+        "ps -aux",
+        "ps -u root",
+        "ps -ef -p 1",
+        "ps -e -u x",
     ] {
         cases.push((c, "allow", "allow", ""));
     }
@@ -292,5 +301,105 @@ fn f14_ps_printing_environments() {
         "deny",
         "inside the protected path `/proc/1`",
     ));
+    expect(&w, &cases);
+}
+
+/// A glob whose expansion budget (20,000 entries) runs out at a wildcard
+/// component before the last: the entries not read could lead to the
+/// secret (`d/?/.env` with `d/p -> ..` listed after entry 20,000).
+#[test]
+fn f10_glob_budget_exhausted_before_the_last_component() {
+    let w = World::new();
+    std::fs::write(w.cwd.join(".env"), "API_TOKEN=secret\n").unwrap();
+    std::fs::write(w.cwd.join("README.md"), "# demo\n").unwrap();
+    let d = w.cwd.join("d");
+    std::fs::create_dir(&d).unwrap();
+    std::os::unix::fs::symlink("..", d.join("p")).unwrap();
+    // `p` must be listed past the 20,000th entry: the listing order is the
+    // file system's (a hash of the name on ext4, newest first on tmpfs),
+    // so files are added until it is.
+    let start = std::time::Instant::now();
+    let position = || {
+        std::fs::read_dir(&d)
+            .unwrap()
+            .position(|e| e.unwrap().file_name() == "p")
+            .unwrap()
+    };
+    let mut made = 0;
+    while made < 25_000 || position() <= 20_000 {
+        assert!(made < 200_000, "`p` stays among the first 20,000 entries");
+        for i in made..made + 5_000 {
+            std::fs::File::create(d.join(format!("f{i}"))).unwrap();
+        }
+        made += 5_000;
+    }
+    eprintln!("{made} files in {:?}", start.elapsed());
+    assert!(start.elapsed() < std::time::Duration::from_secs(30));
+    const SECRET: &str = "a secret file (its name is in [paths] secret_names)";
+    let mut cases = vec![];
+    for c in [
+        "cat d/?/.env",
+        "cat d/*/.env",
+        "cat d/[p]/.env",
+        "cat d/*/.e*",
+        "cat ./d/?/.env*",
+    ] {
+        cases.push((c, "deny", "deny", SECRET));
+    }
+    // The last component names no secret: allowed past the budget too.
+    for c in ["cat d/?/README.md", "cat d/*/*.md", "cat README.md", "ls d"] {
+        cases.push((c, "allow", "allow", ""));
+    }
+    expect(&w, &cases);
+}
+
+/// A secret given a new name by a hard link or a move is read under it:
+/// the source is refused as a read of the secret, as `ln -s .env x` is.
+#[test]
+fn f15_secret_hard_linked_or_moved() {
+    let w = World::new();
+    std::fs::write(w.cwd.join(".env"), "API_TOKEN=secret\n").unwrap();
+    std::fs::write(w.cwd.join(".env.example"), "API_TOKEN=\n").unwrap();
+    std::fs::write(w.cwd.join("a.txt"), "a\n").unwrap();
+    std::fs::create_dir(w.cwd.join("dir")).unwrap();
+    const SECRET: &str = "a secret file (its name is in [paths] secret_names)";
+    let mut cases = vec![];
+    for c in [
+        "ln .env x && cat x",
+        "ln -f .env x",
+        "ln -T .env x",
+        "ln .e* x",
+        "cp -l .env x && cat x",
+        "cp --link .env x",
+        "mv .env y && cat y",
+        "mv .e* y && cat y",
+        "mv .[e]nv y",
+        "mv -T .env dir",
+        "mv .env a.txt",
+    ] {
+        cases.push((c, "deny", "deny", SECRET));
+    }
+    for c in [
+        "ln a.txt b.txt",
+        "ln -f a.txt b.txt",
+        "cp -l a.txt b.txt",
+        "mv a.txt b.txt",
+        "mv .env.example x",
+        "ln -s build/out latest",
+        "mv ./*.txt dir",
+        // The file keeps a secret name where it lands.
+        "mv .env dir",
+        "mv .env dir/",
+        "mv dir/../.env .",
+        "mv a.txt .env newdir",
+        "mv -t dir .env",
+        "ln -t dir .env",
+        "ln --target-directory=dir .env",
+        "mv .env .env.bak",
+        "ln .env dir/.env.local",
+        "mv .e* dir",
+    ] {
+        cases.push((c, "allow", "allow", ""));
+    }
     expect(&w, &cases);
 }
