@@ -151,6 +151,26 @@ impl Roots {
                     continue;
                 }
                 let tree = entry.ends_with('/');
+                // A file entry under `**` (`**/site-packages/*.pth`,
+                // `**/pyvenv.cfg`): `**` holds no ancestor test, so only
+                // the path itself can be it, and its last component must
+                // match the entry's last (checked before `**`'s
+                // backtracking over every split of the path).
+                if !tree
+                    && let Some(last) = rel.last()
+                    && let Some(p_last) = entry
+                        .split('/')
+                        .filter(|c| !c.is_empty() && *c != ".")
+                        .next_back()
+                    && p_last != "**"
+                    && entry
+                        .split('/')
+                        .find(|c| !c.is_empty() && *c != ".")
+                        .is_some_and(|p0| p0 == "**")
+                    && !fnmatch(p_last.as_bytes(), last.as_bytes())
+                {
+                    continue;
+                }
                 pat.clear();
                 pat.extend(
                     entry
@@ -878,6 +898,10 @@ mod tests {
             "\\*x",
             "é/ü",
             "*",
+            "**/bin/activate*",
+            "**/x",
+            "**/*/y",
+            "**/./z",
         ];
         let lists: Vec<Vec<String>> = vec![
             default.map(String::from).to_vec(),
@@ -915,6 +939,8 @@ mod tests {
             "target",
             "bin",
             ".local",
+            "activate",
+            "activate.fish",
         ];
         let bases = ["/p", "/p/q", "/t", "/", "/o", "/pp"];
         let mut next = crate::sys::testing::xorshift_below(0x1234_5678_9abc_def1);
