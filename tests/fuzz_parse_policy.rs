@@ -198,6 +198,49 @@ fn rss_kb() -> u64 {
         .unwrap_or(0)
 }
 
+/// Inputs the fuzzer once found making the parser panic: each is decided
+/// without a panic and is not allowed.
+#[test]
+fn inputs_the_fuzzer_found_are_refused_without_a_panic() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().canonicalize().expect("canonicalize");
+    let (home, cwd, tmp) = (root.join("home"), root.join("project"), root.join("tmp"));
+    for d in [&home, &cwd, &tmp] {
+        std::fs::create_dir_all(d).expect("mkdir");
+    }
+    let profile = safe_exec::profile::load("default").expect("default profile");
+    for confined in [false, true] {
+        let sit = Situation {
+            places: Placeholders {
+                cwd: cwd.clone(),
+                home: home.clone(),
+                tmp: tmp.clone(),
+                git_root: None,
+                state: root.join("state"),
+            },
+            tmpdir_env: Some(tmp.to_string_lossy().into_owned()),
+            interactive: false,
+            confined,
+        };
+        for text in [
+            // CI, 2026-11-27 (seed 1795801224913776827): a nested
+            // construct's terminating character gone after a
+            // here-document's tokens drained (brush-parser's tokenizer
+            // unwrapped it; vendor/README.md).
+            "<<-)rmawk\\$(bash -c$((\\]]^.gi\n)",
+            "cat <<-X $(echo $((1+\n",
+            "$(<<E\n",
+        ] {
+            let input = CommandInput::String {
+                text: text.to_string(),
+                positional: vec!["sh".into()],
+            };
+            let d = decide(&input, &profile, &sit);
+            assert_ne!(d.verdict.decision, Decision::Allow, "{text:?}");
+        }
+    }
+}
+
 #[test]
 fn parser_and_policy_are_bounded_and_fail_closed() {
     let seconds: u64 = std::env::var("SAFE_EXEC_FUZZ_SECONDS")

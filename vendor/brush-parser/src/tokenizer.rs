@@ -703,7 +703,14 @@ impl<'a, R: ?Sized + std::io::BufRead> Tokenizer<'a, R> {
                     if nesting_count == 0 {
                         break;
                     }
-                    state.append_char(self.next_char()?.unwrap());
+                    // safe-exec patch: the terminating character may not
+                    // be there any more (a here-document's pending tokens
+                    // drained at the end of the input): an error, not a
+                    // panic (found by tests/fuzz_parse_policy.rs).
+                    match self.next_char()? {
+                        Some(c) => state.append_char(c),
+                        None => return Err(TokenizerError::UnterminatedExpansion),
+                    }
                 }
                 TokenEndReason::EndOfInput => {
                     return Err(TokenizerError::UnterminatedExpansion);
@@ -712,7 +719,11 @@ impl<'a, R: ?Sized + std::io::BufRead> Tokenizer<'a, R> {
             }
         }
 
-        state.append_char(self.next_char()?.unwrap());
+        // safe-exec patch: as above.
+        match self.next_char()? {
+            Some(c) => state.append_char(c),
+            None => return Err(TokenizerError::UnterminatedExpansion),
+        }
         Ok(())
     }
 
