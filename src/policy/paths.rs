@@ -158,10 +158,7 @@ impl Roots {
                 // backtracking over every split of the path).
                 if !tree
                     && let Some(last) = rel.last()
-                    && let Some(p_last) = entry
-                        .split('/')
-                        .filter(|c| !c.is_empty() && *c != ".")
-                        .next_back()
+                    && let Some(p_last) = entry.split('/').rfind(|c| !c.is_empty() && *c != ".")
                     && p_last != "**"
                     && entry
                         .split('/')
