@@ -198,6 +198,19 @@ pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// A `check --json` answer's reasons, joined with ` | ` (empty when none).
+pub fn reasons(v: &Value) -> String {
+    v["reasons"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|r| r.as_str())
+                .collect::<Vec<_>>()
+                .join(" | ")
+        })
+        .unwrap_or_default()
+}
+
 /// Checks every command under the default profile and collects those whose
 /// decision `bad` rejects: one test failure lists all offenders at once.
 pub fn collect_failures(
@@ -213,16 +226,7 @@ pub fn collect_failures(
         assert_ne!(code, 101, "check panicked on {c:?}");
         assert!(matches!(code, 0 | 2 | 3), "check exit {code} for {c:?}");
         if bad(d) {
-            let reasons = v["reasons"].as_array().map(|a| {
-                a.iter()
-                    .filter_map(|r| r.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" | ")
-            });
-            fails.push(format!(
-                "{what}: {c:?} -> {d} ({})",
-                reasons.unwrap_or_default()
-            ));
+            fails.push(format!("{what}: {c:?} -> {d} ({})", reasons(&v)));
         }
     }
     fails

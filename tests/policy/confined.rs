@@ -31,18 +31,6 @@ fn check(w: &World, s: &str, confined: bool) -> Value {
     v
 }
 
-fn reasons(v: &Value) -> String {
-    v["reasons"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|r| r.as_str())
-                .collect::<Vec<_>>()
-                .join(" | ")
-        })
-        .unwrap_or_default()
-}
-
 /// Runs every case in both modes; `want(confined, decision, reasons)`
 /// returns an error text for a wrong outcome. All failures at once.
 fn expect(w: &World, cases: &[&str], want: impl Fn(bool, &str, &str) -> Option<String>) {

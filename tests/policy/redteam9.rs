@@ -15,16 +15,10 @@ fn decide(w: &World, unconfined: bool, cmd: &str) -> (String, String) {
     args.extend(["-c", cmd]);
     let (code, v) = w.check_json_args(&args);
     assert!(matches!(code, 0 | 2 | 3), "check exit {code} for {cmd:?}");
-    let reasons = v["reasons"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|r| r.as_str())
-                .collect::<Vec<_>>()
-                .join(" | ")
-        })
-        .unwrap_or_default();
-    (v["decision"].as_str().unwrap_or("?").to_string(), reasons)
+    (
+        v["decision"].as_str().unwrap_or("?").to_string(),
+        reasons(&v),
+    )
 }
 
 /// Every case `(command, confined decision, unconfined decision, words the

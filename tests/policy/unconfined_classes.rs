@@ -18,16 +18,10 @@ fn unconfined(w: &World, cmd: &str) -> (String, String) {
         "{cmd}: check --unconfined must say so"
     );
     assert!(matches!(code, 0 | 2 | 3), "check exit {code} for {cmd:?}");
-    let reasons = v["reasons"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|r| r.as_str())
-                .collect::<Vec<_>>()
-                .join(" | ")
-        })
-        .unwrap_or_default();
-    (v["decision"].as_str().unwrap_or("?").to_string(), reasons)
+    (
+        v["decision"].as_str().unwrap_or("?").to_string(),
+        reasons(&v),
+    )
 }
 
 /// Runs the hook (`hook` or `hook --json`) on a Bash tool call.
