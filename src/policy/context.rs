@@ -253,40 +253,55 @@ pub(super) fn symlinks(model: &CommandModel, registry: &registry::Registry) -> V
             continue;
         }
         let ops: Vec<&Word> = parsed.operands.iter().map(|(w, _)| *w).collect();
+        let has = |name: &str| {
+            parsed
+                .options
+                .iter()
+                .any(|o| o.spec.names.iter().any(|n| n == name))
+        };
         let dir = parsed
             .options
             .iter()
             .find(|o| o.spec.names.iter().any(|n| n == "-t"))
             .and_then(|o| o.value.as_ref());
-        let pairs: Vec<(PathBuf, PathBuf)> = match (dir, ops.as_slice()) {
-            (Some(d), targets) => targets
-                .iter()
-                .map(|t| {
-                    let file = Path::new(&t.value)
-                        .file_name()
-                        .map(|f| f.to_string_lossy().into_owned())
-                        .unwrap_or_default();
-                    (
-                        paths::resolve(&s.cwd, &t.value),
-                        paths::resolve(&s.cwd, &format!("{}/{file}", d.value)),
-                    )
-                })
-                .collect(),
-            (None, [target, link]) => {
-                vec![(
-                    paths::resolve(&s.cwd, &target.value),
-                    paths::resolve(&s.cwd, &link.value),
-                )]
+        // `ln -r` makes the target relative itself: the operand is read
+        // from the working directory. Otherwise the kernel reads a relative
+        // target from the directory the link is in (`ln -s ../../home d/h`
+        // points at `../home` seen from the cwd), which is what the link
+        // reaches; `cp -s` only makes relative links in the cwd.
+        let from_cwd = s.program == "cp" || has("-r");
+        let into = |d: &str, t: &Word| {
+            let file = Path::new(&t.value)
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            paths::resolve(&s.cwd, &format!("{d}/{file}"))
+        };
+        let pairs: Vec<(&Word, PathBuf)> = match (dir, ops.as_slice()) {
+            (Some(d), targets) => targets.iter().map(|t| (*t, into(&d.value, t))).collect(),
+            // `ln -s T`: the link is `./basename(T)`.
+            (None, [target]) => vec![(*target, into(".", target))],
+            // `ln -s T... DIR`, and `ln -s T DIR` where DIR is a directory
+            // (without `-T`): the links are made inside DIR.
+            (None, [targets @ .., last])
+                if targets.len() > 1
+                    || (!has("-T") && paths::resolve(&s.cwd, &last.value).is_dir()) =>
+            {
+                targets.iter().map(|t| (*t, into(&last.value, t))).collect()
             }
+            (None, [target, link]) => vec![(*target, paths::resolve(&s.cwd, &link.value))],
             _ => Vec::new(),
         };
         for (target, link) in pairs {
-            let base = link
-                .parent()
-                .map(Path::to_path_buf)
-                .unwrap_or_else(|| s.cwd.clone());
+            let base = if from_cwd || target.value.starts_with('/') {
+                s.cwd.clone()
+            } else {
+                link.parent()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_else(|| s.cwd.clone())
+            };
             out.push(Link {
-                target: paths::resolve(&base, &target.to_string_lossy()),
+                target: paths::resolve(&base, &target.value),
                 path: link,
                 made_by: s.argv_vec(),
             });

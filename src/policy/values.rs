@@ -181,17 +181,39 @@ pub(super) fn typed_value(
         }
         ValueType::LinkTarget => {
             path_operand(seg, ctx, v, w, Access::Read, false, name);
-            let p = ctx.resolve(seg, &w.value);
-            let sensitive = ctx.roots.is_broad(&p) && ctx.roots.check_write(&p, false).is_err()
-                || ctx.roots.deny_read.iter().any(|d| p.starts_with(d));
-            if !w.unresolved && sensitive {
-                v.add(
-                    Layer::Policy,
-                    ReasonId::PolicyLinkOutside,
-                    Decision::Ask,
-                    format!("`{name}` makes a link to `{}`; later commands writing through it would reach there", p.display()),
-                    Some("link to a path inside the project".into()),
-                );
+            // The operand read from the cwd, and what the links this
+            // segment makes reach: a relative target is read from the
+            // link's own directory (`ln -s ../../home d/h`).
+            let here = ctx.resolve(seg, &w.value);
+            let made = ctx
+                .links
+                .iter()
+                .filter(|l| l.made_by.iter().map(String::as_str).eq(seg.argv()))
+                .map(|l| l.target.clone());
+            for p in std::iter::once(here.clone()).chain(made) {
+                let secret = ctx.roots.deny_read.iter().any(|d| p.starts_with(d));
+                if p != here && secret && !w.unresolved {
+                    v.add(
+                        Layer::Policy,
+                        ReasonId::RootsNotReadable,
+                        Decision::Deny,
+                        format!("`{name}` makes a link to `{}`, a secret path", p.display()),
+                        Some("link to a path inside the project".into()),
+                    );
+                    break;
+                }
+                let sensitive =
+                    ctx.roots.is_broad(&p) && ctx.roots.check_write(&p, false).is_err() || secret;
+                if !w.unresolved && sensitive {
+                    v.add(
+                        Layer::Policy,
+                        ReasonId::PolicyLinkOutside,
+                        Decision::Ask,
+                        format!("`{name}` makes a link to `{}`; later commands writing through it would reach there", p.display()),
+                        Some("link to a path inside the project".into()),
+                    );
+                    break;
+                }
             }
             Risk::Write
         }

@@ -3,6 +3,7 @@
 mod bypass;
 mod confined;
 mod forms;
+mod links;
 mod ordinary;
 mod parse_bounds;
 mod redteam9;

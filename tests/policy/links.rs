@@ -1,0 +1,124 @@
+//! Symbolic links are read the way the kernel reads them (red team 10,
+//! F22): a relative target is resolved from the directory the link is in,
+//! not from the working directory, so `ln -s ../../home/.ssh d/s` from the
+//! project is a link to `~/.ssh` (and the policy saw `<parent>/home/.ssh`,
+//! outside everything, and allowed it). Decided in both modes, with the
+//! exact decision and positive controls beside each refusal.
+use crate::common::policy as common;
+use common::*;
+
+/// (decision, reasons joined) of `check --json [--unconfined] -c CMD`.
+fn decide(w: &World, unconfined: bool, cmd: &str) -> (String, String) {
+    let mut args = vec![];
+    if unconfined {
+        args.push("--unconfined");
+    }
+    args.extend(["-c", cmd]);
+    let (code, v) = w.check_json_args(&args);
+    assert!(matches!(code, 0 | 2 | 3), "check exit {code} for {cmd:?}");
+    (
+        v["decision"].as_str().unwrap_or("?").to_string(),
+        reasons(&v),
+    )
+}
+
+/// Every case `(command, confined decision, unconfined decision, words the
+/// reason contains when not allowed)`.
+fn expect(w: &World, cases: &[(&str, &str, &str, &str)]) {
+    let mut fails = Vec::new();
+    for (cmd, confined, unconfined, reason) in cases {
+        for (mode, want) in [(false, confined), (true, unconfined)] {
+            let (d, why) = decide(w, mode, cmd);
+            let label = if mode { "unconfined" } else { "confined" };
+            if d != *want {
+                fails.push(format!("{label} {cmd:?}: {d}, want {want} ({why})"));
+            } else if d != "allow" && !why.contains(reason) {
+                fails.push(format!("{label} {cmd:?}: reason {why:?} lacks {reason:?}"));
+            }
+        }
+    }
+    assert!(fails.is_empty(), "\n  {}", fails.join("\n  "));
+}
+
+#[test]
+fn the_kernel_reads_a_relative_target_from_the_links_directory() {
+    // The premise, checked on the real filesystem: the world is
+    // `<base>/home` beside `<base>/project`.
+    let w = World::new();
+    std::fs::create_dir_all(w.cwd.join("d/e")).unwrap();
+    std::os::unix::fs::symlink("../../home/.ssh", w.cwd.join("d/s")).unwrap();
+    std::os::unix::fs::symlink("../../../home", w.cwd.join("d/e/h")).unwrap();
+    assert_eq!(
+        w.cwd.join("d/s").canonicalize().unwrap(),
+        w.home.join(".ssh")
+    );
+    assert_eq!(w.cwd.join("d/e/h").canonicalize().unwrap(), w.home);
+}
+
+#[test]
+fn a_link_to_a_secret_through_the_links_directory_is_refused() {
+    let w = World::new();
+    std::fs::create_dir_all(w.cwd.join("d/e")).unwrap();
+    std::fs::create_dir_all(w.cwd.join("dir")).unwrap();
+    const SECRET: &str = "a secret path";
+    const READS: &str = "inside the protected path";
+    expect(
+        &w,
+        &[
+            // F22's one string: the link, then a read through it.
+            (
+                "mkdir -p d && ln -s ../../home/.ssh d/s && cat d/s/id_rsa",
+                "deny",
+                "deny",
+                READS,
+            ),
+            ("ln -s ../../home/.ssh d/s", "deny", "deny", SECRET),
+            ("ln -sf ../../../home/.ssh d/e/k", "deny", "deny", SECRET),
+            ("ln --symbolic ../../home/.ssh d/s", "deny", "deny", SECRET),
+            (
+                "ln -sn ../../home/.ssh/id_rsa d/key",
+                "deny",
+                "deny",
+                SECRET,
+            ),
+            // Into an existing directory: the link is `dir/.ssh`.
+            ("ln -s ../../home/.ssh dir", "deny", "deny", SECRET),
+            (
+                "ln -s ../../home/.ssh ../../home/.ssh dir",
+                "deny",
+                "deny",
+                SECRET,
+            ),
+            // Positive controls: links inside the project, read from their
+            // own directory.
+            ("ln -s build/out latest", "allow", "allow", ""),
+            ("mkdir -p d && ln -s ../src d/s", "allow", "allow", ""),
+            ("ln -s ../src/main.rs d/main.rs", "allow", "allow", ""),
+            ("ln -s ../Cargo.toml dir", "allow", "allow", ""),
+            ("ln -sf ../../src d/e/src", "allow", "allow", ""),
+        ],
+    );
+}
+
+#[test]
+fn a_link_to_home_through_the_links_directory_asks_unconfined() {
+    let w = World::new();
+    std::fs::create_dir_all(w.cwd.join("d/e")).unwrap();
+    const REACH: &str = "later commands writing through it would reach there";
+    expect(
+        &w,
+        &[
+            // From `d/`, `../../home` is HOME; from the cwd it is a path
+            // outside everything that does not exist.
+            ("ln -s ../../home d/h", "ask", "ask", REACH),
+            ("ln -s ../../../home d/e/h", "ask", "ask", REACH),
+            ("ln -s ~ d/h2", "ask", "ask", REACH),
+            // `ln -r` makes the target relative itself: the operand is read
+            // from the cwd (`../home` is HOME from the project).
+            ("ln -sr ../home d/h", "ask", "ask", REACH),
+            // Positive controls.
+            ("ln -sr src d/s", "allow", "allow", ""),
+            ("ln -s ../src d/s", "allow", "allow", ""),
+        ],
+    );
+}
