@@ -54,6 +54,8 @@ const MAX_TREE: usize = 10_000;
 const MAX_DIRS: usize = 4000;
 /// Deepest level of a `**` walk below where the `**` starts.
 const MAX_DEPTH: usize = 16;
+/// Protected links whose targets are snapshotted too ([`Snapshot::take`]).
+const MAX_LINK_TARGETS: usize = 256;
 
 /// What one path was.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -1228,9 +1230,64 @@ impl Snapshot {
                 s.ways.insert(abs.into_os_string(), (root, rel, mode));
             }
         }
+        s.link_targets(roots, &mut probe, &mut budget, &mut pass);
         s.refused = pass.refused;
         s.walked = pass.walked;
         s
+    }
+
+    /// A protected entry that is a symbolic link to a file inside a root
+    /// runs or is read as that file: a hook installed as `ln -s
+    /// ../../scripts/pre-commit.sh .git/hooks/pre-commit` (red team 10,
+    /// F11) makes the script a hook. Its final target (after every link)
+    /// is snapshotted too, so a change to it is put back like a change to
+    /// the hook. At most [`MAX_LINK_TARGETS`] of them.
+    fn link_targets(
+        &mut self,
+        roots: &[PathBuf],
+        probe: &mut Probe,
+        budget: &mut u64,
+        pass: &mut Pass<'_>,
+    ) {
+        let links: Vec<PathBuf> = self
+            .entries
+            .iter()
+            .filter(|(_, (_, _, st))| matches!(st, State::Symlink(_)))
+            .map(|(abs, _)| PathBuf::from(abs))
+            .take(MAX_LINK_TARGETS)
+            .collect();
+        for link in links {
+            let Ok(target) = fs::canonicalize(&link) else {
+                continue;
+            };
+            let Some(root) = roots.iter().find(|r| target.starts_with(r)) else {
+                continue;
+            };
+            let Ok(rel) = target.strip_prefix(root).map(Path::to_path_buf) else {
+                continue;
+            };
+            let abs = target.clone().into_os_string();
+            if rel.as_os_str().is_empty() || self.entries.contains_key(&abs) {
+                continue;
+            }
+            let st = state_of(probe, root, &rel, budget);
+            if !matches!(st, State::File { .. } | State::Unreadable(_)) {
+                continue;
+            }
+            if let State::Unreadable(why) = &st {
+                pass.refused.push(format!(
+                    "{} (the target of the protected link {}) cannot be snapshotted ({why}), so a change to it could not be undone; make it readable or smaller, and run again",
+                    target.display(),
+                    link.display()
+                ));
+            }
+            if let Some(id) = link_id(probe, &abs)
+                && id.2 > 1
+            {
+                self.linked.insert(abs.clone(), id);
+            }
+            self.entries.insert(abs, (root.clone(), rel, st));
+        }
     }
 
     /// Compares with now, restores what changed, returns one line per

@@ -2159,3 +2159,76 @@ fn rt9_hooks_under_core_hookspath_do_not_survive() {
         assert!(w.work.join("tools/notes.txt").exists());
     }
 }
+
+/// Red team 10, F11: a hook installed as a symbolic link to a script of the
+/// project (`ln -s ../../scripts/pre-commit.sh .git/hooks/pre-commit`, the
+/// usual install recipe) makes the script a hook: a change to it, through
+/// any spelling, is put back; other scripts beside it stay the command's.
+#[test]
+fn rt10_a_hooks_symlink_target_is_protected_like_the_hook() {
+    if !require_landlock() {
+        return;
+    }
+    for who in who() {
+        for (script, how) in [
+            (
+                "printf 'touch pwned\\n' >> scripts/pre-commit.sh\necho ok > scripts/notes.txt\n",
+                "append",
+            ),
+            (
+                "printf '#!/bin/sh\\ntouch pwned\\n' > s2 && mv s2 scripts/pre-commit.sh\necho ok > scripts/notes.txt\n",
+                "rename over",
+            ),
+            (
+                "rm scripts/pre-commit.sh && printf '#!/bin/sh\\ntouch pwned\\n' > scripts/pre-commit.sh\necho ok > scripts/notes.txt\n",
+                "remove and write",
+            ),
+            (
+                "sed -i 's/echo ok/touch pwned/' lib/real.sh\necho ok > scripts/notes.txt\n",
+                "through a second link",
+            ),
+        ] {
+            let w = World::new();
+            repo(&w);
+            std::fs::create_dir_all(w.work.join("scripts")).unwrap();
+            std::fs::create_dir_all(w.work.join("lib")).unwrap();
+            std::fs::write(w.work.join("lib/real.sh"), "#!/bin/sh\necho ok\n").unwrap();
+            std::os::unix::fs::symlink("../lib/real.sh", w.work.join("scripts/pre-push.sh"))
+                .unwrap();
+            std::fs::write(w.work.join("scripts/pre-commit.sh"), "#!/bin/sh\necho ok\n").unwrap();
+            let hooks = w.work.join(".git/hooks");
+            std::os::unix::fs::symlink("../../scripts/pre-commit.sh", hooks.join("pre-commit"))
+                .unwrap();
+            std::os::unix::fs::symlink("../../scripts/pre-push.sh", hooks.join("pre-push"))
+                .unwrap();
+            let out = run_script(&w, who, script);
+            assert_restored(&out, who, how);
+            assert_eq!(
+                std::fs::read_to_string(w.work.join("scripts/pre-commit.sh")).unwrap(),
+                "#!/bin/sh\necho ok\n",
+                "{who:?}: {how}"
+            );
+            assert_eq!(
+                std::fs::read_to_string(w.work.join("lib/real.sh")).unwrap(),
+                "#!/bin/sh\necho ok\n",
+                "{who:?}: {how}"
+            );
+            // The positive control: the other file written by the same run.
+            assert!(w.work.join("scripts/notes.txt").exists(), "{who:?}: {how}");
+        }
+        // A run that changes only ordinary files beside the hook's target
+        // ends normally.
+        let w = World::new();
+        repo(&w);
+        std::fs::create_dir_all(w.work.join("scripts")).unwrap();
+        std::fs::write(w.work.join("scripts/pre-commit.sh"), "#!/bin/sh\n").unwrap();
+        std::os::unix::fs::symlink(
+            "../../scripts/pre-commit.sh",
+            w.work.join(".git/hooks/pre-commit"),
+        )
+        .unwrap();
+        let out = run_script(&w, who, "echo ok > scripts/lint.sh\n");
+        assert_eq!(code(&out), 0, "{who:?}: {}", stderr(&out));
+        assert!(w.work.join("scripts/lint.sh").exists());
+    }
+}
