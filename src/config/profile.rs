@@ -53,6 +53,10 @@ pub struct Roots {
     /// Protected files inside every writable root (`[paths] protected`):
     /// paths relative to the root, `dir/` for a tree, `*` and `**` globs.
     pub protected: Vec<String>,
+    /// `protected` split into components, once (on the first write check;
+    /// see `crate::policy::paths`): a destructive check compares a path
+    /// with every entry.
+    pub(crate) protected_split: std::sync::OnceLock<Vec<ProtectedEntry>>,
     /// Secret file names wherever they are (`[paths] secret_names`), with
     /// `!` exceptions.
     pub secret_names: Vec<String>,
@@ -60,6 +64,48 @@ pub struct Roots {
     /// working directory is the home directory, `/etc/cron.d`...): one
     /// warning each, shown with every decision.
     pub refused: Vec<String>,
+}
+
+/// A `[paths] protected` entry split into its components: the non-empty,
+/// non-`.` pieces between `/` (what the write checks compare), and whether
+/// it names a tree (a trailing `/`).
+#[derive(Debug, Clone)]
+pub(crate) struct ProtectedEntry {
+    /// The components.
+    pub(crate) pat: Vec<String>,
+    /// `dir/`: the entry is a tree.
+    pub(crate) tree: bool,
+    /// The first and the last component hold no pattern character
+    /// (`*`, `?`, `[`, `\`): a name matches them when it is equal.
+    pub(crate) literal_ends: (bool, bool),
+}
+
+impl Roots {
+    /// The `protected` entries split, in their order (split on the first
+    /// call; the roots do not change after they are built).
+    pub(crate) fn protected_entries(&self) -> &[ProtectedEntry] {
+        self.protected_split.get_or_init(|| {
+            self.protected
+                .iter()
+                .map(|entry| {
+                    let pat: Vec<String> = entry
+                        .trim_end_matches('/')
+                        .split('/')
+                        .filter(|c| !c.is_empty() && *c != ".")
+                        .map(String::from)
+                        .collect();
+                    let literal = |c: Option<&String>| {
+                        c.is_some_and(|c| !c.contains(['*', '?', '[', '\\']))
+                    };
+                    ProtectedEntry {
+                        literal_ends: (literal(pat.first()), literal(pat.last())),
+                        pat,
+                        tree: entry.ends_with('/'),
+                    }
+                })
+                .collect()
+        })
+    }
 }
 
 /// An entry of `[paths] write` that is not a writable root in this

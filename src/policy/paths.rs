@@ -134,23 +134,30 @@ impl Roots {
                 .collect();
             // One buffer for every entry's components.
             let mut pat: Vec<&str> = Vec::new();
-            for entry in &self.protected {
+            for (entry, split) in self.protected.iter().zip(self.protected_entries()) {
                 // An entry whose first component is not `**` and does not
                 // match the path's first component can neither hold the
                 // path nor be held by it (both tests below compare those
-                // two first): skipped before its components are split.
-                // (`protected_hit_equals_the_full_comparison` checks it.)
+                // two first): skipped. An entry without components names
+                // nothing. (`protected_hit_equals_the_full_comparison`
+                // checks it.)
+                let (Some(p0), Some(p_last)) = (split.pat.first(), split.pat.last()) else {
+                    continue;
+                };
+                // (`fnmatch` of a component without pattern characters is
+                // equality.)
+                let (lit0, lit_last) = split.literal_ends;
                 if let Some(first) = rel.first()
-                    && let Some(p0) = entry
-                        .trim_end_matches('/')
-                        .split('/')
-                        .find(|c| !c.is_empty() && *c != ".")
                     && p0 != "**"
-                    && !fnmatch(p0.as_bytes(), first.as_bytes())
+                    && !if lit0 {
+                        p0 == first
+                    } else {
+                        fnmatch(p0.as_bytes(), first.as_bytes())
+                    }
                 {
                     continue;
                 }
-                let tree = entry.ends_with('/');
+                let tree = split.tree;
                 // A file entry under `**` (`**/site-packages/*.pth`,
                 // `**/pyvenv.cfg`): `**` holds no ancestor test, so only
                 // the path itself can be it, and its last component must
@@ -158,26 +165,18 @@ impl Roots {
                 // backtracking over every split of the path).
                 if !tree
                     && let Some(last) = rel.last()
-                    && let Some(p_last) = entry.split('/').rfind(|c| !c.is_empty() && *c != ".")
                     && p_last != "**"
-                    && entry
-                        .split('/')
-                        .find(|c| !c.is_empty() && *c != ".")
-                        .is_some_and(|p0| p0 == "**")
-                    && !fnmatch(p_last.as_bytes(), last.as_bytes())
+                    && p0 == "**"
+                    && !if lit_last {
+                        p_last == last
+                    } else {
+                        fnmatch(p_last.as_bytes(), last.as_bytes())
+                    }
                 {
                     continue;
                 }
                 pat.clear();
-                pat.extend(
-                    entry
-                        .trim_end_matches('/')
-                        .split('/')
-                        .filter(|c| !c.is_empty() && *c != "."),
-                );
-                if pat.is_empty() {
-                    continue;
-                }
+                pat.extend(split.pat.iter().map(String::as_str));
                 let inside = if tree {
                     (pat.len()..=rel.len()).any(|k| components_match(&pat, &rel[..k]))
                 } else {
