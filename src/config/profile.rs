@@ -94,9 +94,8 @@ impl Roots {
                         .filter(|c| !c.is_empty() && *c != ".")
                         .map(String::from)
                         .collect();
-                    let literal = |c: Option<&String>| {
-                        c.is_some_and(|c| !c.contains(['*', '?', '[', '\\']))
-                    };
+                    let literal =
+                        |c: Option<&String>| c.is_some_and(|c| !c.contains(['*', '?', '[', '\\']));
                     ProtectedEntry {
                         literal_ends: (literal(pat.first()), literal(pat.last())),
                         pat,
