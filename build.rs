@@ -61,6 +61,15 @@ mod builtin {
 
 use keywords::keywords;
 
+/// FNV-1a of a registry name: `src/builtin.rs`'s `registry_name_hash`,
+/// which looks names up in the table built with this one (its unit test
+/// finds every name, so the two cannot differ).
+fn registry_name_hash(name: &[u8]) -> u32 {
+    name.iter().fold(0x811c_9dc5, |h: u32, b| {
+        (h ^ u32::from(*b)).wrapping_mul(0x0100_0193)
+    })
+}
+
 fn main() {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("manifest dir"));
     let profiles = root.join("profiles");
@@ -139,6 +148,24 @@ fn main() {
     )
     .ok();
     writeln!(out, "pub static REGISTRY_INDEX: &[[u32; 4]] = &{index:?};").ok();
+    // A hash table of the names (open addressing, linear probing), so that
+    // a lookup hashes the name once and compares it with about one entry
+    // (the binary search compared it with ~9).
+    let slots = (2 * registry.len()).next_power_of_two().max(2);
+    let mut table = vec![0u16; slots];
+    for (i, name) in registry.keys().enumerate() {
+        let mut k = registry_name_hash(name.as_bytes()) as usize & (slots - 1);
+        while table[k] != 0 {
+            k = (k + 1) & (slots - 1);
+        }
+        table[k] = u16::try_from(i + 1).expect("fewer than 65535 registry entries");
+    }
+    writeln!(
+        out,
+        "/// The registry's names hashed ([`registry_name_hash`]): slot `hash & (len - 1)` and the slots after it, up to an empty one (0), hold 1 + the index in [`REGISTRY_INDEX`] of each name with that hash."
+    )
+    .ok();
+    writeln!(out, "pub static REGISTRY_HASH: &[u16] = &{table:?};").ok();
     writeln!(out, "/// The files the registry entries come from.").ok();
     writeln!(out, "pub static REGISTRY_SOURCES: &[&str] = &{sources:?};").ok();
 

@@ -31,53 +31,32 @@ pub fn registry_entry(i: usize) -> Option<RegistryEntry> {
     ))
 }
 
-/// The position of the built-in registry entry named `name`: a binary
-/// search among the entries whose names start with the same byte (the
-/// names are sorted by bytes, so those are consecutive), ~4 steps instead
-/// of ~9 among all of them.
+/// The position of the built-in registry entry named `name`: its slot in
+/// `REGISTRY_HASH` (built by build.rs) and the slots after it, each name
+/// there compared until an empty slot (about one comparison; a binary
+/// search made ~9).
 pub fn registry_position(name: &str) -> Option<usize> {
-    let Some(&first) = name.as_bytes().first() else {
-        return registry_position_among(name, 0, REGISTRY_INDEX.len());
-    };
-    let starts = first_byte_starts();
-    let c = usize::from(first);
-    registry_position_among(name, starts[c] as usize, starts[c + 1] as usize)
+    let mask = REGISTRY_HASH.len().checked_sub(1)?;
+    let mut k = registry_name_hash(name.as_bytes()) as usize & mask;
+    // At most every slot once (the table is never full: twice as many
+    // slots as names).
+    for _ in 0..REGISTRY_HASH.len() {
+        let i = usize::from(*REGISTRY_HASH.get(k)?).checked_sub(1)?;
+        let [start, name_end, ..] = REGISTRY_INDEX.get(i)?.map(|v| v as usize);
+        if REGISTRY_DATA.as_bytes().get(start..name_end) == Some(name.as_bytes()) {
+            return Some(i);
+        }
+        k = (k + 1) & mask;
+    }
+    None
 }
 
-/// For each byte `k` (and 256), how many entries have an empty name or
-/// one whose first byte is below `k`: the entries starting with byte `c`
-/// are those from `starts[c]` to `starts[c + 1]`. One pass over the index,
-/// once per process.
-fn first_byte_starts() -> &'static [u32; 257] {
-    static STARTS: std::sync::OnceLock<[u32; 257]> = std::sync::OnceLock::new();
-    STARTS.get_or_init(|| {
-        let mut counts = [0u32; 257];
-        for e in REGISTRY_INDEX {
-            match REGISTRY_DATA.as_bytes().get(e[0] as usize..e[1] as usize) {
-                Some([b, ..]) => counts[usize::from(*b) + 1] += 1,
-                _ => counts[0] += 1,
-            }
-        }
-        let mut starts = [0u32; 257];
-        let mut total = 0;
-        for (s, n) in starts.iter_mut().zip(counts) {
-            total += n;
-            *s = total;
-        }
-        starts
+/// FNV-1a of a registry name (build.rs builds `REGISTRY_HASH` with the
+/// same function).
+fn registry_name_hash(name: &[u8]) -> u32 {
+    name.iter().fold(0x811c_9dc5, |h: u32, b| {
+        (h ^ u32::from(*b)).wrapping_mul(0x0100_0193)
     })
-}
-
-/// The position of `name` among the entries `lo..hi` of the index.
-fn registry_position_among(name: &str, lo: usize, hi: usize) -> Option<usize> {
-    let found = REGISTRY_INDEX.get(lo..hi)?.binary_search_by(|e| {
-        REGISTRY_DATA
-            .as_bytes()
-            .get(e[0] as usize..e[1] as usize)
-            .unwrap_or_default()
-            .cmp(name.as_bytes())
-    });
-    found.ok().map(|i| lo + i)
 }
 
 /// Every built-in registry entry, in the order of their names.

@@ -53,6 +53,10 @@ pub struct Roots {
     /// Protected files inside every writable root (`[paths] protected`):
     /// paths relative to the root, `dir/` for a tree, `*` and `**` globs.
     pub protected: Vec<String>,
+    /// `protected` split into components, once (on the first write check;
+    /// see `crate::policy::paths`): a destructive check compares a path
+    /// with every entry.
+    pub(crate) protected_split: std::sync::OnceLock<ProtectedEntries>,
     /// Secret file names wherever they are (`[paths] secret_names`), with
     /// `!` exceptions.
     pub secret_names: Vec<String>,
@@ -60,6 +64,126 @@ pub struct Roots {
     /// working directory is the home directory, `/etc/cron.d`...): one
     /// warning each, shown with every decision.
     pub refused: Vec<String>,
+}
+
+/// A `[paths] protected` entry split into its components: the non-empty,
+/// non-`.` pieces between `/` (what the write checks compare), and whether
+/// it names a tree (a trailing `/`).
+#[derive(Debug, Clone)]
+pub(crate) struct ProtectedEntry {
+    /// The components.
+    pub(crate) pat: Vec<String>,
+    /// `dir/`: the entry is a tree.
+    pub(crate) tree: bool,
+    /// The first and the last component hold no pattern character
+    /// (`*`, `?`, `[`, `\`): a name matches them when it is equal.
+    pub(crate) literal_ends: (bool, bool),
+    /// The first and the last component are `**`.
+    pub(crate) globstar_ends: (bool, bool),
+}
+
+/// The `[paths] protected` entries split ([`ProtectedEntry`]), with an
+/// index by first component: a path's protected entries can only be those
+/// whose first component is `**` or a pattern, or equals the path's first
+/// component (below its writable root).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ProtectedEntries {
+    /// Every entry, in the profile's order.
+    pub(crate) all: Vec<ProtectedEntry>,
+    /// The entries whose first component is `**` or holds a pattern
+    /// character, in order.
+    pub(crate) any_first: Vec<usize>,
+    /// The other entries with components, in order, by their first
+    /// component.
+    pub(crate) by_first: HashMap<String, Vec<usize>>,
+}
+
+impl ProtectedEntries {
+    /// The entries, in order, that a path whose first component (below
+    /// the root) is `first` may hit: those of `any_first` and those filed
+    /// under `first`; every entry when there is no first component.
+    pub(crate) fn candidates(&self, first: Option<&str>) -> Candidates<'_> {
+        match first {
+            None => Candidates::All(0..self.all.len()),
+            Some(f) => Candidates::Merge(
+                self.any_first.iter().peekable(),
+                self.by_first
+                    .get(f)
+                    .map_or(&[][..], Vec::as_slice)
+                    .iter()
+                    .peekable(),
+            ),
+        }
+    }
+}
+
+/// [`ProtectedEntries::candidates`]: indices in increasing order.
+pub(crate) enum Candidates<'a> {
+    /// Every entry.
+    All(std::ops::Range<usize>),
+    /// Two increasing lists with no index in common, merged.
+    Merge(
+        std::iter::Peekable<std::slice::Iter<'a, usize>>,
+        std::iter::Peekable<std::slice::Iter<'a, usize>>,
+    ),
+}
+
+impl Iterator for Candidates<'_> {
+    type Item = usize;
+    fn next(&mut self) -> Option<usize> {
+        match self {
+            Candidates::All(r) => r.next(),
+            Candidates::Merge(a, b) => match (a.peek(), b.peek()) {
+                (Some(x), Some(y)) if x < y => a.next().copied(),
+                (_, Some(_)) => b.next().copied(),
+                (Some(_), None) => a.next().copied(),
+                (None, None) => None,
+            },
+        }
+    }
+}
+
+impl Roots {
+    /// The `protected` entries split and indexed, in their order (on the
+    /// first call; the roots do not change after they are built).
+    pub(crate) fn protected_entries(&self) -> &ProtectedEntries {
+        self.protected_split.get_or_init(|| {
+            let all: Vec<ProtectedEntry> = self
+                .protected
+                .iter()
+                .map(|entry| {
+                    let pat: Vec<String> = entry
+                        .trim_end_matches('/')
+                        .split('/')
+                        .filter(|c| !c.is_empty() && *c != ".")
+                        .map(String::from)
+                        .collect();
+                    let literal =
+                        |c: Option<&String>| c.is_some_and(|c| !c.contains(['*', '?', '[', '\\']));
+                    let globstar = |c: Option<&String>| c.is_some_and(|c| c == "**");
+                    ProtectedEntry {
+                        literal_ends: (literal(pat.first()), literal(pat.last())),
+                        globstar_ends: (globstar(pat.first()), globstar(pat.last())),
+                        pat,
+                        tree: entry.ends_with('/'),
+                    }
+                })
+                .collect();
+            let mut index = ProtectedEntries::default();
+            for (i, e) in all.iter().enumerate() {
+                let Some(first) = e.pat.first() else {
+                    continue;
+                };
+                if e.literal_ends.0 && !e.globstar_ends.0 {
+                    index.by_first.entry(first.clone()).or_default().push(i);
+                } else {
+                    index.any_first.push(i);
+                }
+            }
+            index.all = all;
+            index
+        })
+    }
 }
 
 /// An entry of `[paths] write` that is not a writable root in this

@@ -125,32 +125,50 @@ impl Roots {
             if !under(path, root) {
                 continue;
             }
-            let Ok(rel) = path.strip_prefix(root) else {
-                continue;
+            let rel: Vec<std::borrow::Cow<'_, str>> = match abs_rel(path, root) {
+                Some(rel) => rel,
+                None => {
+                    let Ok(rel) = path.strip_prefix(root) else {
+                        continue;
+                    };
+                    rel.components()
+                        .map(|c| c.as_os_str().to_string_lossy())
+                        .collect()
+                }
             };
-            let rel: Vec<std::borrow::Cow<'_, str>> = rel
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy())
-                .collect();
             // One buffer for every entry's components.
             let mut pat: Vec<&str> = Vec::new();
-            for entry in &self.protected {
+            // Only the entries the first component leaves (the index files
+            // the others away: the first test below would skip them).
+            let entries = self.protected_entries();
+            for i in entries.candidates(rel.first().map(|c| &**c)) {
+                let (Some(entry), Some(split)) = (self.protected.get(i), entries.all.get(i)) else {
+                    continue;
+                };
                 // An entry whose first component is not `**` and does not
                 // match the path's first component can neither hold the
                 // path nor be held by it (both tests below compare those
-                // two first): skipped before its components are split.
-                // (`protected_hit_equals_the_full_comparison` checks it.)
+                // two first): skipped. An entry without components names
+                // nothing. (`protected_hit_equals_the_full_comparison`
+                // checks it.)
+                let (Some(p0), Some(p_last)) = (split.pat.first(), split.pat.last()) else {
+                    continue;
+                };
+                // (`fnmatch` of a component without pattern characters is
+                // equality.)
+                let (lit0, lit_last) = split.literal_ends;
+                let (globstar0, globstar_last) = split.globstar_ends;
                 if let Some(first) = rel.first()
-                    && let Some(p0) = entry
-                        .trim_end_matches('/')
-                        .split('/')
-                        .find(|c| !c.is_empty() && *c != ".")
-                    && p0 != "**"
-                    && !fnmatch(p0.as_bytes(), first.as_bytes())
+                    && !globstar0
+                    && !if lit0 {
+                        p0 == first
+                    } else {
+                        fnmatch(p0.as_bytes(), first.as_bytes())
+                    }
                 {
                     continue;
                 }
-                let tree = entry.ends_with('/');
+                let tree = split.tree;
                 // A file entry under `**` (`**/site-packages/*.pth`,
                 // `**/pyvenv.cfg`): `**` holds no ancestor test, so only
                 // the path itself can be it, and its last component must
@@ -158,26 +176,18 @@ impl Roots {
                 // backtracking over every split of the path).
                 if !tree
                     && let Some(last) = rel.last()
-                    && let Some(p_last) = entry.split('/').rfind(|c| !c.is_empty() && *c != ".")
-                    && p_last != "**"
-                    && entry
-                        .split('/')
-                        .find(|c| !c.is_empty() && *c != ".")
-                        .is_some_and(|p0| p0 == "**")
-                    && !fnmatch(p_last.as_bytes(), last.as_bytes())
+                    && !globstar_last
+                    && globstar0
+                    && !if lit_last {
+                        p_last == last
+                    } else {
+                        fnmatch(p_last.as_bytes(), last.as_bytes())
+                    }
                 {
                     continue;
                 }
                 pat.clear();
-                pat.extend(
-                    entry
-                        .trim_end_matches('/')
-                        .split('/')
-                        .filter(|c| !c.is_empty() && *c != "."),
-                );
-                if pat.is_empty() {
-                    continue;
-                }
+                pat.extend(split.pat.iter().map(String::as_str));
                 let inside = if tree {
                     (pat.len()..=rel.len()).any(|k| components_match(&pat, &rel[..k]))
                 } else {
@@ -322,6 +332,25 @@ pub(crate) fn same(path: &Path, other: &Path) -> bool {
 fn pieces(b: &[u8]) -> impl Iterator<Item = &[u8]> {
     b.split(|&c| c == b'/')
         .filter(|c| !c.is_empty() && *c != b".")
+}
+
+/// The components of `path` below `root` as `path.strip_prefix(root)`'s
+/// `components()` read them, for an absolute path under an absolute root
+/// (`under(path, root)`): its pieces ([`pieces`], how `Path::components`
+/// reads an absolute path) after as many as the root has, without the
+/// component iterator. `None` when either is relative.
+fn abs_rel<'a>(path: &'a Path, root: &Path) -> Option<Vec<std::borrow::Cow<'a, str>>> {
+    use std::os::unix::ffi::OsStrExt;
+    let (p, r) = (path.as_os_str().as_bytes(), root.as_os_str().as_bytes());
+    if p.first() != Some(&b'/') || r.first() != Some(&b'/') {
+        return None;
+    }
+    Some(
+        pieces(p)
+            .skip(pieces(r).count())
+            .map(String::from_utf8_lossy)
+            .collect(),
+    )
 }
 
 /// Whether a hit on a venv entry (`**/site-packages/*.pth`) is in a
@@ -479,6 +508,36 @@ fn components_match(pat: &[&str], path: &[std::borrow::Cow<'_, str>]) -> bool {
 /// a recursive retry of every `*` is exponential in the number of stars,
 /// and the glob expansion runs agent-chosen patterns on agent-made names).
 pub fn fnmatch(p: &[u8], s: &[u8]) -> bool {
+    // A pattern of plain bytes and at most one `*` (`.git`, `*.pth`,
+    // `activate*`): equality, or a prefix and a suffix that do not
+    // overlap, without the token loop (same answer: the reference test
+    // below draws such patterns too).
+    let mut star = None;
+    let mut plain = true;
+    for (i, b) in p.iter().enumerate() {
+        match b {
+            b'*' if star.is_none() => star = Some(i),
+            b'*' | b'?' | b'[' | b'\\' => {
+                plain = false;
+                break;
+            }
+            _ => {}
+        }
+    }
+    if plain {
+        return match star {
+            None => p == s,
+            Some(i) => {
+                let (pre, suf) = (&p[..i], &p[i + 1..]);
+                s.len() >= pre.len() + suf.len() && s.starts_with(pre) && s.ends_with(suf)
+            }
+        };
+    }
+    fnmatch_tokens(p, s)
+}
+
+/// [`fnmatch`] for any pattern: token by token.
+fn fnmatch_tokens(p: &[u8], s: &[u8]) -> bool {
     let (mut pi, mut si) = (0, 0);
     // After the last `*` seen: the pattern index and the name index it
     // was last tried from.
@@ -855,6 +914,66 @@ mod tests {
             }
         }
         None
+    }
+
+    /// `abs_rel` reads what `strip_prefix` and `components` read, for odd
+    /// spellings too (doubled and trailing slashes, `.`, `..`, non-UTF-8).
+    #[test]
+    fn abs_rel_equals_strip_prefix_components() {
+        use std::os::unix::ffi::OsStrExt;
+        let spell = [
+            "/",
+            "//",
+            "/p",
+            "/p/",
+            "//p",
+            "/./p",
+            "/p/.",
+            "/p/q",
+            "/p//q/",
+            "/p/./q",
+            "/p/../q",
+            "/p/q/.git",
+            "/p/q/./.git//config/",
+            "/t/%ff/x",
+            "/p/..",
+            "/pq/r",
+        ];
+        let bytes = |s: &str| {
+            // `%ff` stands for the byte 0xff (a name that is not UTF-8).
+            let mut out = s.replace("%ff", "\u{1}").into_bytes();
+            for b in &mut out {
+                if *b == 1 {
+                    *b = 0xff;
+                }
+            }
+            out
+        };
+        let mut compared = 0;
+        for r in &spell {
+            for p in &spell {
+                let (rb, pb) = (bytes(r), bytes(p));
+                let (root, path) = (
+                    Path::new(std::ffi::OsStr::from_bytes(&rb)),
+                    Path::new(std::ffi::OsStr::from_bytes(&pb)),
+                );
+                if !under(path, root) {
+                    continue;
+                }
+                let want: Vec<std::borrow::Cow<'_, str>> = path
+                    .strip_prefix(root)
+                    .map(|rel| {
+                        rel.components()
+                            .map(|c| c.as_os_str().to_string_lossy())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                assert_eq!(abs_rel(path, root), Some(want), "{p:?} under {r:?}");
+                compared += 1;
+            }
+        }
+        assert!(compared > 40, "{compared}");
+        assert_eq!(abs_rel(Path::new("p/q"), Path::new("p")), None);
     }
 
     /// The first-component skip in `protected_hit` answers as comparing

@@ -33,6 +33,7 @@ impl Profile {
             broad,
             home: ph.home.clone(),
             protected: p.protected.clone(),
+            protected_split: std::sync::OnceLock::new(),
             secret_names: p.secret_names.clone(),
             refused: self.refused_roots(ph).iter().map(|r| r.warning()).collect(),
         }
