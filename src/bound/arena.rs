@@ -20,7 +20,7 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// Bytes in the arena.
 const SIZE: usize = 1 << 20;
@@ -36,14 +36,27 @@ const CHUNK: usize = 64 * 1024;
 struct Bytes(UnsafeCell<[u8; SIZE]>);
 
 // SAFETY: the bytes are handed out in disjoint blocks (an atomic bump of
-// `NEXT`); each block is used only through the pointer given for it.
+// `STATE`); each block is used only through the pointer given for it.
 unsafe impl Sync for Bytes {}
 
 static BYTES: Bytes = Bytes(UnsafeCell::new([0; SIZE]));
-/// Offset of the first byte not handed out (a block given back moves it down).
-static NEXT: AtomicUsize = AtomicUsize::new(0);
-/// Highest offset ever handed out: a block below it may hold old bytes.
-static HIGH: AtomicUsize = AtomicUsize::new(0);
+/// The bump's state, one word so that handing out a block is one atomic
+/// operation (two `lock cmpxchg` per allocation were most of its cost):
+/// the low half is the offset of the first byte not handed out (a block
+/// given back moves it down), the high half the highest offset ever handed
+/// out (a block below it may hold old bytes). Both are at most `SIZE`.
+static STATE: AtomicU64 = AtomicU64::new(0);
+
+/// The offset of the first byte not handed out, and the highest offset
+/// ever handed out, of a [`STATE`] word.
+fn unpack(state: u64) -> (usize, usize) {
+    ((state & 0xffff_ffff) as usize, (state >> 32) as usize)
+}
+
+/// The [`STATE`] word of `next` and `high` (both at most `SIZE`).
+fn pack(next: usize, high: usize) -> u64 {
+    ((high as u64) << 32) | next as u64
+}
 /// Offset up to which the pages were asked for (`populate`); `usize::MAX`
 /// once the kernel refused (too old), so that it is not asked again.
 static POPULATED: AtomicUsize = AtomicUsize::new(0);
@@ -65,8 +78,9 @@ fn bump(layout: Layout) -> Option<(*mut u8, usize)> {
     if layout.size() > LARGEST || layout.align() > ALIGN {
         return None;
     }
-    let mut cur = NEXT.load(Ordering::Relaxed);
+    let mut state = STATE.load(Ordering::Relaxed);
     loop {
+        let (cur, high) = unpack(state);
         // `base()` is ALIGN-aligned, so aligning the offset aligns the address.
         let start = cur.checked_add(layout.align() - 1)? & !(layout.align() - 1);
         let end = start.checked_add(layout.size())?;
@@ -74,11 +88,14 @@ fn bump(layout: Layout) -> Option<(*mut u8, usize)> {
             return None;
         }
         // Acquire: a block given back by another thread (its `Release`
-        // below) is handed out here only after that thread's writes to it
-        // and its update of `HIGH`.
-        match NEXT.compare_exchange_weak(cur, end, Ordering::Acquire, Ordering::Relaxed) {
+        // below) is handed out here only after that thread's writes to it.
+        match STATE.compare_exchange_weak(
+            state,
+            pack(end, high.max(end)),
+            Ordering::AcqRel,
+            Ordering::Relaxed,
+        ) {
             Ok(_) => {
-                let high = HIGH.fetch_max(end, Ordering::AcqRel);
                 if end > POPULATED.load(Ordering::Relaxed) {
                     populate(end);
                 }
@@ -86,7 +103,7 @@ fn bump(layout: Layout) -> Option<(*mut u8, usize)> {
                 // SAFETY: `start + size <= SIZE`: inside the arena.
                 return Some((unsafe { (BYTES.0.get() as *mut u8).add(start) }, dirty));
             }
-            Err(now) => cur = now,
+            Err(now) => state = now,
         }
     }
 }
@@ -135,7 +152,43 @@ fn populate(end: usize) {
 /// one handed out.
 fn give_back(offset: usize, size: usize) {
     // Release: see `bump`.
-    let _ = NEXT.compare_exchange(offset + size, offset, Ordering::Release, Ordering::Relaxed);
+    let mut state = STATE.load(Ordering::Relaxed);
+    loop {
+        let (next, high) = unpack(state);
+        if next != offset + size {
+            return;
+        }
+        match STATE.compare_exchange_weak(
+            state,
+            pack(offset, high),
+            Ordering::Release,
+            Ordering::Relaxed,
+        ) {
+            Ok(_) => return,
+            Err(now) => state = now,
+        }
+    }
+}
+
+/// Moves the bump from `end` to `new_end` (the last block grows in place),
+/// when the last block handed out still ends at `end`.
+fn grow_last(end: usize, new_end: usize) -> bool {
+    let mut state = STATE.load(Ordering::Relaxed);
+    loop {
+        let (next, high) = unpack(state);
+        if next != end {
+            return false;
+        }
+        match STATE.compare_exchange_weak(
+            state,
+            pack(new_end, high.max(new_end)),
+            Ordering::AcqRel,
+            Ordering::Relaxed,
+        ) {
+            Ok(_) => return true,
+            Err(now) => state = now,
+        }
+    }
 }
 
 /// The system allocator with the arena in front.
@@ -187,13 +240,7 @@ unsafe impl GlobalAlloc for Arena {
             return ptr;
         }
         // The last block grows in place when the arena has the room.
-        if new_size <= LARGEST
-            && offset + new_size <= SIZE
-            && NEXT
-                .compare_exchange(end, offset + new_size, Ordering::Acquire, Ordering::Relaxed)
-                .is_ok()
-        {
-            HIGH.fetch_max(offset + new_size, Ordering::AcqRel);
+        if new_size <= LARGEST && offset + new_size <= SIZE && grow_last(end, offset + new_size) {
             if offset + new_size > POPULATED.load(Ordering::Relaxed) {
                 populate(offset + new_size);
             }
@@ -207,7 +254,7 @@ unsafe impl GlobalAlloc for Arena {
         if !new.is_null() {
             // SAFETY: both blocks hold at least `layout.size()` bytes and are
             // distinct: the new one is System's, or an arena block from
-            // `NEXT` on, which is past the live block `ptr`.
+            // the bump on, which is past the live block `ptr`.
             unsafe { std::ptr::copy_nonoverlapping(ptr, new, layout.size()) };
             if !owns(new) {
                 // Moved to the system allocator (past `LARGEST`): the old
@@ -254,7 +301,7 @@ mod tests {
         }
         // Growing keeps the contents, in place or moved.
         let (p, size, l) = blocks[2];
-        let next_before = NEXT.load(Ordering::Relaxed);
+        let next_before = unpack(STATE.load(Ordering::Relaxed)).0;
         // SAFETY: `p` was allocated with `l`.
         let q = unsafe { a.realloc(p as *mut u8, l, 200_000) };
         assert!(!q.is_null());
@@ -264,14 +311,14 @@ mod tests {
         // Large requests come from the system and go back there; the old
         // block, not the last one, stays where it is.
         assert!(!owns(q), "200 kB is larger than an arena block");
-        assert_eq!(NEXT.load(Ordering::Relaxed), next_before);
+        assert_eq!(unpack(STATE.load(Ordering::Relaxed)).0, next_before);
         // SAFETY: `q` was allocated with this size and alignment.
         unsafe { a.dealloc(q, Layout::from_size_align(200_000, 8).expect("layout")) };
         // Freeing an arena block that is not the last one changes nothing.
         let (p, _, l) = blocks[0];
         // SAFETY: `p` was allocated with `l`.
         unsafe { a.dealloc(p as *mut u8, l) };
-        let next = NEXT.load(Ordering::Relaxed);
+        let next = unpack(STATE.load(Ordering::Relaxed)).0;
 
         // The last block given back is handed out again; zeroed when asked.
         // (One test: the other tests of this binary do not use the arena.)
@@ -283,7 +330,10 @@ mod tests {
         unsafe { std::ptr::write_bytes(p, 0x5a, 300) };
         // SAFETY: `p` was allocated with `l`.
         unsafe { a.dealloc(p, l) };
-        assert_eq!(NEXT.load(Ordering::Relaxed), next.next_multiple_of(8));
+        assert_eq!(
+            unpack(STATE.load(Ordering::Relaxed)).0,
+            next.next_multiple_of(8)
+        );
         // SAFETY: a non-zero layout.
         let q = unsafe { a.alloc_zeroed(Layout::from_size_align(200, 8).expect("layout")) };
         assert_eq!(q, p, "the block given back is reused");
@@ -306,7 +356,10 @@ mod tests {
         // SAFETY: `r` was allocated with `l2`; 100 is non-zero.
         let s = unsafe { a.realloc(r, l2, 100) };
         assert_eq!(s, r);
-        assert_eq!(NEXT.load(Ordering::Relaxed), r as usize - base() + 100);
+        assert_eq!(
+            unpack(STATE.load(Ordering::Relaxed)).0,
+            r as usize - base() + 100
+        );
         // SAFETY: `s` holds 100 bytes, allocated with this layout.
         let t = unsafe { a.realloc(s, Layout::from_size_align(100, 8).expect("layout"), 9000) };
         assert_eq!(t, s);
@@ -323,7 +376,7 @@ mod tests {
             )
         };
         assert!(!owns(u));
-        assert_eq!(NEXT.load(Ordering::Relaxed), t as usize - base());
+        assert_eq!(unpack(STATE.load(Ordering::Relaxed)).0, t as usize - base());
         // SAFETY: `u` holds 100,000 bytes, the first 100 kept.
         let us = unsafe { std::slice::from_raw_parts(u, 100) };
         assert!(us.iter().all(|b| *b == 7));
@@ -332,7 +385,7 @@ mod tests {
         // Every page handed out so far was asked for ahead of the bump
         // (unless the kernel refused).
         let populated = POPULATED.load(Ordering::Relaxed);
-        assert!(populated == usize::MAX || populated >= HIGH.load(Ordering::Relaxed));
+        assert!(populated == usize::MAX || populated >= unpack(STATE.load(Ordering::Relaxed)).1);
         assert!(populated == usize::MAX || populated.is_multiple_of(CHUNK) || populated == SIZE);
     }
 }
