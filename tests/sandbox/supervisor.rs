@@ -2159,3 +2159,59 @@ fn rt9_hooks_under_core_hookspath_do_not_survive() {
         assert!(w.work.join("tools/notes.txt").exists());
     }
 }
+
+/// Red team 10 F10: a monorepo's venv three levels down (`apps/web/.venv`,
+/// `services/api/venv`, `backend/src/env`) is found by its name: a `.pth`,
+/// `sitecustomize.py` or `bin/activate` change planted there by a script
+/// (the policy does not see the path) does not survive (exit 126).
+/// Positive controls: an ordinary file beside the venv stays, and so does a
+/// `.pth` in a directory three levels down that is no venv (no
+/// `pyvenv.cfg`).
+#[test]
+fn rt10_monorepo_venvs_three_levels_down_are_protected() {
+    if !require_landlock() {
+        return;
+    }
+    for who in who() {
+        let w = World::new();
+        let venvs = ["apps/web/.venv", "services/api/venv", "backend/src/env"];
+        for v in venvs {
+            let sp = w.work.join(v).join("lib/python3.12/site-packages");
+            std::fs::create_dir_all(&sp).unwrap();
+            std::fs::create_dir_all(w.work.join(v).join("bin")).unwrap();
+            std::fs::write(w.work.join(v).join("pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+            std::fs::write(w.work.join(v).join("bin/activate"), "# activate\n").unwrap();
+        }
+        // Not a venv: no pyvenv.cfg.
+        let plain = w.work.join("apps/docs/.venv/lib/python3.12/site-packages");
+        std::fs::create_dir_all(&plain).unwrap();
+        for v in venvs {
+            let sp = format!("{v}/lib/python3.12/site-packages");
+            for (what, script) in [
+                ("pth", format!("echo 'import os' > {sp}/zz.pth")),
+                ("sitecustomize", format!("echo 'import os' > {sp}/sitecustomize.py")),
+                ("activate", format!("echo 'touch pwned' >> {v}/bin/activate")),
+            ] {
+                let out = run_script(&w, who, &script);
+                assert_restored(&out, who, &format!("{v} {what}"));
+            }
+            assert!(!w.work.join(&sp).join("zz.pth").exists(), "{who:?}: {v}");
+            assert!(!w.work.join(&sp).join("sitecustomize.py").exists(), "{who:?}: {v}");
+            assert_eq!(
+                std::fs::read_to_string(w.work.join(v).join("bin/activate")).unwrap(),
+                "# activate\n",
+                "{who:?}: {v}"
+            );
+        }
+        // Controls: an ordinary file beside a venv, and a `.pth` in a
+        // directory that is not a venv, stay (exit 0).
+        let out = run_script(
+            &w,
+            who,
+            "echo ok > apps/web/notes.txt && echo x > apps/docs/.venv/lib/python3.12/site-packages/own.pth",
+        );
+        assert_eq!(code(&out), 0, "{who:?}: {}", stderr(&out));
+        assert!(w.work.join("apps/web/notes.txt").exists());
+        assert!(plain.join("own.pth").exists());
+    }
+}
