@@ -2189,14 +2189,23 @@ fn rt10_monorepo_venvs_three_levels_down_are_protected() {
             let sp = format!("{v}/lib/python3.12/site-packages");
             for (what, script) in [
                 ("pth", format!("echo 'import os' > {sp}/zz.pth")),
-                ("sitecustomize", format!("echo 'import os' > {sp}/sitecustomize.py")),
-                ("activate", format!("echo 'touch pwned' >> {v}/bin/activate")),
+                (
+                    "sitecustomize",
+                    format!("echo 'import os' > {sp}/sitecustomize.py"),
+                ),
+                (
+                    "activate",
+                    format!("echo 'touch pwned' >> {v}/bin/activate"),
+                ),
             ] {
                 let out = run_script(&w, who, &script);
                 assert_restored(&out, who, &format!("{v} {what}"));
             }
             assert!(!w.work.join(&sp).join("zz.pth").exists(), "{who:?}: {v}");
-            assert!(!w.work.join(&sp).join("sitecustomize.py").exists(), "{who:?}: {v}");
+            assert!(
+                !w.work.join(&sp).join("sitecustomize.py").exists(),
+                "{who:?}: {v}"
+            );
             assert_eq!(
                 std::fs::read_to_string(w.work.join(v).join("bin/activate")).unwrap(),
                 "# activate\n",
@@ -2261,7 +2270,10 @@ fn rt10_credential_stores_are_unreadable_confined() {
                 "{who:?}: {f}: {}",
                 stderr(&out)
             );
-            assert!(!stdout(&out).contains("harmless-test-value"), "{who:?}: {f}");
+            assert!(
+                !stdout(&out).contains("harmless-test-value"),
+                "{who:?}: {f}"
+            );
         }
         for f in readable {
             let out = run_script(&w, who, &format!("cat \"$HOME/{f}\""));

@@ -56,7 +56,12 @@ fn f20_a_command_not_handed_the_terminal_cannot_take_it() {
             &w,
             &format!("{run} </dev/null >{b}/o1 2>&1; echo $? >{b}/rc1"),
         );
-        assert_eq!(read(&w, "rc1"), EACCES.to_string(), "{out:?} {}", read(&w, "o1"));
+        assert_eq!(
+            read(&w, "rc1"),
+            EACCES.to_string(),
+            "{out:?} {}",
+            read(&w, "o1")
+        );
         if supervised {
             let run = safe_exec(&w, true, "awk '{print $7}' /proc/self/stat");
             on_pty(&w, &format!("{run} </dev/null >{b}/o2 2>{b}/e2"));
@@ -69,7 +74,12 @@ fn f20_a_command_not_handed_the_terminal_cannot_take_it() {
         assert_eq!(read(&w, "rc3"), "0", "handed the terminal");
         let run = safe_exec(&w, supervised, "sh -c 'test -t 0 && stty size </dev/tty'");
         on_pty(&w, &format!("{run} >{b}/o4 2>&1"));
-        assert_eq!(read(&w, "o4").split_whitespace().count(), 2, "{}", read(&w, "o4"));
+        assert_eq!(
+            read(&w, "o4").split_whitespace().count(),
+            2,
+            "{}",
+            read(&w, "o4")
+        );
     }
     // safe-exec in the background of a job-control shell, stdio the
     // terminal: the command may not make itself the foreground (TIOCSPGRP
