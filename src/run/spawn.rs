@@ -323,8 +323,9 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
         if libc::chdir(a.cwd.as_ptr()) != 0 {
             fail(a, crate::sandbox::errno());
         }
+        // (nix's setsid is the bare syscall: no allocation, errno kept)
         let grouped = if a.new_session {
-            libc::setsid() >= 0
+            nix::unistd::setsid().is_ok()
         } else {
             libc::setpgid(0, 0) == 0
         };
