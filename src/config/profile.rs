@@ -593,6 +593,7 @@ impl Profile {
             capabilities: s.capabilities.clone(),
             devices: self.expand_list(ph, &s.devices),
             pty_broker: false,
+            job_control: false,
             limits: Limits {
                 core: s.limits.core,
                 file_size: s.limits.file_size,

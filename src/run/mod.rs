@@ -224,6 +224,10 @@ pub fn execute(mut plan: ExecPlan) -> Result<Outcome, RunError> {
     if let Some(dir) = supervisor.as_ref().and_then(|s| s.baselines.as_deref()) {
         sup::protect::shared::prepare_dir(dir);
     }
+    // Job control (TIOCSPGRP) only for a command handed the foreground of
+    // the caller's terminal (see `supervise_inner`; in place, the command
+    // is safe-exec's process in the caller's group).
+    plan.sandbox.job_control = signals::foreground_tty().is_some();
     let prepared = sandbox::prepare_with(&plan.sandbox, &notified)?;
     let mut report = prepared.report.clone();
     // Only reachable under best-effort (`prepare` refuses it under required):
@@ -617,6 +621,7 @@ fn supervise_inner(
         spawn::ChildProcess {
             parent: me,
             tty,
+            new_session: tty.is_none() && !signals::stdio_is_controlling_tty(),
             mask: old_mask,
         },
         rx.is_some(),

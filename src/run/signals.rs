@@ -7,7 +7,10 @@
 //! signal mask back before `execve`.
 //!
 //! Terminal: the command always runs in its own process group (so a timeout
-//! or a forwarded signal reaches its background jobs too). When safe-exec is
+//! or a forwarded signal reaches its background jobs too), and in a session
+//! of its own, without a controlling terminal, when none of descriptors 0-2
+//! is safe-exec's controlling terminal (stdio redirected by a harness: the
+//! user's terminal is then out of its reach). When safe-exec is
 //! in the foreground of a terminal on stdin/stdout/stderr, that group is made
 //! the terminal's foreground group (`tcsetpgrp`), as a shell does, so Ctrl-C,
 //! window-size changes and full-screen programs (`script`, `stty size`,
@@ -96,6 +99,21 @@ pub fn foreground_tty() -> Option<libc::c_int> {
     } else {
         None
     }
+}
+
+/// Whether descriptor 0, 1 or 2 is safe-exec's controlling terminal
+/// (`tcgetpgrp` answers only for the caller's own controlling terminal).
+/// When none is, the command is started in a session of its own (`setsid`),
+/// without a controlling terminal: a harness that redirected the command's
+/// stdio does not hand it the user's terminal (red team 10 F20).
+pub fn stdio_is_controlling_tty() -> bool {
+    [
+        io::stdin().as_fd(),
+        io::stdout().as_fd(),
+        io::stderr().as_fd(),
+    ]
+    .into_iter()
+    .any(|fd| tcgetpgrp(fd).is_ok())
 }
 
 /// Makes `pgid` the foreground group of `tty`. SIGTTOU must be blocked when

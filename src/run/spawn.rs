@@ -127,6 +127,10 @@ pub struct ChildProcess {
     pub parent: libc::pid_t,
     /// Terminal to make the child's group the foreground of.
     pub tty: Option<libc::c_int>,
+    /// Start the child in a new session (`setsid`: no controlling
+    /// terminal) instead of only a new process group: none of its stdio is
+    /// the caller's controlling terminal.
+    pub new_session: bool,
     /// Signal mask to restore (the caller's, before safe-exec blocked any).
     pub mask: nix::sys::signal::SigSet,
 }
@@ -246,6 +250,8 @@ struct ChildArgs<'a> {
     sh_argv: &'a [*const libc::c_char],
     envp: &'a [*const libc::c_char],
     cwd: &'a std::ffi::CStr,
+    /// `setsid` rather than `setpgid(0, 0)` (see [`ChildProcess`]).
+    new_session: bool,
     setup: &'a mut dyn FnMut() -> io::Result<()>,
     /// The mask the program starts with.
     mask: libc::sigset_t,
@@ -317,7 +323,13 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
         if libc::chdir(a.cwd.as_ptr()) != 0 {
             fail(a, crate::sandbox::errno());
         }
-        if libc::setpgid(0, 0) != 0 {
+        // (nix's setsid is the bare syscall: no allocation, errno kept)
+        let grouped = if a.new_session {
+            nix::unistd::setsid().is_ok()
+        } else {
+            libc::setpgid(0, 0) == 0
+        };
+        if !grouped {
             fail(a, crate::sandbox::errno());
         }
     }
@@ -413,6 +425,7 @@ pub fn spawn(
         sh_argv: &sh_argv_p,
         envp: &envp_p,
         cwd: &cwd_c,
+        new_session: child.new_session,
         setup: &mut setup,
         mask: *child.mask.as_ref(),
         err: 0,

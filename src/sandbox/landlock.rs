@@ -873,7 +873,8 @@ const DEV_RO: &[&str] = &["/dev/random", "/dev/urandom"];
 /// `deny_points`).
 ///
 /// `/dev` is carved out of every root that contains it: only null, zero,
-/// full, random, urandom, tty, ptmx, the terminal the command was given and
+/// full, random, urandom, ptmx, tty and the terminal the command was given
+/// (when descriptor 0, 1 or 2 is a terminal) and
 /// `[sandbox] devices` are granted (plus `/dev/pts` as a whole while no pty
 /// broker runs), never other terminals, `/dev/kmsg` or block devices. A
 /// root inside `/dev` that a profile names explicitly is granted as named.
@@ -955,17 +956,22 @@ pub fn plan(spec: &SandboxSpec) -> Result<LandlockPlan, SandboxError> {
     for d in DEV_RO {
         push_device(&mut rules, Path::new(d), AccessFs::ReadFile.into());
     }
-    // /dev/tty always means the opener's own controlling terminal; /dev/ptmx
-    // always creates a new pty.
-    for d in ["/dev/tty", "/dev/ptmx"] {
-        push_device(&mut rules, Path::new(d), tty_access());
+    // /dev/ptmx always creates a new pty. /dev/tty means the opener's own
+    // controlling terminal: granted only when the command was given a
+    // terminal on descriptor 0, 1 or 2; otherwise it is the user's terminal
+    // behind a harness that redirected the command's stdio (red team 10
+    // F20: keystrokes read, escape sequences written to it).
+    let given = given_terminals();
+    push_device(&mut rules, Path::new("/dev/ptmx"), tty_access());
+    if !given.is_empty() {
+        push_device(&mut rules, Path::new("/dev/tty"), tty_access());
     }
     if spec.pty_broker {
         push_device(&mut rules, Path::new("/dev/pts"), AccessFs::ReadDir.into());
     } else {
         push_device(&mut rules, Path::new("/dev/pts"), tty_access());
     }
-    for tty in given_terminals() {
+    for tty in given {
         push_device(&mut rules, &tty, tty_access());
     }
     for d in &spec.devices {
@@ -1418,6 +1424,7 @@ mod tests {
             capabilities: vec![],
             devices: vec![],
             pty_broker: true,
+            job_control: false,
             limits: Limits::default(),
             enforcement: Enforcement::Required,
             timeout: None,

@@ -61,6 +61,15 @@ pub struct SandboxSpec {
     /// degraded), or `openpty` would fail.
     #[serde(default)]
     pub pty_broker: bool,
+    /// Set by `run` when safe-exec hands the command the foreground of the
+    /// caller's controlling terminal (safe-exec is in the foreground of a
+    /// terminal on descriptor 0, 1 or 2, see `run::signals`): only then may
+    /// the command change a terminal's foreground process group
+    /// (`TIOCSPGRP`, a shell's job control). False (the default): refused,
+    /// so a command that was not given the terminal cannot take the
+    /// foreground and read what the user types (red team 10 F20).
+    #[serde(default)]
+    pub job_control: bool,
     /// Resource limits applied with `setrlimit` in the child.
     pub limits: Limits,
     /// Refuse to run (`Required`) or warn (`BestEffort`) when the kernel
@@ -541,6 +550,7 @@ mod tests {
             capabilities: vec![],
             devices: vec![],
             pty_broker: true,
+            job_control: false,
             limits: Limits::default(),
             enforcement: Enforcement::Required,
             timeout: None,

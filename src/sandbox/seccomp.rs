@@ -78,9 +78,65 @@ pub const TIOCSETD: u64 = 0x5423;
 pub const TIOCVHANGUP: u64 = 0x5437;
 /// `TIOCCONS`: redirect the system console's output to a terminal.
 pub const TIOCCONS: u64 = 0x541D;
+/// `TIOCSPGRP`: make a process group the foreground of the caller's
+/// controlling terminal (`tcsetpgrp`).
+pub const TIOCSPGRP: u64 = 0x5410;
 /// `TIOCGPTPEER`: open the peer (slave) of a pty master; allowed here, the
 /// supervisor may answer it (see `sandbox::pty`).
 pub const TIOCGPTPEER: u64 = 0x5441;
+
+/// Terminal ioctls refused, each with a condition on its argument (none:
+/// always) and why.
+fn terminal_ioctls(spec: &SandboxSpec) -> Vec<(u64, Option<Cond>, &'static str)> {
+    let mut out = vec![
+        (
+            TIOCSTI,
+            None,
+            "push bytes into a terminal's input queue (commands typed into the user's shell)",
+        ),
+        (
+            TIOCLINUX,
+            None,
+            "console selection paste: the same injection on a virtual console",
+        ),
+        (
+            TIOCSETD,
+            None,
+            "change the line discipline (silence the terminal, attach kernel drivers)",
+        ),
+        (
+            TIOCVHANGUP,
+            None,
+            "hang up a terminal for every process using it",
+        ),
+        (
+            TIOCCONS,
+            None,
+            "redirect the system console's output to a terminal",
+        ),
+        // `TIOCSCTTY, 0` on a terminal that is nobody's (`setsid` +
+        // `login_tty` in script, python's pty.fork) keeps working; a non-zero
+        // argument steals a terminal from another session (the kernel also
+        // wants CAP_SYS_ADMIN, which is dropped unless the profile keeps it).
+        (
+            TIOCSCTTY,
+            Some(cond(2, Op::Ne, 0)),
+            "steal a terminal that is another session's controlling terminal",
+        ),
+    ];
+    if !spec.job_control {
+        // Red team 10 F20: a command that was not handed the foreground of
+        // the caller's terminal (stdio redirected, or safe-exec in the
+        // background) made itself the foreground group and read what the
+        // user typed, and left the terminal to its dead group.
+        out.push((
+            TIOCSPGRP,
+            None,
+            "take the foreground of a terminal the command was not handed (read the user's keystrokes)",
+        ));
+    }
+    out
+}
 
 /// Syscalls denied whatever the profile says, with why.
 fn always_denied() -> Vec<(i64, &'static str)> {
@@ -425,23 +481,15 @@ pub(crate) fn build_with(
         }
         bit <<= 1;
     }
-    // Terminal injection; the command number is compared on its low 32 bits
-    // (Dword), which is what the tty layer uses (CVE-2019-10063).
-    // K5: TIOCSETD (line discipline), TIOCVHANGUP (hang up), TIOCCONS
-    // (console redirection) on any terminal.
-    for cmd in [TIOCSTI, TIOCLINUX, TIOCSETD, TIOCVHANGUP, TIOCCONS] {
-        rules.when(libc::SYS_ioctl, vec![cond(1, Op::Eq, cmd)])?;
-    }
-    // TIOCSCTTY with a non-zero argument steals a terminal from another
-    // session, which needs CAP_SYS_ADMIN: without it (the default, see
-    // `caps`) the kernel refuses; with it kept, the filter refuses.
-    // `TIOCSCTTY, 0` on a terminal that is nobody's (`setsid` + `login_tty`
-    // in script, python's pty.fork) keeps working.
-    if super::caps::keeps(spec, "CAP_SYS_ADMIN") {
-        rules.when(
-            libc::SYS_ioctl,
-            vec![cond(1, Op::Eq, TIOCSCTTY), cond(2, Op::Ne, 0)],
-        )?;
+    // Terminal injection and takeover; the command number is compared on
+    // its low 32 bits (Dword), which is what the tty layer uses
+    // (CVE-2019-10063).
+    for (cmd, arg, _why) in terminal_ioctls(spec) {
+        let mut c = vec![cond(1, Op::Eq, cmd)];
+        if let Some(arg) = arg {
+            c.push(arg);
+        }
+        rules.when(libc::SYS_ioctl, c)?;
     }
     pid_rules(&mut rules)?;
     if !spec.sysv_ipc {
@@ -743,9 +791,23 @@ pub(crate) fn summary(spec: &SandboxSpec, landlock_abi: u32) -> Vec<String> {
         .collect();
     out.push("clone with CLONE_NEW* flags: EPERM".into());
     out.push("clone3: ENOSYS (libc falls back to clone)".into());
-    out.push("ioctl TIOCSTI/TIOCLINUX/TIOCSETD/TIOCVHANGUP/TIOCCONS: EPERM".into());
-    if super::caps::keeps(spec, "CAP_SYS_ADMIN") {
-        out.push("ioctl TIOCSCTTY with a non-zero argument (steal): EPERM".into());
+    for (cmd, arg, why) in terminal_ioctls(spec) {
+        let name = match cmd {
+            TIOCSTI => "TIOCSTI",
+            TIOCLINUX => "TIOCLINUX",
+            TIOCSETD => "TIOCSETD",
+            TIOCVHANGUP => "TIOCVHANGUP",
+            TIOCCONS => "TIOCCONS",
+            TIOCSCTTY => "TIOCSCTTY",
+            TIOCSPGRP => "TIOCSPGRP",
+            _ => "terminal ioctl",
+        };
+        let when = if arg.is_some() {
+            " with a non-zero argument"
+        } else {
+            ""
+        };
+        out.push(format!("ioctl {name}{when} ({why}): EPERM"));
     }
     out.push(format!(
         "{} on any pid but the caller's own (0): EPERM",
@@ -915,6 +977,7 @@ mod tests {
             capabilities: vec![],
             devices: vec![],
             pty_broker: false,
+            job_control: false,
             limits: Limits::default(),
             enforcement: Enforcement::Required,
             timeout: None,
@@ -1013,6 +1076,7 @@ pub(crate) mod testing {
             capabilities: vec![],
             devices: vec![],
             pty_broker: false,
+            job_control: unix,
             limits: Limits::default(),
             enforcement: Enforcement::Required,
             timeout: None,
@@ -1053,6 +1117,7 @@ pub(crate) mod testing {
             TIOCVHANGUP,
             TIOCCONS,
             TIOCSCTTY,
+            TIOCSPGRP,
             TIOCGPTPEER,
         ]);
         for b in [0, 1, 4, 8, 16, 17, 25, 26, 27, 28, 29, 30, 31] {
@@ -1177,12 +1242,13 @@ pub(crate) mod testing {
         for cmd in [TIOCSTI, TIOCLINUX, TIOCSETD, TIOCVHANGUP, TIOCCONS] {
             when(&mut map, libc::SYS_ioctl, vec![d(1, O::Eq, cmd)]);
         }
-        if super::super::caps::keeps(spec, "CAP_SYS_ADMIN") {
-            when(
-                &mut map,
-                libc::SYS_ioctl,
-                vec![d(1, O::Eq, TIOCSCTTY), d(2, O::Ne, 0)],
-            );
+        when(
+            &mut map,
+            libc::SYS_ioctl,
+            vec![d(1, O::Eq, TIOCSCTTY), d(2, O::Ne, 0)],
+        );
+        if !spec.job_control {
+            when(&mut map, libc::SYS_ioctl, vec![d(1, O::Eq, TIOCSPGRP)]);
         }
         when(
             &mut map,

@@ -201,7 +201,7 @@ pub fn mechanisms(spec: &SandboxSpec) -> Vec<Mechanism> {
     out.push(m(
         "seccomp.terminal",
         held(K5),
-        "TIOCSTI, TIOCLINUX, TIOCSETD, TIOCVHANGUP, TIOCCONS and vhangup refused",
+        "TIOCSTI, TIOCLINUX, TIOCSETD, TIOCVHANGUP, TIOCCONS, TIOCSCTTY (steal), TIOCSPGRP (unless handed the terminal) and vhangup refused",
     ));
     out.push(m(
         "seccomp.machine_settings",

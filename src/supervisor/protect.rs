@@ -4,8 +4,8 @@
 //! Patterns are relative to each writable root: `a/b` one path, `a/` a
 //! directory tree, `*` within one component, `**` any number of
 //! directories. `**/site-packages/*.pth` is found through the venvs'
-//! `pyvenv.cfg` (the root itself and two levels below it), never by walking
-//! the tree; a leading `**` of other patterns is walked skipping
+//! `pyvenv.cfg` (the root itself and two levels below it, and three levels
+//! below under the names `.venv`, `venv`, `env`), never by walking the tree; a leading `**` of other patterns is walked skipping
 //! node_modules, .git and target; a `**` after a fixed prefix
 //! (`.git/modules/**/config`) is walked whole, except that inside a git
 //! directory only its `modules/` is entered.
@@ -254,6 +254,9 @@ struct Probe {
     /// [`Probe::has_no_subdirs`]'s answers (each venv pattern asks it of
     /// the same directories: one `statfs` each, not one per pattern).
     no_subdirs: HashMap<OsString, bool, foldhash::fast::RandomState>,
+    /// The venvs three levels below each root (red team 10 F10), looked up
+    /// once per pass, not once per venv pattern.
+    deep_venvs: HashMap<OsString, Vec<PathBuf>, foldhash::fast::RandomState>,
 }
 
 impl Default for Probe {
@@ -263,6 +266,7 @@ impl Default for Probe {
             meta: HashMap::with_capacity_and_hasher(64, Default::default()),
             listed: HashMap::with_capacity_and_hasher(8, Default::default()),
             no_subdirs: HashMap::with_capacity_and_hasher(8, Default::default()),
+            deep_venvs: HashMap::default(),
         }
     }
 }
@@ -464,6 +468,15 @@ fn ancestors(probe: &mut Probe, root: &Path, rel: &Path) -> Option<bool> {
 
 const SKIP: [&str; 3] = ["node_modules", ".git", "target"];
 
+/// The names venv tools give a venv (uv, poetry's and PDM's in-project
+/// venvs, `python -m venv venv`, `virtualenv env`): looked for three levels
+/// below a root, where directories are not all looked into.
+const VENV_NAMES: [&str; 3] = [".venv", "venv", "env"];
+
+/// How many directories two levels below a root are looked into for a
+/// venv of [`VENV_NAMES`] (one `lstat` per name each).
+const DEEP_VENV_DIRS: usize = 256;
+
 /// Expands one pattern under `root` to the relative paths that exist now
 /// (plus the literal path for a pattern without globs). `venvs`: when
 /// given, only these venvs (absolute paths) are looked into, so a venv the
@@ -583,7 +596,8 @@ fn expand(
         return vec![lit.clone()];
     }
     if pat.venv {
-        // venvs: pyvenv.cfg at the root or up to two levels below.
+        // venvs: pyvenv.cfg at the root or up to two levels below, and
+        // three levels below under a venv's usual name.
         let mut out = Vec::new();
         let bases = if only_known {
             // After the run only the venvs of the snapshot count: look at
@@ -597,7 +611,7 @@ fn expand(
                 .iter()
                 .filter_map(|v| v.strip_prefix(root).ok())
                 .filter(|b| {
-                    b.components().count() <= 2
+                    b.components().count() <= 3
                         && !b
                             .components()
                             .any(|c| SKIP.iter().any(|s| c.as_os_str() == *s))
@@ -639,6 +653,32 @@ fn expand(
                 }
                 bases.extend(next.iter().cloned());
                 frontier = next;
+            }
+            // Red team 10 F10: monorepos keep their venvs one level deeper
+            // (`apps/web/.venv`, `services/api/venv`). Below each directory
+            // two levels down, only the names venv tools give
+            // ([`VENV_NAMES`]) are looked up (`lstat` of their
+            // `pyvenv.cfg`: cheaper than listing the directory), for at
+            // most [`DEEP_VENV_DIRS`] directories (docs/sandbox.md: a venv
+            // deeper, or past the bound, is not protected confined).
+            if let Some(deep) = probe.deep_venvs.get(root.as_os_str()) {
+                bases.extend(deep.iter().cloned());
+            } else {
+                let mut deep = Vec::new();
+                for b in frontier.iter().take(DEEP_VENV_DIRS) {
+                    for name in VENV_NAMES {
+                        let base = b.join(name);
+                        let cfg = join(root, &base.join("pyvenv.cfg"));
+                        if probe
+                            .lstat(&cfg)
+                            .is_some_and(|m| m.is_file() || m.file_type().is_symlink())
+                        {
+                            deep.push(base);
+                        }
+                    }
+                }
+                bases.extend(deep.iter().cloned());
+                probe.deep_venvs.insert(root.as_os_str().to_owned(), deep);
             }
             bases
         };

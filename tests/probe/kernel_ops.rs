@@ -16,6 +16,8 @@ extern "C" {
     fn write(fd: c_int, buf: *const c_void, n: usize) -> isize;
     fn read(fd: c_int, buf: *mut c_void, n: usize) -> isize;
     fn getppid() -> c_int;
+    fn getpgrp() -> c_int;
+    fn signal(sig: c_int, handler: usize) -> usize;
     fn shmget(key: c_int, size: usize, flags: c_int) -> c_int;
     fn shmat(id: c_int, addr: *const c_void, flags: c_int) -> *mut c_void;
     fn gethostname(name: *mut c_char, len: usize) -> c_int;
@@ -277,6 +279,24 @@ pub fn run(op: &str, a: &[String]) -> Option<i32> {
                     return Some(errno());
                 }
                 rc(open(c(&format!("/dev/pts/{n}")).as_ptr(), O_RDWR | O_NOCTTY) as i64)
+            }
+            // take-fg PATH|FD: ignore SIGTTOU, then make this process's group
+            // the foreground of the terminal (`tcsetpgrp`): of descriptor FD
+            // when the argument is a number, else of PATH opened read/write
+            // (`/dev/tty`: the controlling terminal, as the red team's reader
+            // did). Nothing is read. Errno of the open, else of TIOCSPGRP.
+            "take-fg" => {
+                let what = a.first().map(String::as_str).unwrap_or("");
+                let fd = match what.parse::<c_int>() {
+                    Ok(n) => n,
+                    Err(_) => open(c(what).as_ptr(), O_RDWR),
+                };
+                if fd < 0 {
+                    return Some(errno());
+                }
+                signal(22, 1); // SIGTTOU, SIG_IGN
+                let g: c_int = getpgrp();
+                rc(ioctl(fd, 0x5410, &g as *const c_int) as i64)
             }
             // steal-tty FD: new session, then TIOCSCTTY(1) on descriptor FD.
             "steal-tty" => {

@@ -13,4 +13,5 @@ mod profile_cache;
 mod pty_broker;
 mod spawn;
 mod supervisor;
+mod terminal;
 mod unlistable;

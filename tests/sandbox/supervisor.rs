@@ -2232,3 +2232,168 @@ fn rt10_a_hooks_symlink_target_is_protected_like_the_hook() {
         assert!(w.work.join("scripts/lint.sh").exists());
     }
 }
+
+/// Red team 10 F10: a monorepo's venv three levels down (`apps/web/.venv`,
+/// `services/api/venv`, `backend/src/env`) is found by its name: a `.pth`,
+/// `sitecustomize.py` or `bin/activate` change planted there by a script
+/// (the policy does not see the path) does not survive (exit 126).
+/// Positive controls: an ordinary file beside the venv stays, and so does a
+/// `.pth` in a directory three levels down that is no venv (no
+/// `pyvenv.cfg`).
+#[test]
+fn rt10_monorepo_venvs_three_levels_down_are_protected() {
+    if !require_landlock() {
+        return;
+    }
+    for who in who() {
+        let w = World::new();
+        let venvs = ["apps/web/.venv", "services/api/venv", "backend/src/env"];
+        for v in venvs {
+            let sp = w.work.join(v).join("lib/python3.12/site-packages");
+            std::fs::create_dir_all(&sp).unwrap();
+            std::fs::create_dir_all(w.work.join(v).join("bin")).unwrap();
+            std::fs::write(w.work.join(v).join("pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+            std::fs::write(w.work.join(v).join("bin/activate"), "# activate\n").unwrap();
+        }
+        // Not a venv: no pyvenv.cfg.
+        let plain = w.work.join("apps/docs/.venv/lib/python3.12/site-packages");
+        std::fs::create_dir_all(&plain).unwrap();
+        for v in venvs {
+            let sp = format!("{v}/lib/python3.12/site-packages");
+            for (what, script) in [
+                ("pth", format!("echo 'import os' > {sp}/zz.pth")),
+                (
+                    "sitecustomize",
+                    format!("echo 'import os' > {sp}/sitecustomize.py"),
+                ),
+                (
+                    "activate",
+                    format!("echo 'touch pwned' >> {v}/bin/activate"),
+                ),
+            ] {
+                let out = run_script(&w, who, &script);
+                assert_restored(&out, who, &format!("{v} {what}"));
+            }
+            assert!(!w.work.join(&sp).join("zz.pth").exists(), "{who:?}: {v}");
+            assert!(
+                !w.work.join(&sp).join("sitecustomize.py").exists(),
+                "{who:?}: {v}"
+            );
+            assert_eq!(
+                std::fs::read_to_string(w.work.join(v).join("bin/activate")).unwrap(),
+                "# activate\n",
+                "{who:?}: {v}"
+            );
+        }
+        // Controls: an ordinary file beside a venv, and a `.pth` in a
+        // directory that is not a venv, stay (exit 0).
+        let out = run_script(
+            &w,
+            who,
+            "echo ok > apps/web/notes.txt && echo x > apps/docs/.venv/lib/python3.12/site-packages/own.pth",
+        );
+        assert_eq!(code(&out), 0, "{who:?}: {}", stderr(&out));
+        assert!(w.work.join("apps/web/notes.txt").exists());
+        assert!(plain.join("own.pth").exists());
+    }
+}
+
+/// Red team 10 F3/F4: credential stores and local services' tokens are
+/// unreadable confined (the kernel's answer: a script the policy cannot
+/// see into), as root and as an unprivileged user. Positive controls: the
+/// Maven and Gradle user files every build reads stay readable, as does an
+/// ordinary dotfile beside them.
+#[test]
+fn rt10_credential_stores_are_unreadable_confined() {
+    if !require_landlock() {
+        return;
+    }
+    for who in who() {
+        let w = World::new();
+        let secrets = [
+            ".pgpass",
+            ".my.cnf",
+            ".s3cfg",
+            ".boto",
+            ".claude.json",
+            ".terraform.d/credentials.tfrc.json",
+            ".gem/credentials",
+            ".config/rclone/rclone.conf",
+            ".config/hub",
+            ".config/sops/age/keys.txt",
+            ".mozilla/firefox/p.default/logins.json",
+            ".config/google-chrome/Default/Cookies",
+            ".local/share/fish/fish_history",
+            ".local/share/jupyter/runtime/jpserver-1.json",
+            ".claude/ide/1234.lock",
+            ".claude/history.jsonl",
+        ];
+        let readable = [".m2/settings.xml", ".gradle/gradle.properties", ".inputrc"];
+        for f in secrets.iter().chain(readable.iter()) {
+            let p = w.home.join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, "harmless-test-value\n").unwrap();
+        }
+        prep(&w, who);
+        for f in secrets {
+            let out = run_script(&w, who, &format!("cat \"$HOME/{f}\""));
+            assert_ne!(code(&out), 0, "{who:?}: {f} readable");
+            assert!(
+                stderr(&out).contains("Permission denied"),
+                "{who:?}: {f}: {}",
+                stderr(&out)
+            );
+            assert!(
+                !stdout(&out).contains("harmless-test-value"),
+                "{who:?}: {f}"
+            );
+        }
+        for f in readable {
+            let out = run_script(&w, who, &format!("cat \"$HOME/{f}\""));
+            assert_eq!(code(&out), 0, "{who:?}: {f}: {}", stderr(&out));
+            assert!(stdout(&out).contains("harmless-test-value"), "{who:?}: {f}");
+        }
+    }
+}
+
+/// Red team 10 F7: more files that make a tool run code later are put back
+/// after a confined run (exit 126): Yarn's `yarnPath`/`yarn-path`, the root
+/// dev container, JetBrains' `.idea/`, agents' settings, aider's, the git
+/// sequencer. Positive control: an ordinary file the same run wrote stays.
+#[test]
+fn rt10_more_tool_configs_do_not_survive() {
+    if !require_landlock() {
+        return;
+    }
+    for who in who() {
+        let w = World::new();
+        std::fs::create_dir_all(w.work.join(".git")).unwrap();
+        prep(&w, who);
+        let files = [
+            ".yarnrc.yml",
+            ".yarnrc",
+            ".devcontainer.json",
+            ".idea/workspace.xml",
+            ".qwen/settings.json",
+            ".kiro/hooks/h.json",
+            ".continue/mcpServers/m.yaml",
+            ".kilocode/mcp.json",
+            ".aider.conf.yml",
+            ".git/sequencer/todo",
+        ];
+        let mut script = String::new();
+        for f in files {
+            script.push_str(&format!("mkdir -p \"$(dirname {f})\" && echo x >> {f}\n"));
+        }
+        script.push_str("echo ordinary > notes.txt\n");
+        let out = run_script(&w, who, &script);
+        assert_restored(&out, who, "rt10 configs");
+        for f in files {
+            assert!(!w.work.join(f).exists(), "{who:?}: {f} survived");
+        }
+        assert_eq!(
+            std::fs::read_to_string(w.work.join("notes.txt")).unwrap(),
+            "ordinary\n"
+        );
+    }
+}
