@@ -272,6 +272,7 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
     }
     confined::unconfined_interpreter(&name, &spec, &parsed, seg, ctx, v);
     confined::unconfined_program_file(&name, &spec, &parsed, seg, ctx, v);
+    confined::unconfined_named_content(&name, &spec, &parsed, seg, ctx, v);
     confined::unconfined_expanded_operand(&name, &spec, &parsed, ctx, v);
     templates::run_time_arguments(&name, &spec, seg, ctx, v, risk);
     if let Some(data) = &seg.stdin_data
