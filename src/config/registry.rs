@@ -416,7 +416,7 @@ vocabulary! {
         Last = "last": "options end after this one: the rest are operands for what it runs (`python3 -m venv --without-pip`)",
         Filter = "filter": "narrows what a deleting command touches (`find -name X -delete`), so the operands are not a broad deletion",
         ReadsTree = "reads_tree": "reads its operands recursively (`cp -r`, `grep -r`): a tree that holds a protected path is refused",
-        ReadsNamed = "reads_named": "the program reads files whose names come from content the policy does not parse (`--files0-from` lists, `man -l` pages with `.so`): unconfined, asks",
+        ReadsNamed = "reads_named": "the program reads or writes files whose names come from content the policy does not parse (`--files0-from` lists, `man -l` pages with `.so`, `gzip -N` stored names): unconfined, asks",
     }
 }
 

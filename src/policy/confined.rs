@@ -458,7 +458,7 @@ pub fn unconfined_named_content(
         .find(|o| o.spec.effects.contains(&Effect::ReadsNamed))
     {
         format!(
-            "`{name} {}` reads files named in content that is not seen (a list of names, a page's `.so`)",
+            "`{name} {}` uses file names from content that is not seen (a list of names, a page's `.so`, a stored name)",
             o.written
         )
     } else if name == "man" && p.operands.iter().any(|(w, _)| w.value.contains('/')) {

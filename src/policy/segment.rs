@@ -260,6 +260,8 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
     }
     risk = risk.max(options(&name, &parsed, seg, ctx, v, code));
     risk = risk.max(operands(&name, &parsed, seg, ctx, v, code));
+    super::values::landing(&name, &parsed, seg, ctx, v);
+    super::values::sed_backup(&name, &parsed, seg, ctx, v);
     if let Some(sub) = network_operands(&spec, &parsed) {
         confined::needs_network(format!("{name} {sub}").trim_end(), ctx, v);
     }

@@ -40,7 +40,7 @@ fn expect(w: &World, cases: &[(&str, &str, &str, &str)]) {
 
 const RESPONSE: &str = "response file";
 const NAMES: &str = "input names";
-const NAMED: &str = "named in content";
+const NAMED: &str = "names from content";
 const CODE: &str = "runs code";
 
 #[test]
@@ -152,6 +152,197 @@ fn f19_reads_named_by_content_ask_unconfined() {
             ("man ls", "allow", "allow", ""),
             ("man 2 open", "allow", "allow", ""),
             ("gcc --version", "allow", "allow", ""),
+        ],
+    );
+}
+
+#[test]
+fn f8_sed_in_place_suffix_is_a_backup_path() {
+    let w = World::new();
+    std::fs::write(w.cwd.join("pre-commit"), "#!/bin/sh\n").unwrap();
+    std::fs::write(w.cwd.join("c"), "x\n").unwrap();
+    let home = w.home.display().to_string();
+    let bashrc = format!("sed -i'{home}/.bashr*' 's/x/x/' c");
+    let long = format!("sed --in-place='{home}/*' s/x/y/ c");
+    let via_tmp = format!("sed -i\"$TMPDIR/../home/*\" s/x/y/ c");
+    expect(
+        &w,
+        &[
+            (
+                "sed -i'.git/hooks/*' 's/x/x/' pre-commit",
+                "deny",
+                "deny",
+                "protected",
+            ),
+            (
+                "sed -Ei'.git/hooks/*' s/x/y/ pre-commit",
+                "deny",
+                "deny",
+                "protected",
+            ),
+            (
+                "sed --in-place=.git/hooks/* s/x/y/ pre-commit",
+                "deny",
+                "deny",
+                "protected",
+            ),
+            (&bashrc, "deny", "deny", "outside the writable roots"),
+            (&long, "deny", "deny", "outside the writable roots"),
+            (&via_tmp, "deny", "deny", "outside the writable roots"),
+            // No `*`: appended to the name (`.e` + `nvrc`).
+            ("sed -i'nvrc' s/x/y/ .e", "deny", "deny", "protected"),
+            ("sed -i'rc' s/x/y/ .env", "deny", "deny", "protected"),
+            ("sed -i\"$X*\" s/x/y/ c", "allow", "ask", "backup suffix"),
+            // Controls: ordinary backups and in-place edits.
+            ("sed -i.bak s/a/b/ src/main.rs", "allow", "allow", ""),
+            ("sed -i s/a/b/ src/main.rs", "allow", "allow", ""),
+            (
+                "sed --in-place=.orig -e s/a/b/ src/main.rs",
+                "allow",
+                "allow",
+                "",
+            ),
+            ("sed -i'bak/*' s/a/b/ src/main.rs", "allow", "allow", ""),
+            ("sed -i'*.orig' s/a/b/ src/main.rs", "allow", "allow", ""),
+        ],
+    );
+}
+
+/// A world with `t/` holding protected names and a `$TMPDIR/x` tree with
+/// `.git/hooks/pre-commit` and `.claude/settings.local.json`, and a
+/// harmless tree `$TMPDIR/y`.
+fn landing_world() -> World {
+    let w = World::new();
+    for d in ["t", "t/sub"] {
+        std::fs::create_dir_all(w.cwd.join(d)).unwrap();
+    }
+    for f in [
+        "t/.envrc",
+        "t/.mcp.json",
+        "t/a.txt",
+        "t/rust-toolchain.toml",
+    ] {
+        std::fs::write(w.cwd.join(f), "x\n").unwrap();
+    }
+    for d in ["x/.git/hooks", "x/.claude", "y/sub", "z/.vscode"] {
+        std::fs::create_dir_all(w.tmp.join(d)).unwrap();
+    }
+    std::fs::write(w.tmp.join("x/.git/hooks/pre-commit"), "true\n").unwrap();
+    std::fs::write(w.tmp.join("x/.claude/settings.local.json"), "{}\n").unwrap();
+    std::fs::write(w.tmp.join("y/sub/f.txt"), "hi\n").unwrap();
+    std::fs::write(w.tmp.join("z/.vscode/tasks.json"), "{}\n").unwrap();
+    w
+}
+
+const LANDS: &str = "puts";
+const TREE: &str = "copies the tree";
+const EXTRACT: &str = "archive's members";
+
+#[test]
+fn f2_copy_move_link_into_a_directory_lands_at_dir_basename() {
+    let w = landing_world();
+    expect(
+        &w,
+        &[
+            ("cp t/.envrc .", "deny", "deny", LANDS),
+            ("cp t/.envrc ./", "deny", "deny", LANDS),
+            ("cp t/a.txt t/.envrc .", "deny", "deny", LANDS),
+            ("cp t/rust-toolchain.toml .", "deny", "deny", LANDS),
+            ("mv t/.mcp.json .", "deny", "deny", LANDS),
+            ("mv -t . t/.mcp.json", "deny", "deny", LANDS),
+            ("ln t/.envrc .", "deny", "deny", LANDS),
+            ("ln -s t/.envrc .", "deny", "deny", LANDS),
+            ("ln -t . t/.envrc", "deny", "deny", LANDS),
+            ("install -t . t/.envrc", "deny", "deny", LANDS),
+            ("cp --target-directory=. t/.envrc", "deny", "deny", LANDS),
+            ("cp t/.e* .", "deny", "deny", LANDS),
+            ("git mv t/.envrc .", "deny", "deny", LANDS),
+            ("cp t/.envrc src/..", "deny", "deny", LANDS),
+            // Controls.
+            ("cp t/a.txt .", "allow", "allow", ""),
+            ("mv t/a.txt .", "allow", "allow", ""),
+            ("cp t/a.txt t/sub", "allow", "allow", ""),
+            ("ln -s t/a.txt .", "allow", "allow", ""),
+            ("install -m 644 t/a.txt src/a.txt", "allow", "allow", ""),
+            ("cp -T t/a.txt b.txt", "allow", "allow", ""),
+        ],
+    );
+}
+
+#[test]
+fn f2_trees_copied_or_moved_into_an_ancestor_of_protected_paths() {
+    let w = landing_world();
+    expect(
+        &w,
+        &[
+            ("cp -a $TMPDIR/x/.git .", "deny", "deny", LANDS),
+            ("cp -a $TMPDIR/x/.claude .", "deny", "deny", LANDS),
+            ("cp -t . -r $TMPDIR/x/.claude", "deny", "deny", LANDS),
+            ("mv $TMPDIR/x/.claude .", "deny", "deny", LANDS),
+            ("cp -r $TMPDIR/x/. .", "deny", "deny", TREE),
+            // A repository copied below the root is a nested one:
+            // refused unconfined (confined, the known nested-repository
+            // gap: its hooks run only when git is run inside it).
+            ("cp -R $TMPDIR/x .", "allow", "deny", TREE),
+            ("mv $TMPDIR/x sub", "allow", "deny", TREE),
+            ("cp -a $TMPDIR/x sub", "allow", "deny", TREE),
+            ("cp -a $TMPDIR/z/. .", "deny", "deny", TREE),
+            ("mv $TMPDIR/x .", "allow", "deny", TREE),
+            ("rsync -a $TMPDIR/x/ .", "deny", "deny", TREE),
+            // Controls: trees without protected paths.
+            ("cp -r src .", "allow", "allow", ""),
+            ("cp -r $TMPDIR/y/. .", "allow", "allow", ""),
+            ("cp -a $TMPDIR/y out", "allow", "allow", ""),
+            ("mv $TMPDIR/y/sub .", "allow", "allow", ""),
+            ("rsync -a $TMPDIR/y/ out/", "allow", "allow", ""),
+            ("cp -r src $TMPDIR/backup", "allow", "allow", ""),
+        ],
+    );
+}
+
+#[test]
+fn f2_a_tree_too_large_to_list_into_a_root_asks_unconfined() {
+    let w = landing_world();
+    let big = w.tmp.join("big");
+    std::fs::create_dir_all(&big).unwrap();
+    for i in 0..4200 {
+        std::fs::write(big.join(format!("f{i}")), "").unwrap();
+    }
+    expect(
+        &w,
+        &[
+            ("cp -r $TMPDIR/big/. .", "allow", "ask", "too large to list"),
+            // Into a new directory: nothing protected below it.
+            ("cp -r $TMPDIR/big out", "allow", "allow", ""),
+        ],
+    );
+}
+
+#[test]
+fn f2_extraction_and_stored_names_ask_unconfined() {
+    let w = landing_world();
+    expect(
+        &w,
+        &[
+            ("tar xf a.tar -C .", "allow", "ask", EXTRACT),
+            ("tar -xf a.tar -C sub", "allow", "ask", EXTRACT),
+            (
+                "tar --extract --file=a.tar --directory=out",
+                "allow",
+                "ask",
+                EXTRACT,
+            ),
+            ("unzip a.zip -d .", "allow", "ask", EXTRACT),
+            ("unzip a.zip -d out", "allow", "ask", EXTRACT),
+            ("gzip -dN x.gz", "allow", "ask", "stored name"),
+            ("gzip -d --name x.gz", "allow", "ask", "stored name"),
+            ("gunzip -N x.gz", "allow", "ask", "stored name"),
+            // Controls: listing, compressing, decompressing without names.
+            ("tar -tf a.tar", "allow", "allow", ""),
+            ("unzip -l a.zip", "allow", "allow", ""),
+            ("gzip -d x.gz", "allow", "allow", ""),
+            ("gunzip x.gz", "allow", "allow", ""),
+            ("gzip -k build.log", "allow", "allow", ""),
         ],
     );
 }
