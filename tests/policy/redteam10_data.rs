@@ -346,3 +346,99 @@ fn f2_extraction_and_stored_names_ask_unconfined() {
         ],
     );
 }
+
+/// (decision, reasons) of `check --json [--unconfined] -c CMD` with the
+/// caller's `PATH` set to `path`.
+fn decide_with_path(w: &World, unconfined: bool, path: &str, cmd: &str) -> (String, String) {
+    let mut c = w.cmd();
+    c.arg("check").arg("--json");
+    if unconfined {
+        c.arg("--unconfined");
+    }
+    c.args(["-c", cmd]).env("PATH", path);
+    let out = c.output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    (
+        v["decision"].as_str().unwrap_or("?").to_string(),
+        reasons(&v),
+    )
+}
+
+const PROJECT_PROGRAM: &str = "not a system program";
+
+#[test]
+fn f6_bare_names_resolved_through_path_into_a_root() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = World::new();
+    for d in [".venv/bin", "node_modules/.bin"] {
+        std::fs::create_dir_all(w.cwd.join(d)).unwrap();
+    }
+    for f in [".venv/bin/git", "node_modules/.bin/tsc", "mytool"] {
+        let p = w.cwd.join(f);
+        std::fs::write(&p, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let venv = format!("{}:/usr/bin:/bin", w.cwd.join(".venv/bin").display());
+    let venv_last = format!("/usr/bin:/bin:{}", w.cwd.join(".venv/bin").display());
+    let system = "/usr/bin:/bin";
+    let cases: &[(&str, &str, &str, &str)] = &[
+        // (PATH, command, unconfined decision, reason)
+        (&venv, "git status", "ask", PROJECT_PROGRAM),
+        (&venv, "git log --oneline", "ask", PROJECT_PROGRAM),
+        (
+            "node_modules/.bin:/usr/bin:/bin",
+            "tsc -p .",
+            "ask",
+            PROJECT_PROGRAM,
+        ),
+        (
+            ".venv/bin:/usr/bin:/bin",
+            "git status",
+            "ask",
+            PROJECT_PROGRAM,
+        ),
+        (":/usr/bin:/bin", "mytool", "ask", PROJECT_PROGRAM),
+        ("/usr/bin::/bin", "mytool", "ask", PROJECT_PROGRAM),
+        // Written by the same string, then run by its bare name.
+        (
+            &venv,
+            "printf '#!/bin/sh\\n' > .venv/bin/ls && ls",
+            "deny",
+            ".venv/bin",
+        ),
+        (&venv, "cp x .venv/bin/python3", "deny", ".venv/bin"),
+        (
+            "node_modules/.bin:/usr/bin:/bin",
+            "cp x node_modules/.bin/tsc",
+            "deny",
+            "node_modules/.bin",
+        ),
+        // Controls: a system program first on PATH, names not in the
+        // project's directories, builtins, writes elsewhere.
+        (&venv_last, "git status", "allow", ""),
+        (&venv, "ls -la", "allow", ""),
+        (&venv, "echo hi", "allow", ""),
+        (&venv, "cd src", "allow", ""),
+        (&venv, "echo x > src/a.txt", "allow", ""),
+        (system, "git status", "allow", ""),
+        (system, "cp x .venv/bin/python3", "allow", ""),
+        (":/usr/bin:/bin", "git status", "allow", ""),
+    ];
+    let mut fails = Vec::new();
+    for (path, cmd, want, reason) in cases {
+        let (d, why) = decide_with_path(&w, true, path, cmd);
+        if d != *want || (d != "allow" && !why.contains(reason)) {
+            fails.push(format!(
+                "unconfined PATH={path} {cmd:?}: {d} ({why}), want {want} {reason:?}"
+            ));
+        }
+        // Confined, the sandbox contains the project's programs.
+        let (d, why) = decide_with_path(&w, false, path, cmd);
+        if d != "allow" {
+            fails.push(format!(
+                "confined PATH={path} {cmd:?}: {d} ({why}), want allow"
+            ));
+        }
+    }
+    assert!(fails.is_empty(), "\n  {}", fails.join("\n  "));
+}
