@@ -164,7 +164,7 @@ fn f8_sed_in_place_suffix_is_a_backup_path() {
     let home = w.home.display().to_string();
     let bashrc = format!("sed -i'{home}/.bashr*' 's/x/x/' c");
     let long = format!("sed --in-place='{home}/*' s/x/y/ c");
-    let via_tmp = format!("sed -i\"$TMPDIR/../home/*\" s/x/y/ c");
+    let via_tmp = "sed -i\"$TMPDIR/../home/*\" s/x/y/ c";
     expect(
         &w,
         &[
@@ -188,7 +188,7 @@ fn f8_sed_in_place_suffix_is_a_backup_path() {
             ),
             (&bashrc, "deny", "deny", "outside the writable roots"),
             (&long, "deny", "deny", "outside the writable roots"),
-            (&via_tmp, "deny", "deny", "outside the writable roots"),
+            (via_tmp, "deny", "deny", "outside the writable roots"),
             // No `*`: appended to the name (`.e` + `nvrc`).
             ("sed -i'nvrc' s/x/y/ .e", "deny", "deny", "protected"),
             ("sed -i'rc' s/x/y/ .env", "deny", "deny", "protected"),
@@ -253,6 +253,9 @@ fn f2_copy_move_link_into_a_directory_lands_at_dir_basename() {
             ("ln t/.envrc .", "deny", "deny", LANDS),
             ("ln -s t/.envrc .", "deny", "deny", LANDS),
             ("ln -t . t/.envrc", "deny", "deny", LANDS),
+            // (`ln -s TARGET` alone, linking `./basename`, is malformed
+            // for the registry entry: refused whatever the name.)
+            ("ln -s t/.envrc", "deny", "deny", "operand"),
             ("install -t . t/.envrc", "deny", "deny", LANDS),
             ("cp --target-directory=. t/.envrc", "deny", "deny", LANDS),
             ("cp t/.e* .", "deny", "deny", LANDS),
