@@ -96,11 +96,12 @@ pub fn decide(input: &CommandInput, profile: &Profile, sit: &Situation) -> Decid
             parse::parse_string(text, &context_with(profile, sit, positional, trusted))
         }
     };
+    let is_confined = confined(profile, sit);
     let ctx = PolicyContext {
         profile,
         roots: &roots,
         interactive: sit.interactive,
-        confined: confined(profile, sit),
+        confined: is_confined,
         writes_seen: Default::default(),
         written: Vec::new(),
         links: Vec::new(),
@@ -109,6 +110,15 @@ pub fn decide(input: &CommandInput, profile: &Profile, sit: &Situation) -> Decid
         job_vars: Vec::new(),
         negative_vars: Vec::new(),
         shopt: false,
+        path_dirs: if is_confined {
+            Vec::new()
+        } else {
+            policy::program_path::path_dirs(
+                std::env::var_os("PATH").as_deref(),
+                &sit.places.cwd,
+                &roots,
+            )
+        },
     };
     let raw = match input {
         CommandInput::String { text, .. } => Some(text.as_str()),

@@ -183,6 +183,23 @@ pub struct CommandSpec {
     /// at least `write` risk; the sandbox contains what the validator cannot see.
     #[serde(default)]
     pub interpreter: bool,
+    /// Options that stop an `interpreter` from running the project's code
+    /// (`javac -proc:none`: no annotation processors; `cargo package
+    /// --no-verify`: no verification build): with one of them an
+    /// unconfined run is judged like any other tool. Each must be one of
+    /// the entry's options (checked at build time).
+    #[serde(default)]
+    pub code_off: Vec<String>,
+    /// Reads files named *inside* its input, which the policy does not
+    /// parse (`#include`, `include_str!`): unconfined, any run that reads
+    /// input asks (the names are content).
+    #[serde(default)]
+    pub reads_named: bool,
+    /// Takes options from a file named by an operand `@FILE` (gcc, clang,
+    /// javac, rustc response files): unconfined, such an operand asks
+    /// (the options in the file are not seen).
+    #[serde(default)]
+    pub response_files: bool,
     /// Option syntax.
     #[serde(default)]
     pub option_style: OptionStyle,
@@ -399,6 +416,7 @@ vocabulary! {
         Last = "last": "options end after this one: the rest are operands for what it runs (`python3 -m venv --without-pip`)",
         Filter = "filter": "narrows what a deleting command touches (`find -name X -delete`), so the operands are not a broad deletion",
         ReadsTree = "reads_tree": "reads its operands recursively (`cp -r`, `grep -r`): a tree that holds a protected path is refused",
+        ReadsNamed = "reads_named": "the program reads or writes files whose names come from content the policy does not parse (`--files0-from` lists, `man -l` pages with `.so`, `gzip -N` stored names): unconfined, asks",
     }
 }
 
@@ -419,7 +437,8 @@ impl Effect {
             | Effect::Code
             | Effect::Last
             | Effect::Filter
-            | Effect::ReadsTree => false,
+            | Effect::ReadsTree
+            | Effect::ReadsNamed => false,
         }
     }
 }
@@ -824,6 +843,9 @@ fn parse_builtin(idx: usize, name: &str) -> Arc<CommandSpec> {
             network_touching: false,
             network_when: Vec::new(),
             interpreter: false,
+            code_off: Vec::new(),
+            reads_named: false,
+            response_files: false,
             option_style: OptionStyle::default(),
             options: Vec::new(),
             operands: Vec::new(),
@@ -866,6 +888,22 @@ pub fn check_spec(name: &str, spec: &CommandSpec) -> Vec<String> {
             special.join(", ")
         ));
     }
+    for off in &spec.code_off {
+        let known = spec
+            .options
+            .iter()
+            .any(|o| o.spec().names.iter().any(|n| n == off));
+        if !known {
+            errs.push(format!(
+                "command `{name}`: `code_off` names `{off}`, which is not one of its options"
+            ));
+        }
+    }
+    if !spec.code_off.is_empty() && !spec.interpreter {
+        errs.push(format!(
+            "command `{name}`: `code_off` without `interpreter = true` means nothing"
+        ));
+    }
     errs
 }
 
@@ -875,6 +913,18 @@ mod tests {
 
     fn load(extra: &str) -> Result<CommandSpec, String> {
         toml::from_str::<CommandSpec>(&format!("summary = 't'\n{extra}")).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn code_off_must_name_an_option_of_an_interpreter() {
+        let ok = load("interpreter = true\noptions = ['--no-verify']\ncode_off = ['--no-verify']")
+            .unwrap();
+        assert!(check_spec("t", &ok).is_empty());
+        let unknown =
+            load("interpreter = true\noptions = ['--no-verify']\ncode_off = ['--nope']").unwrap();
+        assert!(check_spec("t", &unknown)[0].contains("not one of its options"));
+        let plain = load("options = ['-x']\ncode_off = ['-x']").unwrap();
+        assert!(check_spec("t", &plain)[0].contains("without `interpreter"));
     }
 
     #[test]

@@ -397,11 +397,80 @@ pub fn unconfined_interpreter(
     if ctx.confined || !spec.interpreter || !runs_code(p, seg) {
         return;
     }
+    // `javac -proc:none`, `cargo package --no-verify`: the options that
+    // stop it running the project's code (a response file can still name
+    // processors: `unconfined_named_content`).
+    if p.options.iter().any(|o| {
+        o.spec
+            .names
+            .iter()
+            .any(|n| spec.code_off.iter().any(|off| off == n))
+    }) {
+        return;
+    }
     v.add(
         Layer::Policy,
         ReasonId::PolicyUnconfinedCode,
         Decision::Ask,
         format!("`{name}` runs code that cannot be fully checked, and nothing confines it here"),
+        Some(RUN_CONFINED.into()),
+    );
+}
+
+/// Unconfined: what a program reads because its *input* names it, content
+/// the policy does not parse — options from a response file (`gcc @opts`,
+/// `javac @args`, `rustc @args`: `-wrapper`, `-processorpath`,
+/// `-Clinker=` come in that way), files named by `#include` or
+/// `include_str!` (entries with `reads_named`), a `--files0-from` list,
+/// a roff page's `.so` (`man -l`, `man ./x.1`). Not seen through, so it
+/// asks; confined, the sandbox contains what is read and run.
+pub fn unconfined_named_content(
+    name: &str,
+    spec: &CommandSpec,
+    p: &ParsedArgs,
+    seg: &Segment,
+    ctx: &PolicyContext,
+    v: &mut Verdict,
+) {
+    if ctx.confined {
+        return;
+    }
+    let response = spec
+        .response_files
+        .then(|| {
+            p.operands
+                .iter()
+                .find(|(w, _)| w.value.len() > 1 && w.value.starts_with('@'))
+        })
+        .flatten();
+    let why = if let Some((w, _)) = response {
+        format!(
+            "`{name} {}` takes options from a response file, which are not seen",
+            w.raw()
+        )
+    } else if spec.reads_named && runs_code(p, seg) {
+        format!(
+            "`{name}` reads the files its input names (`#include`, `include_str!`, response files), which are not seen"
+        )
+    } else if let Some(o) = p
+        .options
+        .iter()
+        .find(|o| o.spec.effects.contains(&Effect::ReadsNamed))
+    {
+        format!(
+            "`{name} {}` uses file names from content that is not seen (a list of names, a page's `.so`, a stored name)",
+            o.written
+        )
+    } else if name == "man" && p.operands.iter().any(|(w, _)| w.value.contains('/')) {
+        format!("`{name}` formats a local file, whose `.so` requests read files that are not seen")
+    } else {
+        return;
+    };
+    v.add(
+        Layer::Policy,
+        ReasonId::PolicyUnconfinedNamed,
+        Decision::Ask,
+        format!("{why}, and nothing confines it here"),
         Some(RUN_CONFINED.into()),
     );
 }
@@ -504,7 +573,8 @@ pub fn unconfined_expanded_operand(
             | Effect::Code
             | Effect::Last
             | Effect::Filter
-            | Effect::ReadsTree => false,
+            | Effect::ReadsTree
+            | Effect::ReadsNamed => false,
         }) || o.value_type == Some(super::registry::ValueType::Command)
     }) || (spec.unknown_options == super::registry::UnknownOptions::Allow
         && spec.risk > Risk::Safe);

@@ -61,6 +61,11 @@ pub struct PolicyContext<'a> {
     /// The string runs `shopt`: `dotglob` (a glob's `*` matches leading
     /// dots) and `nocaseglob` may be on, so a glob is matched with both.
     pub shopt: bool,
+    /// Unconfined: the caller's `PATH` in order, up to the last entry
+    /// inside a writable root (an activated venv's `bin`, `node_modules/.bin`,
+    /// a relative or empty entry: the cwd); empty when no entry is inside a
+    /// root, or confined ([`super::program_path::path_dirs`]).
+    pub path_dirs: Vec<PathBuf>,
 }
 
 /// [`PolicyContext::resolved`]: the answers in the order they were asked,
@@ -182,6 +187,7 @@ impl<'a> PolicyContext<'a> {
                 .map(|a| a.name.clone())
                 .collect(),
             shopt: model.segments.iter().any(|s| s.program == "shopt"),
+            path_dirs: ctx.path_dirs.clone(),
         }
     }
 

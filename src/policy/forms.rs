@@ -149,6 +149,29 @@ impl FormCheck<'_, '_> {
         }
     }
 
+    /// An accepted extraction: the names it writes are the archive's
+    /// members, content the policy does not read (`.git/hooks/x`,
+    /// `.claude/settings.json`, a member through a directory symlink).
+    /// Confined, the sandbox and the restore contain them; unconfined,
+    /// nothing does, so it asks.
+    fn extracted(&mut self, program: &str) {
+        self.v.warn(EXTRACT_WARNING.into());
+        if !self.ctx.confined {
+            self.v.add(
+                Layer::Policy,
+                ReasonId::PolicyUnconfinedNamed,
+                Decision::Ask,
+                format!(
+                    "`{program}` extracts files named by the archive's members (a member can be `.git/hooks/...` or `.claude/...`), which are not seen, and nothing confines it here"
+                ),
+                Some(
+                    "list it first (`tar -tf`, `unzip -l`), or run it inside the sandbox (`hook --rewrite`, `safe-exec -c`)"
+                        .into(),
+                ),
+            );
+        }
+    }
+
     fn path_problem(&mut self, p: &Path, e: PathProblem, what: &str) {
         let msg = match e {
             PathProblem::NotReadable => {
@@ -368,7 +391,7 @@ impl FormCheck<'_, '_> {
             if self.plain_path(&dest, "the destination", accepted) {
                 self.writable(&dest, "the destination");
             }
-            self.v.warn(EXTRACT_WARNING.into());
+            self.extracted("tar");
             return Some(Accepted {
                 risk: Risk::Write,
                 network: None,
@@ -546,7 +569,7 @@ impl FormCheck<'_, '_> {
         if self.plain_path(&dest, "the destination", accepted) {
             self.writable(&dest, "the destination");
         }
-        self.v.warn(EXTRACT_WARNING.into());
+        self.extracted("unzip");
         Some(Accepted {
             risk: Risk::Write,
             network: None,

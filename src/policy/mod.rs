@@ -47,7 +47,7 @@ mod lookup;
 mod mode;
 mod options;
 mod path_checks;
-mod program_path;
+pub(crate) mod program_path;
 mod ps;
 mod safety;
 mod segment;

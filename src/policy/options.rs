@@ -81,7 +81,8 @@ pub(super) fn options(
                 | Effect::Template
                 | Effect::Last
                 | Effect::Filter
-                | Effect::ReadsTree => {}
+                | Effect::ReadsTree
+                | Effect::ReadsNamed => {}
             }
         }
         if let (Some(val), Some(t)) = (&o.value, o.spec.value_type) {

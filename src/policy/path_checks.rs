@@ -72,7 +72,10 @@ pub(super) fn redirections(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) 
 
 /// [`paths::Roots::check_write`] for this decision: unconfined, a write
 /// (not a removal) into a nested repository's git entry is refused as a
-/// protected path too ([`paths::Roots::nested_git_hit`]).
+/// protected path too ([`paths::Roots::nested_git_hit`]), and so is a
+/// file written into a directory of the caller's `PATH` inside a root
+/// (`.venv/bin/git` with the venv activated: the next bare `git` runs it,
+/// and the user's shell too).
 pub(super) fn check_write(
     ctx: &PolicyContext,
     p: &Path,
@@ -84,6 +87,17 @@ pub(super) fn check_write(
         && let Some(hit) = ctx.roots.nested_git_hit(p)
     {
         return Err(PathProblem::NestedGit(hit));
+    }
+    if !ctx.confined
+        && let Some(dir) = p.parent()
+        && ctx.path_dirs.iter().any(|d| d == dir)
+        && ctx
+            .roots
+            .write
+            .iter()
+            .any(|r| dir.starts_with(r) && dir != r.as_path())
+    {
+        return Err(PathProblem::Protected(dir.to_path_buf()));
     }
     Ok(())
 }

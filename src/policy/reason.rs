@@ -54,6 +54,7 @@ vocabulary! {
         PolicyAboveMode = "policy.above_mode": "the command's risk is above the profile's `mode`; asks or denies per `above_mode`",
         PolicyCodePath = "policy.code_path": "unconfined, a variable makes a program load the project's code",
         PolicyUnconfinedCode = "policy.unconfined_code": "unconfined, a program runs code that cannot be fully checked",
+        PolicyUnconfinedNamed = "policy.unconfined_named": "unconfined, a program reads options or files named in content that is not seen (response files, `#include`, `--files0-from`)",
         PolicyUnconfinedExpansion = "policy.unconfined_expansion": "unconfined, an expansion's result could be read as an option that writes or runs",
         PolicyUnconfinedSubstitution = "policy.unconfined_substitution": "unconfined, a command substitution changes files",
         RegistryBlocked = "registry.blocked": "the registry entry is `maturity = \"blocked\"`",

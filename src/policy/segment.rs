@@ -79,6 +79,8 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
     if seg.words[0].value.contains('/') {
         written_then_run(seg, ctx, v, &seg.words[0].value, label, code);
         untrusted_program_path(seg, ctx, v);
+    } else {
+        super::program_path::path_program(seg, ctx, v);
     }
     if seg.origin == Origin::ExecTemplate {
         v.note(
@@ -260,6 +262,8 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
     }
     risk = risk.max(options(&name, &parsed, seg, ctx, v, code));
     risk = risk.max(operands(&name, &parsed, seg, ctx, v, code));
+    super::values::landing(&name, &parsed, seg, ctx, v);
+    super::values::sed_backup(&name, &parsed, seg, ctx, v);
     if let Some(sub) = network_operands(&spec, &parsed) {
         confined::needs_network(format!("{name} {sub}").trim_end(), ctx, v);
     }
@@ -272,6 +276,7 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
     }
     confined::unconfined_interpreter(&name, &spec, &parsed, seg, ctx, v);
     confined::unconfined_program_file(&name, &spec, &parsed, seg, ctx, v);
+    confined::unconfined_named_content(&name, &spec, &parsed, seg, ctx, v);
     confined::unconfined_expanded_operand(&name, &spec, &parsed, ctx, v);
     templates::run_time_arguments(&name, &spec, seg, ctx, v, risk);
     if let Some(data) = &seg.stdin_data

@@ -34,7 +34,8 @@ pub(super) fn run_time_arguments(
                 | Effect::Code
                 | Effect::Last
                 | Effect::Filter
-                | Effect::ReadsTree => false,
+                | Effect::ReadsTree
+                | Effect::ReadsNamed => false,
             }) || o.value_type == Some(ValueType::Command)
         }) || (spec.unknown_options == UnknownOptions::Allow
             // Confined, an unlisted option of a read-only program is contained.

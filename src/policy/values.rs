@@ -466,3 +466,231 @@ fn glob_children(cwd: &std::path::Path, pattern: &str) -> Vec<std::path::PathBuf
         .map(|n| base.join(n))
         .collect()
 }
+
+/// Entries listed at most in a source tree copied or moved into a
+/// directory ([`landing`]); past it the tree is not seen through.
+const TREE_ENTRIES: usize = 4096;
+
+/// Where the sources of `cp`, `mv`, `ln`, `install`, `git mv` and `rsync` land
+/// when the destination is a directory (`-t DIR`, a last operand that is
+/// an existing directory, ends in `/`, or follows several sources, unless
+/// `-T`): `DIR/basename(SRC)`, checked as a write (`cp t/.envrc .` writes
+/// `./.envrc`). A directory copied or moved there (`cp -r`, `cp -a`, `mv`;
+/// `SRC/.` merges its contents into `DIR` itself) writes every path of
+/// its tree below the landing path: the tree is listed (bounded by
+/// [`TREE_ENTRIES`]) and a protected relative path (`x/.git/hooks/...`,
+/// `x/.claude/settings.json`) is refused. A tree that cannot be listed,
+/// landing on a root or an ancestor of a protected path, asks unconfined
+/// (confined, the restore puts protected files back).
+pub(super) fn landing(
+    name: &str,
+    p: &ParsedArgs,
+    seg: &Segment,
+    ctx: &PolicyContext,
+    v: &mut Verdict,
+) {
+    if !matches!(name, "cp" | "mv" | "ln" | "install" | "git mv" | "rsync") {
+        return;
+    }
+    let has = |n: &str| p.options.iter().any(|o| o.name == n);
+    // `install -d` makes directories; `-T` writes the last operand itself.
+    if (name == "install" && (has("-d") || has("-D"))) || has("-T") {
+        return;
+    }
+    let recursive = match name {
+        "cp" | "rsync" => has("-r") || has("-a"),
+        "mv" | "git mv" => true,
+        _ => false,
+    };
+    let target = p
+        .options
+        .iter()
+        .find(|o| o.name == "-t")
+        .and_then(|o| o.value.as_ref());
+    let all: Vec<&Word> = p.operands.iter().map(|(w, _)| *w).collect();
+    let (sources, dir): (&[&Word], &Word) = match (target, all.split_last()) {
+        (Some(d), _) => (&all[..], d),
+        (None, Some((last, rest))) if !rest.is_empty() => (rest, *last),
+        _ => return,
+    };
+    if dir.unresolved || dir.glob {
+        return;
+    }
+    let d = ctx.resolve(seg, &dir.value);
+    let named_dir = dir.value.ends_with('/')
+        || matches!(dir.value.as_str(), "." | "..")
+        || dir.value.ends_with("/.")
+        || dir.value.ends_with("/..");
+    // rsync puts a directory source below the destination, made if need be.
+    // Otherwise the one source becomes DEST itself (`cp -r x new`: the
+    // tree of `x` lands at `new/...`); DEST was checked as an operand.
+    let into_dir =
+        target.is_some() || named_dir || sources.len() > 1 || d.is_dir() || name == "rsync";
+    for w in sources {
+        if w.unresolved {
+            continue;
+        }
+        let srcs: Vec<std::path::PathBuf> = if w.glob {
+            glob_children(&ctx.resolve(seg, "."), &w.value)
+        } else {
+            vec![ctx.resolve(seg, &w.value)]
+        };
+        for src in srcs {
+            // `SRC/.` (and `cp -r SRC/ DIR` is still `DIR/SRC`): the
+            // contents land in DIR itself.
+            let merge = !into_dir
+                || w.value == "."
+                || w.value.ends_with("/.")
+                || (name == "rsync" && w.value.ends_with('/'));
+            let at = if merge {
+                d.clone()
+            } else {
+                match src.file_name() {
+                    Some(b) => d.join(b),
+                    None => continue,
+                }
+            };
+            if !merge && let Err(e) = super::path_checks::check_write(ctx, &at, false) {
+                path_reason(v, &at, &e, &format!("`{name}` puts `{}` at", w.raw()));
+                return;
+            }
+            if !recursive || !src.is_dir() {
+                continue;
+            }
+            match tree_hit(ctx, &src, &at) {
+                Ok(None) => {}
+                Ok(Some((landed, e))) => {
+                    path_reason(
+                        v,
+                        &landed,
+                        &e,
+                        &format!(
+                            "`{name}` copies the tree `{}`, which puts a file at",
+                            w.raw()
+                        ),
+                    );
+                    return;
+                }
+                Err(()) => {
+                    if !ctx.confined && ctx.roots.protected_hit(&at, true).is_some() {
+                        v.add(
+                            Layer::Policy,
+                            ReasonId::PolicyUnconfinedNamed,
+                            Decision::Ask,
+                            format!(
+                                "`{name}` puts the tree `{}` into `{}`, which holds protected paths, and the tree is too large to list; nothing confines it here",
+                                w.raw(),
+                                at.display()
+                            ),
+                            Some("copy into a new directory, or run it inside the sandbox (`hook --rewrite`, `safe-exec -c`)".into()),
+                        );
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The first path of the tree `src` that, put below `at`, is a write the
+/// roots refuse (a protected path); `Err` when the tree cannot be listed
+/// within [`TREE_ENTRIES`] entries. Symbolic links are not followed (`cp
+/// -r` and `mv` copy them as links).
+fn tree_hit(
+    ctx: &PolicyContext,
+    src: &std::path::Path,
+    at: &std::path::Path,
+) -> Result<Option<(std::path::PathBuf, super::paths::PathProblem)>, ()> {
+    let mut stack = vec![std::path::PathBuf::new()];
+    let mut seen = 0usize;
+    while let Some(rel) = stack.pop() {
+        let entries = std::fs::read_dir(src.join(&rel)).map_err(|_| ())?;
+        for e in entries {
+            seen += 1;
+            if seen > TREE_ENTRIES {
+                return Err(());
+            }
+            let e = e.map_err(|_| ())?;
+            let r = rel.join(e.file_name());
+            let landed = at.join(&r);
+            if let Err(err) = super::path_checks::check_write(ctx, &landed, false) {
+                return Ok(Some((landed, err)));
+            }
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(r);
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// GNU sed's `-i SUFFIX` (`--in-place=SUFFIX`) names a backup file: each
+/// `*` is replaced by the edited file's name *as given* (`-i'bak/*' d/f`
+/// backs up to `bak/d/f`), and a suffix without `*` is appended (`-i.bak
+/// f`: `f.bak`); the result is relative to the cwd, so a `/` makes it any
+/// path (`-i'.git/hooks/*'`, `-i'/home/u/.bashr*'`). The original file is
+/// renamed there, content and mode kept: each backup path is checked as a
+/// write (checked with GNU sed 4.9).
+pub(super) fn sed_backup(
+    name: &str,
+    p: &ParsedArgs,
+    seg: &Segment,
+    ctx: &PolicyContext,
+    v: &mut Verdict,
+) {
+    if !matches!(name, "sed" | "gsed") {
+        return;
+    }
+    let Some(suffix) = p
+        .options
+        .iter()
+        .filter(|o| o.name == "-i")
+        .filter_map(|o| o.value.as_ref())
+        .next_back()
+    else {
+        return;
+    };
+    if suffix.value.is_empty() {
+        return;
+    }
+    if suffix.unresolved {
+        // Confined, the sandbox holds the rename wherever it leads.
+        if ctx.confined {
+            return;
+        }
+        super::unknown::unknown(
+            v,
+            ctx,
+            &format!(
+                "`{name}`'s in-place backup suffix `{}` is not literal, and it can be a path",
+                suffix.raw()
+            ),
+        );
+        return;
+    }
+    for (w, t) in &p.operands {
+        if !t.plain_path() || w.unresolved || w.glob {
+            continue;
+        }
+        let backup = if suffix.value.contains('*') {
+            suffix.value.replace('*', &w.value)
+        } else {
+            format!("{}{}", w.value, suffix.value)
+        };
+        let at = ctx.resolve(seg, &backup);
+        if let Err(e) = super::path_checks::check_write(ctx, &at, false) {
+            path_reason(
+                v,
+                &at,
+                &e,
+                &format!(
+                    "`{name}`'s in-place backup suffix `{}` backs `{}` up to",
+                    suffix.value,
+                    w.raw()
+                ),
+            );
+            return;
+        }
+        ctx.writes_seen.borrow_mut().push(at);
+    }
+}

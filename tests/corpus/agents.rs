@@ -854,6 +854,10 @@ const CLASSES: &[(&str, &str)] = &[
         "unconfined: interpreter code or a script the policy cannot see through",
     ),
     (
+        "policy.unconfined_named",
+        "unconfined: a compiler, response file, `--files0-from` list or `man -l` page names what is read",
+    ),
+    (
         "policy.code_path",
         "interpreter code names a path the policy refuses",
     ),

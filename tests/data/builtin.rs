@@ -113,10 +113,6 @@ const UNTYPED_WRITE_OPERANDS: &[(&str, &str)] = &[
         "no path operands (the target triple is an option); it downloads into cargo's own cache and asks for the network",
     ),
     (
-        "cargo package",
-        "no path operands; it writes target/package of the package in the cwd",
-    ),
-    (
         "cargo generate-lockfile",
         "no operands; it writes Cargo.lock of the package in the cwd and asks for the network",
     ),

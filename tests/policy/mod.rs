@@ -6,6 +6,7 @@ mod forms;
 mod links;
 mod ordinary;
 mod parse_bounds;
+mod redteam10_data;
 mod redteam9;
 mod review;
 mod unconfined_classes;

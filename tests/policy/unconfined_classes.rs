@@ -476,8 +476,10 @@ fn writes_through_options() {
     );
     allowed(
         "writes",
-        &["gcc -o build/app x.c", "strace -o trace.txt ls"],
+        &["strace -o trace.txt ls", "sort -o out.txt in.txt"],
     );
+    // (`gcc -o build/app x.c` reads what `#include` names: unconfined it
+    // asks, red team 10 F19, tests/policy/redteam10_data.rs.)
 }
 
 #[test]
@@ -495,7 +497,9 @@ fn programs_through_options() {
             "bash --rcfile ./x -ic ls",
         ],
     );
-    allowed("programs", &["rustc -C opt-level=3 x.rs"]);
+    // (`rustc -C opt-level=3 x.rs` reads what `include_str!` names:
+    // unconfined it asks, red team 10 F19.)
+    allowed("programs", &["rustc --version"]);
     confined_allowed_unconfined_asks("programs", &["go test ./...", "npm test"]);
 }
 
