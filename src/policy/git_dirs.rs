@@ -50,12 +50,21 @@ pub fn is_git_dir(d: &Path) -> bool {
 fn args_after<'a>(argv: &'a [String], name: &str) -> &'a [String] {
     // `git -C x checkout ...`: the words after the subcommand's name.
     let sub = name.rsplit(' ').next().unwrap_or(name);
-    let at = argv.iter().position(|a| a == sub).map_or(argv.len(), |i| i + 1);
+    let at = argv
+        .iter()
+        .position(|a| a == sub)
+        .map_or(argv.len(), |i| i + 1);
     &argv[at.min(argv.len())..]
 }
 
 /// Checks one git subcommand (`name` is `git checkout`, ...).
-pub(super) fn check(name: &str, p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
+pub(super) fn check(
+    name: &str,
+    p: &ParsedArgs,
+    seg: &Segment,
+    ctx: &PolicyContext,
+    v: &mut Verdict,
+) {
     glob_pathspecs(name, p, seg, ctx, v);
     if name == "git init" {
         separate_git_dir(p, seg, ctx, v);
@@ -75,11 +84,14 @@ pub(super) fn check(name: &str, p: &ParsedArgs, seg: &Segment, ctx: &PolicyConte
 /// A quoted pathspec with `*`, `?` or `[` is a glob to git (whose `*`
 /// crosses `/`): checked as the broad pathspec of its fixed directory.
 fn glob_pathspecs(name: &str, p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
+    // As the same command with `.`: `git checkout/restore/rm` throw away
+    // or delete what they match; `git restore --staged` only unstages (its
+    // `.` is allowed); `git add` reads (a glob may force-add `.env`).
+    let staged_only =
+        name == "git restore" && has(p, &["-S", "--staged"]) && !has(p, &["-W", "--worktree"]);
     let (access, destructive) = match name {
-        "git checkout" | "git restore" | "git rm" | "git stash push" | "git reset" => {
-            (Access::Write, true)
-        }
-        "git add" | "git stash" => (Access::Read, true),
+        "git checkout" | "git restore" | "git rm" if !staged_only => (Access::Write, true),
+        "git add" => (Access::Read, true),
         _ => return,
     };
     for (w, _) in &p.operands {
@@ -120,10 +132,10 @@ fn separate_git_dir(p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext, v: &mut 
     if !p.options.iter().any(|o| o.name == "--separate-git-dir") {
         return;
     }
-    let dir = p
-        .operands
-        .first()
-        .map_or_else(|| seg.cwd.to_path_buf(), |(w, _)| ctx.resolve(seg, &w.value));
+    let dir = p.operands.first().map_or_else(
+        || seg.cwd.to_path_buf(),
+        |(w, _)| ctx.resolve(seg, &w.value),
+    );
     if std::fs::symlink_metadata(dir.join(".git")).is_ok() || is_git_dir(&dir) {
         v.add(
             Layer::Policy,
@@ -155,7 +167,10 @@ fn content_named(name: &str, p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext,
     let argv = seg.argv_vec();
     let rest = args_after(&argv, name);
     let what = match name {
-        "git apply" if !has(p, &["--check", "--stat", "--numstat", "--summary"]) || has(p, &["--apply"]) => {
+        "git apply"
+            if !has(p, &["--check", "--stat", "--numstat", "--summary"])
+                || has(p, &["--apply"]) =>
+        {
             match patch_targets(p, seg, ctx) {
                 Ok(paths) => {
                     for full in paths {
@@ -187,16 +202,19 @@ fn content_named(name: &str, p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext,
         "git reset" if has(p, &["--keep", "--merge", "--hard"]) && !p.operands.is_empty() => {
             "checks out the files of the commit it resets to"
         }
-        "git switch"
-            if !p.operands.is_empty() || has(p, &["--orphan"]) =>
-        {
+        "git switch" if !p.operands.is_empty() || has(p, &["--orphan"]) => {
             "checks out the files of the branch it switches to"
         }
         "git checkout" if !rest.iter().any(|a| a == "--") => {
             // `git checkout BRANCH` (no `--`): a first operand that names
             // no existing path is taken to be a branch or commit.
             match p.operands.first() {
-                Some((w, _)) if !w.unresolved && std::fs::symlink_metadata(ctx.resolve(seg, &w.value)).is_ok() => return,
+                Some((w, _))
+                    if !w.unresolved
+                        && std::fs::symlink_metadata(ctx.resolve(seg, &w.value)).is_ok() =>
+                {
+                    return;
+                }
                 Some(_) => "checks out the files of the branch or commit it switches to",
                 None => return,
             }
@@ -394,7 +412,9 @@ fn patch_targets(p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext) -> Result<V
         return Err(());
     }
     let base = match discover(&seg.cwd, ctx) {
-        Some((gd, true)) => gd.parent().map_or_else(|| seg.cwd.to_path_buf(), Path::to_path_buf),
+        Some((gd, true)) => gd
+            .parent()
+            .map_or_else(|| seg.cwd.to_path_buf(), Path::to_path_buf),
         _ => seg.cwd.to_path_buf(),
     };
     let mut out = Vec::new();
@@ -403,13 +423,19 @@ fn patch_targets(p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext) -> Result<V
         // Written earlier in the same string (`printf ... > p.diff && git
         // apply p.diff`): what is on disk now is not what git will read.
         if ctx.written.iter().any(|w| super::paths::same(w, &f))
-            || ctx.writes_seen.borrow().iter().any(|w| super::paths::same(w, &f))
+            || ctx
+                .writes_seen
+                .borrow()
+                .iter()
+                .any(|w| super::paths::same(w, &f))
         {
             return Err(());
         }
         let file = std::fs::File::open(&f).map_err(|_| ())?;
         let mut buf = Vec::new();
-        file.take(MAX_PATCH + 1).read_to_end(&mut buf).map_err(|_| ())?;
+        file.take(MAX_PATCH + 1)
+            .read_to_end(&mut buf)
+            .map_err(|_| ())?;
         if buf.len() as u64 > MAX_PATCH {
             return Err(());
         }

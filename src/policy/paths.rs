@@ -268,8 +268,14 @@ impl Roots {
                     if hit {
                         let e = entry.trim_end_matches('/');
                         // A bare git directory's entries are its own.
-                        let bare = tail.first().is_some_and(|t| t == ".git") && comps[i] != ".git" && !std::fs::symlink_metadata(anchor.join(".git")).is_ok();
-                        let e = if bare { e.strip_prefix(".git/").unwrap_or(e) } else { e };
+                        let bare = tail.first().is_some_and(|t| t == ".git")
+                            && comps[i] != ".git"
+                            && std::fs::symlink_metadata(anchor.join(".git")).is_err();
+                        let e = if bare {
+                            e.strip_prefix(".git/").unwrap_or(e)
+                        } else {
+                            e
+                        };
                         return Some(anchor.join(e));
                     }
                 }
