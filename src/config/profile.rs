@@ -358,11 +358,8 @@ impl Profile {
             return w.clone();
         }
         let list = &self.doc.paths.write;
-        let w = Arc::new(ph.split_write(
-            list,
-            self.expand_each(ph, list),
-            &self.doc.paths.protected,
-        ));
+        let w =
+            Arc::new(ph.split_write(list, self.expand_each(ph, list), &self.doc.paths.protected));
         self.cache(ph).write = Some(w.clone());
         w
     }

@@ -64,7 +64,11 @@ fn with_dynamic(protected: &[String], write: &[PathBuf]) -> Vec<String> {
             }
             Ok(m) if m.is_file() => {
                 if let Ok(Some(t)) = hookspath::read_bounded(&gitdir) {
-                    configs.extend(hookspath::gitfile_configs(root, t.as_bytes(), &mut Vec::new()));
+                    configs.extend(hookspath::gitfile_configs(
+                        root,
+                        t.as_bytes(),
+                        &mut Vec::new(),
+                    ));
                 }
             }
             _ => continue,

@@ -5,6 +5,7 @@ mod confined;
 mod forms;
 mod ordinary;
 mod parse_bounds;
+mod redteam10_git;
 mod redteam9;
 mod review;
 mod unconfined_classes;
