@@ -488,3 +488,28 @@ fn patch_targets(p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext) -> Result<V
     }
     Ok(out)
 }
+
+/// Unconfined: a write of `config`, `commondir` or a file under `hooks/`
+/// into a directory whose `HEAD` this same string wrote earlier (red team
+/// 10 F13: `mkdir -p sub/objects sub/refs && echo 'ref: ...' > sub/HEAD &&
+/// printf '[core]...' > sub/config` makes a git directory git discovers);
+/// the directory, when so.
+pub(super) fn planted_git_dir(ctx: &PolicyContext, p: &Path) -> Option<PathBuf> {
+    let seen = ctx.writes_seen.borrow();
+    let head_written = |d: &Path| {
+        let head = d.join("HEAD");
+        seen.iter().any(|w| super::paths::same(w, &head))
+            || ctx.written.iter().any(|w| super::paths::same(w, &head))
+    };
+    let parent = p.parent()?;
+    let name = p.file_name()?;
+    if (name == "config" || name == "commondir") && head_written(parent) {
+        return Some(parent.to_path_buf());
+    }
+    p.ancestors()
+        .skip(1)
+        .find(|a| a.file_name().is_some_and(|n| n == "hooks"))
+        .and_then(Path::parent)
+        .filter(|d| head_written(d))
+        .map(Path::to_path_buf)
+}

@@ -405,6 +405,26 @@ fn f13_bare_layout_git_dirs_are_git_dirs() {
             // Controls: other files of it, a directory that is no git dir,
             // the root's own repository.
             ("echo x > sub/description", "allow", "allow", ""),
+            // Planted in one string: HEAD, then config or a hook.
+            (
+                "mkdir -p s2/objects s2/refs/heads && echo 'ref: refs/heads/main' > s2/HEAD && printf '[core]\\n\\tfsmonitor = x\\n' > s2/config",
+                "allow",
+                "deny",
+                "nested repository",
+            ),
+            (
+                "echo 'ref: refs/heads/main' > s3/HEAD && echo x > s3/hooks/pre-commit",
+                "allow",
+                "deny",
+                "nested repository",
+            ),
+            // Control: a config next to a HEAD written elsewhere.
+            (
+                "echo x > s4/HEAD && echo y > s5/config",
+                "allow",
+                "allow",
+                "",
+            ),
             ("echo x > plain/config", "allow", "allow", ""),
             ("cd plain && git status", "allow", "allow", ""),
             ("git status", "allow", "allow", ""),
