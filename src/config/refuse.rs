@@ -341,4 +341,46 @@ mod tests {
         assert!(refused("/root/x", "/", true));
         assert!(refused("/etc/x", "/", true));
     }
+
+    #[test]
+    fn roots_inside_protected_directories_are_refused() {
+        let d = tempfile::tempdir().expect("tmp");
+        let proj = d.path().join("proj");
+        let bare = d.path().join("bare");
+        for p in [
+            proj.join(".git/hooks"),
+            proj.join(".claude/x"),
+            proj.join(".venv/lib/python3.12/site-packages"),
+            proj.join("src/deep"),
+            bare.join("objects"),
+            bare.join("refs"),
+        ] {
+            std::fs::create_dir_all(p).expect("mkdir");
+        }
+        std::fs::write(bare.join("HEAD"), "ref: refs/heads/main\n").expect("w");
+        let protected: Vec<String> = [".git/hooks/", ".claude/", ".vscode/", ".envrc"]
+            .map(String::from)
+            .to_vec();
+        for p in [
+            proj.join(".git"),
+            proj.join(".git/hooks"),
+            proj.join(".claude"),
+            proj.join(".claude/x"),
+            proj.join(".venv/lib/python3.12/site-packages"),
+            bare.clone(),
+            bare.join("refs"),
+        ] {
+            assert!(inside_protected(&p, &protected).is_some(), "{p:?}");
+        }
+        // Positive controls: the project, its ordinary directories, a
+        // name that only looks like an entry.
+        for p in [
+            proj.clone(),
+            proj.join("src/deep"),
+            proj.join(".venv"),
+            d.path().join("claude"),
+        ] {
+            assert!(inside_protected(&p, &protected).is_none(), "{p:?}");
+        }
+    }
 }
