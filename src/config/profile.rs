@@ -365,17 +365,31 @@ impl Placeholders {
     /// [`Placeholders::writable`] of entries already expanded (`expanded[i]`
     /// is `self.expand(&list[i])`).
     fn writable_of(&self, list: &[String], expanded: Vec<Option<PathBuf>>) -> Vec<PathBuf> {
-        self.split_write(list, expanded).writable
+        self.split_write(list, expanded, &[]).writable
     }
 
     /// The writable roots among `list` (already expanded) and the entries
     /// refused as writable roots, each refused path once: one
     /// [`Placeholders::refusal`] per entry for both.
-    fn split_write(&self, list: &[String], expanded: Vec<Option<PathBuf>>) -> WriteRoots {
+    /// `protected` is `[paths] protected`: a root that follows the working
+    /// directory may not lie inside one of its trees
+    /// ([`refuse::inside_protected`]).
+    fn split_write(
+        &self,
+        list: &[String],
+        expanded: Vec<Option<PathBuf>>,
+        protected: &[String],
+    ) -> WriteRoots {
         let mut out = WriteRoots::default();
         for (entry, p) in list.iter().zip(expanded) {
             let Some(p) = p else { continue };
-            match self.refusal(entry, &p) {
+            let movable = entry.contains("{cwd}") || entry.contains("{git_root}");
+            let refused = self.refusal(entry, &p).or_else(|| {
+                movable
+                    .then(|| refuse::inside_protected(&p, protected))
+                    .flatten()
+            });
+            match refused {
                 None => out.writable.push(p),
                 Some(why) => {
                     if !out.refused.iter().any(|r| r.path == p) {
@@ -468,7 +482,8 @@ impl Profile {
             return w.clone();
         }
         let list = &self.doc.paths.write;
-        let w = Arc::new(ph.split_write(list, self.expand_each(ph, list)));
+        let w =
+            Arc::new(ph.split_write(list, self.expand_each(ph, list), &self.doc.paths.protected));
         self.cache(ph).write = Some(w.clone());
         w
     }

@@ -144,6 +144,93 @@ fn hidden_in(p: &Path, home: &Path) -> Option<String> {
     })
 }
 
+/// Why `p`, a root that follows the working directory (`{cwd}`,
+/// `{git_root}`), is refused because it lies inside a protected directory
+/// of one of its ancestors (red team 10 F5): a git directory (a `.git`
+/// component, or a directory holding `HEAD`, `objects/` and `refs/`), a
+/// tree entry of `[paths] protected` (`.claude/`, `.vscode/`,
+/// `.git/hooks/`) relative to any ancestor, or a venv's `site-packages`.
+/// As a root of its own, the protected list (relative to each root) would
+/// no longer match what is inside it: `cd .git` then `echo ... >> config`.
+pub fn inside_protected(p: &Path, protected: &[String]) -> Option<String> {
+    for a in p.ancestors() {
+        let name = a.file_name().map(|n| n.to_string_lossy());
+        if name.as_deref() == Some(".git") || is_git_dir(a) {
+            return Some(format!(
+                "it is inside the git directory {}, whose config and hooks run outside any sandbox; work from the repository's top directory",
+                a.display()
+            ));
+        }
+        if matches!(name.as_deref(), Some("site-packages" | "dist-packages")) {
+            return Some(format!(
+                "it is inside {}, a Python environment's packages (its `.pth` files run at every interpreter start)",
+                a.display()
+            ));
+        }
+    }
+    let comps: Vec<String> = p
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect();
+    for entry in protected.iter().filter(|e| e.ends_with('/')) {
+        let pat: Vec<&str> = entry
+            .split('/')
+            .filter(|c| !c.is_empty() && *c != ".")
+            .collect();
+        if pat.is_empty() || pat[0] == "**" {
+            continue;
+        }
+        // `p` (or a directory above it) is the entry of an ancestor.
+        for start in 0..comps.len() {
+            let rel = &comps[start..];
+            if (pat.len()..=rel.len()).any(|k| components_match(&pat, &rel[..k])) {
+                let top: std::path::PathBuf = std::iter::once("/".to_string())
+                    .chain(comps[..start].iter().cloned())
+                    .collect();
+                return Some(format!(
+                    "it is inside `{}` of {} (`{entry}` in [paths] protected), which runs later outside any sandbox; work from {}",
+                    pat.join("/"),
+                    top.display(),
+                    top.display()
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// Whether `d` is a git directory as git recognises one: `HEAD`,
+/// `objects/` and `refs/`.
+pub fn is_git_dir(d: &Path) -> bool {
+    d.join("HEAD").is_file() && d.join("objects").is_dir() && d.join("refs").is_dir()
+}
+
+/// Path components against pattern components: `**` any number, `*` and
+/// `?` within one (a bracket is taken literally).
+fn components_match(pat: &[&str], path: &[String]) -> bool {
+    match pat.first() {
+        None => path.is_empty(),
+        Some(&"**") => (0..=path.len()).any(|i| components_match(&pat[1..], &path[i..])),
+        Some(p) => {
+            !path.is_empty()
+                && wild(p.as_bytes(), path[0].as_bytes())
+                && components_match(&pat[1..], &path[1..])
+        }
+    }
+}
+
+fn wild(p: &[u8], s: &[u8]) -> bool {
+    match p.first() {
+        None => s.is_empty(),
+        Some(b'*') => (0..=s.len()).any(|i| wild(&p[1..], &s[i..])),
+        Some(b'?') => !s.is_empty() && wild(&p[1..], &s[1..]),
+        Some(c) => s.first() == Some(c) && wild(&p[1..], &s[1..]),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,5 +340,47 @@ mod tests {
         assert!(refused("/var/lib/x", "/", true));
         assert!(refused("/root/x", "/", true));
         assert!(refused("/etc/x", "/", true));
+    }
+
+    #[test]
+    fn roots_inside_protected_directories_are_refused() {
+        let d = tempfile::tempdir().expect("tmp");
+        let proj = d.path().join("proj");
+        let bare = d.path().join("bare");
+        for p in [
+            proj.join(".git/hooks"),
+            proj.join(".claude/x"),
+            proj.join(".venv/lib/python3.12/site-packages"),
+            proj.join("src/deep"),
+            bare.join("objects"),
+            bare.join("refs"),
+        ] {
+            std::fs::create_dir_all(p).expect("mkdir");
+        }
+        std::fs::write(bare.join("HEAD"), "ref: refs/heads/main\n").expect("w");
+        let protected: Vec<String> = [".git/hooks/", ".claude/", ".vscode/", ".envrc"]
+            .map(String::from)
+            .to_vec();
+        for p in [
+            proj.join(".git"),
+            proj.join(".git/hooks"),
+            proj.join(".claude"),
+            proj.join(".claude/x"),
+            proj.join(".venv/lib/python3.12/site-packages"),
+            bare.clone(),
+            bare.join("refs"),
+        ] {
+            assert!(inside_protected(&p, &protected).is_some(), "{p:?}");
+        }
+        // Positive controls: the project, its ordinary directories, a
+        // name that only looks like an entry.
+        for p in [
+            proj.clone(),
+            proj.join("src/deep"),
+            proj.join(".venv"),
+            d.path().join("claude"),
+        ] {
+            assert!(inside_protected(&p, &protected).is_none(), "{p:?}");
+        }
     }
 }

@@ -30,6 +30,7 @@ pub mod confined;
 mod exec_judge;
 pub mod forms;
 pub mod git_config;
+mod git_dirs;
 pub mod history;
 pub mod paths;
 pub mod reason;

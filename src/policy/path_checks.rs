@@ -84,7 +84,10 @@ pub(super) fn check_write(
     ctx.roots.check_write(p, destructive)?;
     if !ctx.confined
         && !destructive
-        && let Some(hit) = ctx.roots.nested_git_hit(p)
+        && let Some(hit) = ctx
+            .roots
+            .nested_git_hit(p)
+            .or_else(|| super::git_dirs::planted_git_dir(ctx, p))
     {
         return Err(PathProblem::NestedGit(hit));
     }

@@ -80,6 +80,9 @@ impl Roots {
         if let Some(p) = self.protected_hit(path, destructive) {
             return Err(PathProblem::Protected(p));
         }
+        if !destructive && let Some(p) = self.nested_protected_hit(path) {
+            return Err(PathProblem::Protected(p));
+        }
         if self.write.iter().any(|r| under(path, r)) {
             Ok(())
         } else {
@@ -206,6 +209,85 @@ impl Roots {
                 }
                 if inside || holds {
                     return Some(root.join(entry.trim_end_matches('/')));
+                }
+            }
+        }
+        None
+    }
+
+    /// The protected entry a write to `path` changes in a repository
+    /// nested below a writable root (red team 10 F5: a workspace root above
+    /// `app/`, `{tmp}` holding scratch clones): the `[paths] protected`
+    /// entries (but those starting with `**`, which match at any depth
+    /// already) re-anchored at each directory between the root and `path`
+    /// that is a repository's top (it holds a `.git`, or the path goes
+    /// through its `.git`) or a bare-layout git directory (`HEAD`,
+    /// `objects/`, `refs/`: its `config` and `hooks/` are a `.git`'s).
+    /// Costs up to two `stat`s per directory between root and path.
+    pub fn nested_protected_hit(&self, path: &Path) -> Option<PathBuf> {
+        use std::borrow::Cow;
+        for root in &self.write {
+            if !under(path, root) {
+                continue;
+            }
+            let Ok(rel) = path.strip_prefix(root) else {
+                continue;
+            };
+            let comps: Vec<Cow<'_, str>> = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect();
+            let mut at = root.clone();
+            for i in 0..comps.len().saturating_sub(1) {
+                let parent = at.clone();
+                at.push(&*comps[i]);
+                if self.write.iter().any(|w| same(w, &at)) {
+                    continue;
+                }
+                let (anchor, tail): (&Path, Vec<Cow<'_, str>>) = if comps[i] == ".git" {
+                    if self.write.iter().any(|w| same(w, &parent)) {
+                        continue;
+                    }
+                    (parent.as_path(), comps[i..].to_vec())
+                } else if std::fs::symlink_metadata(at.join(".git")).is_ok() {
+                    (at.as_path(), comps[i + 1..].to_vec())
+                } else if crate::config::refuse::is_git_dir(&at) {
+                    let mut t = vec![Cow::Borrowed(".git")];
+                    t.extend(comps[i + 1..].iter().cloned());
+                    (at.as_path(), t)
+                } else {
+                    continue;
+                };
+                for entry in &self.protected {
+                    let pat: Vec<&str> = entry
+                        .trim_end_matches('/')
+                        .split('/')
+                        .filter(|c| !c.is_empty() && *c != ".")
+                        .collect();
+                    // (`.git` itself, a gitfile put in place of a nested
+                    // one, is undone by the supervisor confined and refused
+                    // unconfined by `nested_git_hit`.)
+                    if pat.is_empty() || pat[0] == "**" || pat == [".git"] {
+                        continue;
+                    }
+                    let hit = if entry.ends_with('/') {
+                        (pat.len()..=tail.len()).any(|k| components_match(&pat, &tail[..k]))
+                    } else {
+                        components_match(&pat, &tail)
+                    };
+                    if hit {
+                        let e = entry.trim_end_matches('/');
+                        // A bare git directory's entries are its own.
+                        let bare = tail.first().is_some_and(|t| t == ".git")
+                            && comps[i] != ".git"
+                            && std::fs::symlink_metadata(anchor.join(".git")).is_err();
+                        let e = if bare {
+                            e.strip_prefix(".git/").unwrap_or(e)
+                        } else {
+                            e
+                        };
+                        return Some(anchor.join(e));
+                    }
                 }
             }
         }

@@ -268,6 +268,7 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
         confined::needs_network(format!("{name} {sub}").trim_end(), ctx, v);
     }
     history::git(&name, &parsed, seg, ctx, v);
+    super::git_dirs::check(&name, &parsed, seg, ctx, v);
     if name == "find" {
         history::find_delete(&parsed, seg, ctx, v);
     }

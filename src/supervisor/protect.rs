@@ -22,7 +22,7 @@
 
 mod at;
 pub mod gitlinks;
-mod hookspath;
+use crate::sys::hookspath;
 
 /// Whether snapshots read the user's global and system git configuration
 /// for `core.hooksPath` ([`read_git_globals`]).
@@ -476,6 +476,39 @@ const VENV_NAMES: [&str; 3] = [".venv", "venv", "env"];
 /// How many directories two levels below a root are looked into for a
 /// venv of [`VENV_NAMES`] (one `lstat` per name each).
 const DEEP_VENV_DIRS: usize = 256;
+
+/// The directories one or two levels below `root` (not skipped ones, not
+/// through symlinks) that hold a `.git` directory: nested repositories.
+fn nested_repositories(probe: &mut Probe, root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut frontier = vec![PathBuf::new()];
+    for _ in 0..2 {
+        let mut next = Vec::new();
+        for b in &frontier {
+            let dir = root.join(b);
+            if probe.has_no_subdirs(&dir) {
+                continue;
+            }
+            let names: Vec<OsString> = match probe.list(&dir) {
+                Some(es) => es
+                    .iter()
+                    .filter(|(n, d)| *d && !SKIP.iter().any(|s| n == *s))
+                    .map(|(n, _)| n.clone())
+                    .collect(),
+                None => continue,
+            };
+            for n in names {
+                let rel = b.join(&n);
+                if probe.is_real_dir(&root.join(&rel).join(".git")) {
+                    out.push(rel.clone());
+                }
+                next.push(rel);
+            }
+        }
+        frontier = next;
+    }
+    out
+}
 
 /// Expands one pattern under `root` to the relative paths that exist now
 /// (plus the literal path for a pattern without globs). `venvs`: when
@@ -1229,6 +1262,19 @@ impl Snapshot {
                             .or_insert((root.clone(), rel, st));
                     }
                     s.hooks.push((root.clone(), found.protect));
+                }
+            }
+            // Repositories nested one or two levels below the root (red
+            // team 10 F5: a workspace root above `app/`, `{tmp}` holding
+            // scratch clones): their `.git/config` and `.git/hooks/` are
+            // protected under this root. The venv walk has listed these
+            // levels already (the probe keeps the listings), so each
+            // directory costs a lookup in its parent's listing.
+            if git {
+                for rel in nested_repositories(&mut probe, root) {
+                    for e in [".git/config", ".git/hooks/"] {
+                        elsewhere.push((root.clone(), format!("{}/{e}", rel.display())));
+                    }
                 }
             }
             // Known from this pass (the root is always looked at).

@@ -2,6 +2,7 @@
 //! leaf, using nothing else of the crate, so any layer may call it.
 
 pub mod external;
+pub mod hookspath;
 mod mem;
 pub mod os;
 pub mod path;

@@ -7,6 +7,7 @@ mod links;
 mod ordinary;
 mod parse_bounds;
 mod redteam10_data;
+mod redteam10_git;
 mod redteam9;
 mod review;
 mod unconfined_classes;

@@ -11,6 +11,7 @@ mod net;
 mod proc;
 mod profile_cache;
 mod pty_broker;
+mod redteam10_git;
 mod spawn;
 mod supervisor;
 mod terminal;

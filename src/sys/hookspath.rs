@@ -16,6 +16,10 @@
 //! followed while they stay in the root, and protected themselves. Not
 //! read: a repository whose `.git` is not at the root. Every bound (size,
 //! include depth, count) leaves a note, never a silent gap.
+//!
+//! Shared (red team 10, F9): the supervisor's snapshot, and the static
+//! policy and the file tools (`policy::roots`), which add what it finds to
+//! `[paths] protected`.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -395,7 +399,9 @@ fn in_roots<'a>(abs: &Path, roots: &'a [PathBuf]) -> Option<(&'a Path, PathBuf)>
         })
 }
 
-fn read_bounded(p: &Path) -> std::io::Result<Option<String>> {
+/// A configuration file's text, at most 4 MiB (`None`: it does not
+/// exist).
+pub fn read_bounded(p: &Path) -> std::io::Result<Option<String>> {
     use std::io::Read;
     let f = match std::fs::File::open(p) {
         Ok(f) => f,
