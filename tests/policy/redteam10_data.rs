@@ -283,14 +283,15 @@ fn f2_trees_copied_or_moved_into_an_ancestor_of_protected_paths() {
             ("cp -t . -r $TMPDIR/x/.claude", "deny", "deny", LANDS),
             ("mv $TMPDIR/x/.claude .", "deny", "deny", LANDS),
             ("cp -r $TMPDIR/x/. .", "deny", "deny", TREE),
-            // A repository copied below the root is a nested one:
-            // refused unconfined (confined, the known nested-repository
-            // gap: its hooks run only when git is run inside it).
-            ("cp -R $TMPDIR/x .", "allow", "deny", TREE),
-            ("mv $TMPDIR/x sub", "allow", "deny", TREE),
-            ("cp -a $TMPDIR/x sub", "allow", "deny", TREE),
+            // A repository copied below the root is a nested one: its
+            // hooks and configuration run when git runs inside it, so
+            // they are refused in both modes (red team 10 F5's nested
+            // repositories, `Roots::nested_protected_hit`).
+            ("cp -R $TMPDIR/x .", "deny", "deny", TREE),
+            ("mv $TMPDIR/x sub", "deny", "deny", TREE),
+            ("cp -a $TMPDIR/x sub", "deny", "deny", TREE),
             ("cp -a $TMPDIR/z/. .", "deny", "deny", TREE),
-            ("mv $TMPDIR/x .", "allow", "deny", TREE),
+            ("mv $TMPDIR/x .", "deny", "deny", TREE),
             ("rsync -a $TMPDIR/x/ .", "deny", "deny", TREE),
             // Controls: trees without protected paths.
             ("cp -r src .", "allow", "allow", ""),
