@@ -111,12 +111,11 @@ pub fn decide(input: &CommandInput, profile: &Profile, sit: &Situation) -> Decid
         negative_vars: Vec::new(),
         shopt: false,
         path_dirs: if is_confined {
-            Vec::new()
+            policy::program_path::CallerPath::default()
         } else {
-            policy::program_path::path_dirs(
+            policy::program_path::CallerPath::new(
                 std::env::var_os("PATH").as_deref(),
                 &sit.places.cwd,
-                &roots,
             )
         },
     };

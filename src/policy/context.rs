@@ -64,8 +64,8 @@ pub struct PolicyContext<'a> {
     /// Unconfined: the caller's `PATH` in order, up to the last entry
     /// inside a writable root (an activated venv's `bin`, `node_modules/.bin`,
     /// a relative or empty entry: the cwd); empty when no entry is inside a
-    /// root, or confined ([`super::program_path::path_dirs`]).
-    pub path_dirs: Vec<PathBuf>,
+    /// root, or confined ([`super::program_path::CallerPath`]).
+    pub path_dirs: super::program_path::CallerPath,
 }
 
 /// [`PolicyContext::resolved`]: the answers in the order they were asked,

@@ -93,7 +93,7 @@ pub(super) fn check_write(
     }
     if !ctx.confined
         && let Some(dir) = p.parent()
-        && ctx.path_dirs.iter().any(|d| d == dir)
+        && ctx.path_dirs.in_roots(ctx.roots).iter().any(|d| d == dir)
         && ctx
             .roots
             .write

@@ -20,37 +20,68 @@ pub(super) const SYSTEM_BIN_DIRS: &[&str] = &[
     "/usr/local/sbin",
 ];
 
-/// The `PATH` entries (`path`, as the caller has it) in order, up to the
-/// last one inside a writable root, resolved against `cwd` (an empty entry
-/// is the cwd, a relative one is relative to it, as bash searches them);
-/// empty when no entry is inside a root. Unconfined decisions only: a
-/// bare name found in such an entry is a program of the project.
-pub fn path_dirs(
-    path: Option<&std::ffi::OsStr>,
-    cwd: &Path,
-    roots: &super::paths::Roots,
-) -> Vec<std::path::PathBuf> {
-    let Some(path) = path else {
-        return Vec::new();
-    };
-    let dirs: Vec<std::path::PathBuf> = std::env::split_paths(path)
-        .map(|d| {
-            if d.as_os_str().is_empty() {
-                cwd.to_path_buf()
-            } else if SYSTEM_BIN_DIRS.iter().any(|s| d.as_os_str() == *s) {
-                // (No root is a system directory: no resolving needed.)
-                d
-            } else {
-                paths::resolve(cwd, &d.to_string_lossy())
+/// The caller's `PATH` (unconfined decisions only), read lazily: the
+/// entries as bash searches them (an empty entry is the cwd, a relative one
+/// is relative to it), joined without touching the filesystem; each entry
+/// is resolved through its symlinks only when a program is found in it or
+/// when a write needs [`CallerPath::in_roots`].
+#[derive(Debug, Clone, Default)]
+pub struct CallerPath {
+    entries: Vec<std::path::PathBuf>,
+    in_roots: std::cell::OnceCell<Vec<std::path::PathBuf>>,
+}
+
+impl CallerPath {
+    /// The entries of `path` against `cwd`; nothing when `path` is unset.
+    pub fn new(path: Option<&std::ffi::OsStr>, cwd: &Path) -> Self {
+        let entries = path
+            .map(|p| {
+                let mut seen: Vec<std::path::PathBuf> = Vec::new();
+                for d in std::env::split_paths(p) {
+                    let d = if d.as_os_str().is_empty() {
+                        cwd.to_path_buf()
+                    } else {
+                        cwd.join(d)
+                    };
+                    // bash finds a name in the first entry that has it: a
+                    // later copy of an entry adds nothing.
+                    if !seen.contains(&d) {
+                        seen.push(d);
+                    }
+                }
+                seen
+            })
+            .unwrap_or_default();
+        CallerPath {
+            entries,
+            in_roots: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// The entries, resolved through their symlinks, up to the last one
+    /// inside a writable root; empty when no entry is inside a root.
+    pub fn in_roots(&self, roots: &super::paths::Roots) -> &[std::path::PathBuf] {
+        self.in_roots.get_or_init(|| {
+            let dirs: Vec<std::path::PathBuf> =
+                self.entries.iter().map(|d| resolve_entry(d)).collect();
+            let last = dirs
+                .iter()
+                .rposition(|d| roots.write.iter().any(|r| d.starts_with(r)));
+            match last {
+                Some(i) => dirs[..=i].to_vec(),
+                None => Vec::new(),
             }
         })
-        .collect();
-    let last = dirs
-        .iter()
-        .rposition(|d| roots.write.iter().any(|r| d.starts_with(r)));
-    match last {
-        Some(i) => dirs[..=i].to_vec(),
-        None => Vec::new(),
+    }
+}
+
+/// One `PATH` entry resolved through its symlinks (a system bin directory
+/// is taken as it is: no root is one).
+fn resolve_entry(d: &Path) -> std::path::PathBuf {
+    if SYSTEM_BIN_DIRS.iter().any(|s| d.as_os_str() == *s) {
+        d.to_path_buf()
+    } else {
+        paths::resolve(Path::new("/"), &d.to_string_lossy())
     }
 }
 
@@ -129,21 +160,25 @@ const BASH_BUILTINS: &[&str] = &[
 /// when the caller's `PATH` has such an entry.
 pub(super) fn path_program(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
     let name = seg.words[0].value.as_str();
-    if ctx.confined
-        || ctx.path_dirs.is_empty()
-        || name.is_empty()
-        || name.contains('/')
-        || BASH_BUILTINS.contains(&name)
-    {
+    if ctx.confined || name.is_empty() || name.contains('/') || BASH_BUILTINS.contains(&name) {
         return;
     }
-    for dir in &ctx.path_dirs {
+    // Whether this string writes a file of that name somewhere: only then
+    // can an entry without the program yet be the one that will have it.
+    let named = |w: &std::path::PathBuf| w.file_name().is_some_and(|f| f == name);
+    let maybe_written = ctx.written.iter().any(named) || ctx.writes_seen.borrow().iter().any(named);
+    let inside = |dir: &Path| ctx.roots.write.iter().any(|r| dir.starts_with(r));
+    for entry in &ctx.path_dirs.entries {
+        let exists = std::fs::metadata(entry.join(name)).is_ok_and(|m| m.is_file());
+        if !exists && !maybe_written {
+            continue;
+        }
+        let dir = resolve_entry(entry);
+        let here = inside(&dir);
         let p = dir.join(name);
-        let here = ctx.roots.write.iter().any(|r| dir.starts_with(r));
         let written = here && (ctx.written.contains(&p) || ctx.writes_seen.borrow().contains(&p));
-        let exists = std::fs::metadata(&p).is_ok_and(|m| m.is_file());
         if written || (exists && here) {
-            confined::project_program(seg, ctx, v, dir);
+            confined::project_program(seg, ctx, v, &dir);
             return;
         }
         if exists {
