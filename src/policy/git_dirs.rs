@@ -76,7 +76,7 @@ pub(super) fn check(
     if name == "git update-index" {
         cacheinfo_paths(seg, ctx, v);
     }
-    new_git_dir(name, p, v);
+    new_git_dir(name, p, seg, v);
     local_remote(name, p, seg, ctx, v);
     discovered_git_dir(name, seg, ctx, v);
 }
@@ -88,7 +88,8 @@ fn glob_pathspecs(name: &str, p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext
     // or delete what they match; `git restore --staged` only unstages (its
     // `.` is allowed); `git add` reads (a glob may force-add `.env`).
     let staged_only =
-        name == "git restore" && has(p, &["-S", "--staged"]) && !has(p, &["-W", "--worktree"]);
+        (name == "git restore" && has(p, &["-S", "--staged"]) && !has(p, &["-W", "--worktree"]))
+            || (name == "git rm" && has(p, &["--cached"]));
     let (access, destructive) = match name {
         "git checkout" | "git restore" | "git rm" if !staged_only => (Access::Write, true),
         "git add" => (Access::Read, true),
@@ -205,19 +206,48 @@ fn content_named(name: &str, p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext,
         "git switch" if !p.operands.is_empty() || has(p, &["--orphan"]) => {
             "checks out the files of the branch it switches to"
         }
-        "git checkout" if !rest.iter().any(|a| a == "--") => {
-            // `git checkout BRANCH` (no `--`): a first operand that names
-            // no existing path is taken to be a branch or commit.
+        // `git checkout -- PATH...`: paths only. A `--` with nothing after
+        // it (`git checkout evil --`) still switches to `evil`.
+        "git checkout"
+            if !rest
+                .iter()
+                .position(|a| a == "--")
+                .is_some_and(|i| i + 1 < rest.len()) =>
+        {
+            // Without `--`, git takes a first operand that names a branch,
+            // tag or remote branch as one, even when a file of that name
+            // exists (`touch evil && git checkout evil` switches to
+            // `evil`); otherwise an existing path is a path.
             match p.operands.first() {
                 Some((w, _))
                     if !w.unresolved
-                        && std::fs::symlink_metadata(ctx.resolve(seg, &w.value)).is_ok() =>
+                        && !w.value.is_empty()
+                        && std::fs::symlink_metadata(ctx.resolve(seg, &w.value)).is_ok()
+                        && !names_a_ref(&w.value, seg, ctx) =>
                 {
                     return;
                 }
                 Some(_) => "checks out the files of the branch or commit it switches to",
                 None => return,
             }
+        }
+        // `git bisect start BAD GOOD`, `reset REV`, `good`/`bad`/`skip`
+        // (each checks out the next commit to test), `run`, `replay`.
+        n if (n == "git bisect" || n.starts_with("git bisect ")) && {
+            // The bisect subcommand: the name's last word, or the first
+            // word after `bisect`.
+            let sub = if n == "git bisect" {
+                rest.first().map(String::as_str)
+            } else {
+                n.rsplit(' ').next()
+            };
+            !matches!(
+                sub,
+                Some("log" | "visualize" | "view" | "terms" | "help") | None
+            )
+        } =>
+        {
+            "checks out the commits it walks through"
         }
         _ => return,
     };
@@ -227,6 +257,58 @@ fn content_named(name: &str, p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext,
             "`{name}` {what}: paths chosen by content the policy cannot see (a branch or patch may hold `.claude/settings.json`, `.envrc`, `.vscode/tasks.json`), and nothing confines this command to restore them"
         ),
     );
+}
+
+/// Whether `word` names a branch, tag or remote-tracking branch of the
+/// repository git finds from `seg`'s cwd (loose refs and `packed-refs`),
+/// or is spelled as a revision (`HEAD`, `@`, `~`, `^`). Unknown (no
+/// repository found, unreadable) counts as a ref: the caller then asks.
+fn names_a_ref(word: &str, seg: &Segment, ctx: &PolicyContext) -> bool {
+    if word == "HEAD" || word == "@" || word.contains(['~', '^', '@', ':']) {
+        return true;
+    }
+    let Some((gd, _)) = discover(&seg.cwd, ctx) else {
+        return true;
+    };
+    // A gitfile (`gitdir: ...`, linked worktrees, submodules): where the
+    // refs are is not followed here.
+    if !gd.is_dir() {
+        return true;
+    }
+    let common = std::fs::read_to_string(gd.join("commondir"))
+        .map(|c| gd.join(c.trim()))
+        .unwrap_or_else(|_| gd.clone());
+    for d in [&gd, &common] {
+        for prefix in ["refs/heads", "refs/tags"] {
+            if std::fs::symlink_metadata(d.join(prefix).join(word)).is_ok() {
+                return true;
+            }
+        }
+        if let Ok(remotes) = std::fs::read_dir(d.join("refs/remotes")) {
+            for r in remotes.flatten().take(64) {
+                if std::fs::symlink_metadata(r.path().join(word)).is_ok() {
+                    return true;
+                }
+            }
+        }
+        if let Ok(packed) = std::fs::read_to_string(d.join("packed-refs")) {
+            let hit = packed.lines().any(|l| {
+                l.split_once(' ').is_some_and(|(_, r)| {
+                    r.strip_prefix("refs/heads/")
+                        .or_else(|| r.strip_prefix("refs/tags/"))
+                        .or_else(|| {
+                            r.strip_prefix("refs/remotes/")
+                                .and_then(|x| x.split_once('/').map(|(_, b)| b))
+                        })
+                        == Some(word)
+                })
+            });
+            if hit {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// Unconfined: `git update-index --cacheinfo MODE,SHA,PATH` (or the three
@@ -271,13 +353,21 @@ fn cacheinfo_paths(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
 /// Unconfined: a new git directory that is not a `.git` (bare, mirror,
 /// separate): its `hooks/` and `config` are ordinary paths to the policy,
 /// and a later (or the same string's) `git push` into it runs its hooks.
-fn new_git_dir(name: &str, p: &ParsedArgs, v: &mut Verdict) {
+fn new_git_dir(name: &str, p: &ParsedArgs, seg: &Segment, v: &mut Verdict) {
     let opts: &[&str] = match name {
         "git init" => &["--bare", "--separate-git-dir"],
         "git clone" => &["--bare", "--mirror", "--separate-git-dir"],
         _ => return,
     };
-    if has(p, opts) {
+    // git's own `--bare` before the subcommand (`git --bare init b`) means
+    // the same as the subcommand's.
+    let sub = name.trim_start_matches("git ");
+    let global_bare = seg
+        .argv()
+        .skip(1)
+        .take_while(|a| *a != sub)
+        .any(|a| a == "--bare");
+    if global_bare || has(p, opts) {
         ask(
             v,
             format!(
@@ -431,7 +521,19 @@ fn patch_targets(p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext) -> Result<V
         {
             return Err(());
         }
-        let file = std::fs::File::open(&f).map_err(|_| ())?;
+        // Opened without blocking (a FIFO would wait for a writer until the
+        // hook's time bound), and read only when it is a regular file.
+        let file = {
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+                .open(&f)
+                .map_err(|_| ())?
+        };
+        if !file.metadata().is_ok_and(|m| m.is_file()) {
+            return Err(());
+        }
         let mut buf = Vec::new();
         file.take(MAX_PATCH + 1)
             .read_to_end(&mut buf)

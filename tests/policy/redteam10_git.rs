@@ -639,3 +639,63 @@ fn f5_f9_file_tools_see_the_same_protection() {
         assert_eq!(c, 0, "{file:?}: {err}");
     }
 }
+
+/// The review of round ten: sibling spellings of F1 and F14 that still
+/// passed, and two false refusals. `git checkout BRANCH --` (a `--` with
+/// nothing after it) and `git checkout X` where `X` is both an untracked
+/// file and a branch switch branches; `git bisect` checks out commits;
+/// `git --bare init` makes a bare repository like `git init --bare`;
+/// `git rm --cached GLOB` only touches the index; `git apply FIFO` must
+/// not wait for a writer.
+#[test]
+fn review10_checkout_bisect_bare_and_rm_cached() {
+    let w = repo();
+    git(&w.cwd, &["branch", "evil"]);
+    std::fs::write(w.cwd.join("evil"), "").unwrap();
+    std::fs::write(w.cwd.join("a.txt"), "a\n").unwrap();
+    git(&w.cwd, &["add", "a.txt"]);
+    git(&w.cwd, &["commit", "-q", "-m", "a"]);
+    git(&w.cwd, &["branch", "packed-one"]);
+    git(&w.cwd, &["pack-refs", "--all"]);
+    std::fs::write(w.cwd.join("packed-one"), "").unwrap();
+    expect(
+        &w,
+        &[
+            ("git checkout evil --", "allow", "ask", CONTENT),
+            ("git checkout evil", "allow", "ask", CONTENT),
+            ("git checkout packed-one", "allow", "ask", CONTENT),
+            ("git checkout HEAD~1", "allow", "ask", CONTENT),
+            ("git bisect start evil HEAD", "allow", "ask", CONTENT),
+            ("git bisect reset evil", "allow", "ask", CONTENT),
+            ("git bisect good", "allow", "ask", CONTENT),
+            ("git --bare init b2", "allow", "ask", "not named `.git`"),
+            ("git init --bare b3", "allow", "ask", "not named `.git`"),
+            // Positive controls.
+            ("git checkout a.txt", "allow", "allow", ""),
+            ("git checkout -- a.txt", "allow", "allow", ""),
+            ("git checkout -- evil", "allow", "allow", ""),
+            ("git bisect log", "allow", "allow", ""),
+            ("git init b4", "allow", "allow", ""),
+            ("git rm --cached '*.pyc'", "allow", "allow", ""),
+            ("git rm -r --cached '*.log'", "allow", "allow", ""),
+            ("git rm '*.pyc'", "deny", "deny", "broad"),
+        ],
+    );
+    // A FIFO named as the patch: refused quickly (asks), not blocked.
+    let fifo = w.cwd.join("p.fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo")
+            .success()
+    );
+    let t = std::time::Instant::now();
+    let (d, _) = decide(&w, true, "git apply p.fifo");
+    assert_eq!(d, "ask");
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(5),
+        "git apply of a FIFO took {:?}",
+        t.elapsed()
+    );
+}
