@@ -493,10 +493,14 @@ pub(super) fn landing(
         return;
     }
     let has = |n: &str| p.options.iter().any(|o| o.name == n);
-    // `install -d` makes directories; `-T` writes the last operand itself.
-    if (name == "install" && (has("-d") || has("-D"))) || has("-T") {
+    // `install -d` makes directories. (`install -D SRC DEST` writes DEST,
+    // `install -Dt DIR SRC` writes `DIR/SRC`: both land as usual.)
+    if name == "install" && has("-d") {
         return;
     }
+    // `-T`: the last operand is the destination itself, and a directory
+    // source merges its contents into it (`cp -rT t2 .` is `cp -r t2/. .`).
+    let no_target_dir = has("-T");
     let recursive = match name {
         "cp" | "rsync" => has("-r") || has("-a"),
         "mv" | "git mv" => true,
@@ -524,8 +528,8 @@ pub(super) fn landing(
     // rsync puts a directory source below the destination, made if need be.
     // Otherwise the one source becomes DEST itself (`cp -r x new`: the
     // tree of `x` lands at `new/...`); DEST was checked as an operand.
-    let into_dir =
-        target.is_some() || named_dir || sources.len() > 1 || d.is_dir() || name == "rsync";
+    let into_dir = !no_target_dir
+        && (target.is_some() || named_dir || sources.len() > 1 || d.is_dir() || name == "rsync");
     for w in sources {
         if w.unresolved {
             continue;
@@ -572,17 +576,20 @@ pub(super) fn landing(
                     return;
                 }
                 Err(()) => {
-                    if !ctx.confined && ctx.roots.protected_hit(&at, true).is_some() {
+                    // Unconfined, a tree too large to list may hold a
+                    // protected path for any destination (a nested
+                    // repository's `.git/hooks` below it): it asks.
+                    if !ctx.confined {
                         v.add(
                             Layer::Policy,
                             ReasonId::PolicyUnconfinedNamed,
                             Decision::Ask,
                             format!(
-                                "`{name}` puts the tree `{}` into `{}`, which holds protected paths, and the tree is too large to list; nothing confines it here",
+                                "`{name}` puts the tree `{}` into `{}`, and the tree is too large to list for protected paths (`.git/hooks`, `.claude/`); nothing confines it here",
                                 w.raw(),
                                 at.display()
                             ),
-                            Some("copy into a new directory, or run it inside the sandbox (`hook --rewrite`, `safe-exec -c`)".into()),
+                            Some("copy a smaller tree, or run it inside the sandbox (`hook --rewrite`, `safe-exec -c`)".into()),
                         );
                         return;
                     }

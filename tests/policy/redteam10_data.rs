@@ -316,8 +316,11 @@ fn f2_a_tree_too_large_to_list_into_a_root_asks_unconfined() {
         &w,
         &[
             ("cp -r $TMPDIR/big/. .", "allow", "ask", "too large to list"),
-            // Into a new directory: nothing protected below it.
-            ("cp -r $TMPDIR/big out", "allow", "allow", ""),
+            // Into a new directory too (review of round ten, R8): the tree
+            // itself may hold `.git/hooks/...`, a nested repository.
+            ("cp -r $TMPDIR/big out", "allow", "ask", "too large to list"),
+            // A tree that can be listed and holds nothing protected.
+            ("cp -r src out", "allow", "allow", ""),
         ],
     );
 }
@@ -445,4 +448,44 @@ fn f6_bare_names_resolved_through_path_into_a_root() {
         }
     }
     assert!(fails.is_empty(), "\n  {}", fails.join("\n  "));
+}
+
+/// The review of round ten (R4, R8): `cp -T` merges a directory source into
+/// the destination itself, and `install -D` still lands where its operands
+/// say; a tree too large to list asks unconfined whatever the destination.
+#[test]
+fn review10_no_target_directory_and_install_d() {
+    let w = World::new();
+    std::fs::create_dir_all(w.cwd.join("t2/.git/hooks")).unwrap();
+    std::fs::write(w.cwd.join("t2/.git/hooks/pre-commit"), "x\n").unwrap();
+    std::fs::create_dir_all(w.cwd.join("t")).unwrap();
+    std::fs::write(w.cwd.join("t/.envrc"), "x\n").unwrap();
+    std::fs::write(w.cwd.join("t/ok.txt"), "y\n").unwrap();
+    std::fs::create_dir_all(w.cwd.join("t3")).unwrap();
+    std::fs::write(w.cwd.join("t3/a"), "z\n").unwrap();
+    let big = w.tmp.join("big");
+    std::fs::create_dir_all(&big).unwrap();
+    for i in 0..4200 {
+        std::fs::write(big.join(format!("f{i}")), "").unwrap();
+    }
+    expect(
+        &w,
+        &[
+            ("cp -rT t2 .", "deny", "deny", "protected"),
+            ("cp -aT t2 .", "deny", "deny", "protected"),
+            ("install -Dt . t/.envrc", "deny", "deny", "protected"),
+            ("install -D t/.envrc .envrc", "deny", "deny", "protected"),
+            (
+                "cp -a $TMPDIR/big/. sub",
+                "allow",
+                "ask",
+                "too large to list",
+            ),
+            // Positive controls.
+            ("cp -rT t3 out", "allow", "allow", ""),
+            ("install -D t/ok.txt out/ok.txt", "allow", "allow", ""),
+            ("install -d build/x", "allow", "allow", ""),
+            ("cp -T t/ok.txt b.txt", "allow", "allow", ""),
+        ],
+    );
 }
