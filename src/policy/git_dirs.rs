@@ -209,10 +209,10 @@ fn content_named(name: &str, p: &ParsedArgs, seg: &Segment, ctx: &PolicyContext,
         // `git checkout -- PATH...`: paths only. A `--` with nothing after
         // it (`git checkout evil --`) still switches to `evil`.
         "git checkout"
-            if !rest
+            if rest
                 .iter()
                 .position(|a| a == "--")
-                .is_some_and(|i| i + 1 < rest.len()) =>
+                .is_none_or(|i| i + 1 >= rest.len()) =>
         {
             // Without `--`, git takes a first operand that names a branch,
             // tag or remote branch as one, even when a file of that name
