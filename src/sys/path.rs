@@ -114,13 +114,18 @@ fn walk(p: &Path) -> PathBuf {
 /// `std::fs::canonicalize` when `/proc` cannot tell (not mounted, or the
 /// file was removed meanwhile).
 pub fn canonicalize(p: impl AsRef<Path>) -> std::io::Result<PathBuf> {
-    use std::os::unix::fs::OpenOptionsExt;
     let p = p.as_ref();
     use std::os::unix::io::AsRawFd;
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_PATH)
-        .open(p)?;
+    // Through nix, not `OpenOptions::custom_flags`: Rust's standard library
+    // masks the custom flags with `O_ACCMODE`, which musl defines as
+    // `03 | O_PATH`, so the static build lost `O_PATH` and opened the path
+    // for real (a FIFO blocked until the time bound; a device was opened).
+    let f = nix::fcntl::open(
+        p,
+        nix::fcntl::OFlag::O_PATH | nix::fcntl::OFlag::O_CLOEXEC,
+        nix::sys::stat::Mode::empty(),
+    )
+    .map_err(std::io::Error::from)?;
     // `/proc/self/fd/N`, spelled on the stack (`format!` allocated and
     // formatted a string for each path; N has at most ten digits).
     let mut buf = [0u8; 32];
