@@ -5,39 +5,6 @@
 use crate::common::policy as common;
 use common::*;
 
-/// (decision, reasons joined) of `check --json [--unconfined] -c CMD`.
-fn decide(w: &World, unconfined: bool, cmd: &str) -> (String, String) {
-    let mut args = vec![];
-    if unconfined {
-        args.push("--unconfined");
-    }
-    args.extend(["-c", cmd]);
-    let (code, v) = w.check_json_args(&args);
-    assert!(matches!(code, 0 | 2 | 3), "check exit {code} for {cmd:?}");
-    (
-        v["decision"].as_str().unwrap_or("?").to_string(),
-        reasons(&v),
-    )
-}
-
-/// Every case `(command, confined decision, unconfined decision, words the
-/// reason contains when not allowed)`.
-fn expect(w: &World, cases: &[(&str, &str, &str, &str)]) {
-    let mut fails = Vec::new();
-    for (cmd, confined, unconfined, reason) in cases {
-        for (mode, want) in [(false, confined), (true, unconfined)] {
-            let (d, why) = decide(w, mode, cmd);
-            let label = if mode { "unconfined" } else { "confined" };
-            if d != *want {
-                fails.push(format!("{label} {cmd:?}: {d}, want {want} ({why})"));
-            } else if d != "allow" && !why.contains(reason) {
-                fails.push(format!("{label} {cmd:?}: reason {why:?} lacks {reason:?}"));
-            }
-        }
-    }
-    assert!(fails.is_empty(), "\n  {}", fails.join("\n  "));
-}
-
 const RESPONSE: &str = "response file";
 const NAMES: &str = "input names";
 const NAMED: &str = "names from content";
