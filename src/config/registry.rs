@@ -899,6 +899,19 @@ pub fn check_spec(name: &str, spec: &CommandSpec) -> Vec<String> {
             ));
         }
     }
+    for key in spec.operands_with.keys() {
+        for n in key.split('&').flat_map(|p| p.split('|')) {
+            let known = spec
+                .options
+                .iter()
+                .any(|o| o.spec().names.iter().any(|m| m == n));
+            if !known {
+                errs.push(format!(
+                    "command `{name}`: `operands_with` key `{key}` names `{n}`, which is not one of its options; name options the entry lists, `|` between spellings, `&` between options that must all be present"
+                ));
+            }
+        }
+    }
     if !spec.code_off.is_empty() && !spec.interpreter {
         errs.push(format!(
             "command `{name}`: `code_off` without `interpreter = true` means nothing"
@@ -925,6 +938,27 @@ mod tests {
         assert!(check_spec("t", &unknown)[0].contains("not one of its options"));
         let plain = load("options = ['-x']\ncode_off = ['-x']").unwrap();
         assert!(check_spec("t", &plain)[0].contains("without `interpreter"));
+    }
+
+    #[test]
+    fn operands_with_keys_must_name_options_of_the_entry() {
+        let ok = load(
+            "options = ['-s --symbolic', '-t =literal']\noperands_with = { '-s|--symbolic&-t' = ['read_path+'], '-t' = ['read_path*'] }",
+        )
+        .unwrap();
+        assert!(check_spec("t", &ok).is_empty());
+        for key in ["-s|--symbol", "-s&-x", "-x"] {
+            let bad = load(&format!(
+                "options = ['-s --symbolic', '-t =literal']\noperands_with = {{ '{key}' = ['read_path+'] }}"
+            ))
+            .unwrap();
+            let errs = check_spec("t", &bad);
+            assert_eq!(errs.len(), 1, "{key}: {errs:?}");
+            assert!(
+                errs[0].contains("not one of its options"),
+                "{key}: {errs:?}"
+            );
+        }
     }
 
     #[test]

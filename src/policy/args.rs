@@ -219,29 +219,36 @@ pub fn parse_args<'a>(spec: &'a CommandSpec, args: &'a [Word]) -> ParsedArgs<'a>
             j += ch.len_utf8();
         }
     }
-    // Operand types: the first matching alternative list wins.
+    // Operand types: of the alternative lists whose options are all
+    // present (`-s|--symbolic&-t|--target-directory` needs both), the one
+    // naming the most wins; among equals, the first.
     const ANY_READ: &[OperandSlot] = &[OperandSlot {
         ty: ValueType::ReadPath,
         quantifier: Quantifier::Any,
     }];
-    let list: &[OperandSlot] = spec
-        .operands_with
-        .iter()
-        .find(|(names, _)| {
-            names.split('|').any(|n| {
-                out.options
-                    .iter()
-                    .any(|o| o.spec.names.iter().any(|m| m == n))
-            })
-        })
-        .map(|(_, l)| l.as_slice())
-        .unwrap_or_else(|| {
-            if spec.operands.is_empty() {
-                ANY_READ
-            } else {
-                &spec.operands
-            }
-        });
+    let used = |n: &str| {
+        out.options
+            .iter()
+            .any(|o| o.spec.names.iter().any(|m| m == n))
+    };
+    let mut best: Option<(usize, &[OperandSlot])> = None;
+    for (key, l) in &spec.operands_with {
+        let mut parts = 0;
+        if key.split('&').all(|p| {
+            parts += 1;
+            p.split('|').any(used)
+        }) && best.is_none_or(|(n, _)| parts > n)
+        {
+            best = Some((parts, l.as_slice()));
+        }
+    }
+    let list: &[OperandSlot] = best.map(|(_, l)| l).unwrap_or_else(|| {
+        if spec.operands.is_empty() {
+            ANY_READ
+        } else {
+            &spec.operands
+        }
+    });
     match assign_types(list, operands.len()) {
         Some(types) => out.operands = operands.into_iter().zip(types).collect(),
         None => {

@@ -89,3 +89,49 @@ fn a_link_to_home_through_the_links_directory_asks_unconfined() {
         ],
     );
 }
+
+#[test]
+fn links_made_into_a_target_directory_are_read_like_the_others() {
+    // `ln -s -t DIR T...` and `cp -s/-l -t DIR T...`: every operand is a
+    // target, the links land in DIR. They were refused as malformed
+    // (`-s` chose the two-operand list), whatever they linked.
+    let w = World::new();
+    std::fs::create_dir_all(w.cwd.join("d/e")).unwrap();
+    const SECRET: &str = "a secret path";
+    const PROTECTED: &str = "inside the protected path";
+    expect(
+        &w,
+        &[
+            ("ln -s -t d ../../home/.ssh", "deny", "deny", SECRET),
+            ("ln -st d ../../home/.ssh", "deny", "deny", SECRET),
+            (
+                "ln -s --target-directory=d ../../home/.ssh",
+                "deny",
+                "deny",
+                SECRET,
+            ),
+            (
+                "ln --symbolic -t d/e ../src ../../../home/.ssh",
+                "deny",
+                "deny",
+                SECRET,
+            ),
+            ("ln -s -t d ~/.ssh/id_rsa", "deny", "deny", PROTECTED),
+            ("cp -s -t d ~/.ssh/id_rsa", "deny", "deny", PROTECTED),
+            ("cp -l -t d ~/.ssh/id_rsa", "deny", "deny", ""),
+            ("ln -t d ~/.ssh/id_rsa", "deny", "deny", ""),
+            // Positive controls: the same spellings linking project files.
+            ("ln -s -t d ../src", "allow", "allow", ""),
+            ("ln -st d ../src ../Cargo.toml", "allow", "allow", ""),
+            (
+                "ln -s --target-directory=d/e ../../src",
+                "allow",
+                "allow",
+                "",
+            ),
+            ("cp -s -t d \"$PWD/src/main.rs\"", "allow", "allow", ""),
+            ("cp -l -t d Cargo.toml", "allow", "allow", ""),
+            ("ln -t d Cargo.toml", "allow", "allow", ""),
+        ],
+    );
+}
