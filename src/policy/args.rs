@@ -36,9 +36,27 @@ pub struct ParsedArgs<'a> {
     pub unknown_options: Vec<String>,
     /// Problems that make the command malformed for the entry.
     pub errors: Vec<String>,
+    /// When the operands are too few for the entry: the index of that
+    /// error in `errors`, and the types the given operands take once the
+    /// fewest missing ones are added at the end (`xargs -n1 basename`
+    /// gets its operand at run time).
+    short: Option<(usize, Vec<ValueType>)>,
 }
 
 impl ParsedArgs<'_> {
+    /// For a command that gets more arguments at run time (`xargs CMD`):
+    /// too few operands is not an error, as the input adds the last ones.
+    pub fn accept_run_time_operands(&mut self) {
+        if let Some((i, types)) = self.short.take() {
+            if i < self.errors.len() {
+                self.errors.remove(i);
+            }
+            for ((_, t), ty) in self.operands.iter_mut().zip(types) {
+                *t = ty;
+            }
+        }
+    }
+
     /// Whether an option with this effect was used.
     pub fn has_effect(&self, e: Effect) -> bool {
         self.options.iter().any(|o| o.spec.effects.contains(&e))
@@ -252,9 +270,13 @@ pub fn parse_args<'a>(spec: &'a CommandSpec, args: &'a [Word]) -> ParsedArgs<'a>
     match assign_types(list, operands.len()) {
         Some(types) => out.operands = operands.into_iter().zip(types).collect(),
         None => {
+            let n = operands.len();
+            out.short = (1..=list.len())
+                .find_map(|k| assign_types(list, n + k))
+                .map(|t| (out.errors.len(), t));
             out.errors.push(format!(
                 "{} operand(s) given; expected {}",
-                operands.len(),
+                n,
                 describe(list)
             ));
             out.operands = operands

@@ -181,6 +181,12 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
     // the parse that borrows it).
     let find_start: Word;
     let mut parsed = parse_args(&spec, args);
+    // `xargs -n1 basename`: the input adds the operands. Not for a
+    // recursive option (`echo ~ | xargs rm -rf`): a whole tree named at run
+    // time stays refused.
+    if seg.template && !parsed.has_effect(Effect::Recursive) {
+        parsed.accept_run_time_operands();
+    }
     let moved;
     let seg = match moved_base(seg, &parents, &parent_parsed, &parsed) {
         Ok(Some(s)) => {

@@ -243,3 +243,63 @@ fn data_that_mentions_danger_is_not_refused() {
         "jq '.scripts.clean = \"rm -rf dist\"' package.json",
     ]);
 }
+
+#[test]
+fn commands_agents_ran_that_the_registry_did_not_know() {
+    // From the agent-command corpus (docs/corpus-report.md): read-only
+    // options the entries did not list, a version query, and a program
+    // whose operands xargs adds at run time.
+    let w = World::new();
+    std::fs::create_dir_all(w.cwd.join("src")).unwrap();
+    std::fs::write(w.cwd.join("src/a.rs"), "").unwrap();
+    expect(
+        &w,
+        &[
+            ("git rev-list --max-parents=0 HEAD", "allow", "allow", ""),
+            (
+                "git show-ref --verify --quiet refs/heads/main && echo main || echo ''",
+                "allow",
+                "allow",
+                "",
+            ),
+            ("git ls-tree -r --name-only HEAD src/", "allow", "allow", ""),
+            (
+                "npm list --depth=0 2>/dev/null | head -30",
+                "allow",
+                "allow",
+                "",
+            ),
+            ("which rg && rg --version", "allow", "allow", ""),
+            ("yq --version", "allow", "allow", ""),
+            (
+                "ls src/*.rs | xargs -n1 basename | sort",
+                "allow",
+                "allow",
+                "",
+            ),
+            ("ls src | xargs basename -s .rs", "allow", "allow", ""),
+            // What xargs adds to a program that changes files still asks
+            // (the names are not known before the run).
+            (
+                "find . -name .DS_Store | xargs git rm --cached",
+                "ask",
+                "ask",
+                "named at run time",
+            ),
+            ("ls | xargs rm", "ask", "ask", "named at run time"),
+            // A recursive option on trees named at run time stays refused.
+            ("echo ~ | xargs rm -rf", "deny", "deny", ""),
+            ("ls | xargs chmod -R 777", "deny", "deny", ""),
+            // Controls: without xargs, too few operands is malformed; an
+            // option the entry does not list still asks.
+            ("basename", "deny", "deny", "operand(s) given"),
+            ("git rm --cached", "deny", "deny", "operand(s) given"),
+            (
+                "git ls-tree --bogus HEAD",
+                "ask",
+                "ask",
+                "not in the registry",
+            ),
+        ],
+    );
+}
