@@ -320,10 +320,11 @@ pub(crate) enum Op {
     Eq,
     /// `arg != value`.
     Ne,
-    /// `arg & mask == value`.
-    MaskedEq(u32),
     /// `arg & mask != value`.
     MaskedNe(u32),
+    /// `arg & mask != 0`: any bit of the mask set (one `JSET`; the value
+    /// is not looked at).
+    AnyBit(u32),
 }
 
 /// One comparison on a syscall argument; a rule is an AND of them.
@@ -469,18 +470,12 @@ pub(crate) fn build_with(
     for (nr, _why) in always_denied() {
         rules.always(nr);
     }
-    // clone(2) with any namespace flag: one rule per bit, since "any bit of
-    // the mask set" is an OR of masked equalities.
-    let mut bit = 1u64;
-    while bit <= CLONE_NEW_MASK {
-        if CLONE_NEW_MASK & bit != 0 {
-            rules.when(
-                libc::SYS_clone,
-                vec![cond(0, Op::MaskedEq(bit as u32), bit)],
-            )?;
-        }
-        bit <<= 1;
-    }
+    // clone(2) with any namespace flag: one `JSET` of the whole mask
+    // (seccompiler needed one masked equality per bit).
+    rules.when(
+        libc::SYS_clone,
+        vec![cond(0, Op::AnyBit(CLONE_NEW_MASK as u32), 0)],
+    )?;
     // Terminal injection and takeover; the command number is compared on
     // its low 32 bits (Dword), which is what the tty layer uses
     // (CVE-2019-10063).
@@ -611,7 +606,8 @@ fn cond_len(c: &Cond) -> usize {
     match (c.wide, c.op) {
         (true, _) => 4,
         (false, Op::Eq | Op::Ne) => 2,
-        (false, Op::MaskedEq(_) | Op::MaskedNe(_)) => 3,
+        (false, Op::MaskedNe(_)) => 3,
+        (false, Op::AnyBit(_)) => 2,
     }
 }
 
@@ -638,15 +634,16 @@ fn rule_code(conds: &[Cond], ret: u32, out: &mut BpfProgram) -> Result<(), Sandb
                     jump(BPF_JMP_JEQ_K, lo_v, next, 0)
                 });
             }
-            (false, Op::MaskedEq(m)) | (false, Op::MaskedNe(m)) => {
+            (false, Op::AnyBit(m)) => {
+                out.push(stmt(BPF_LD_W_ABS, lo));
+                let next = to_end(out.len())?;
+                out.push(jump(BPF_JMP_JSET_K, m, 0, next));
+            }
+            (false, Op::MaskedNe(m)) => {
                 out.push(stmt(BPF_LD_W_ABS, lo));
                 out.push(stmt(BPF_ALU_AND_K, m));
                 let next = to_end(out.len())?;
-                out.push(if matches!(c.op, Op::MaskedEq(_)) {
-                    jump(BPF_JMP_JEQ_K, lo_v, 0, next)
-                } else {
-                    jump(BPF_JMP_JEQ_K, lo_v, next, 0)
-                });
+                out.push(jump(BPF_JMP_JEQ_K, lo_v, next, 0));
             }
             (true, Op::Eq) => {
                 out.push(stmt(BPF_LD_W_ABS, lo + 4));
@@ -696,29 +693,84 @@ fn entry_code(
     Ok(out)
 }
 
+/// One entry of the dispatch: the syscall numbers `lo..=hi` and the code
+/// run when one of them matched. A run of consecutive numbers denied
+/// whatever their arguments is one entry (`code` then only `RET ERRNO`);
+/// any other entry has `lo == hi`.
+struct Span {
+    lo: u32,
+    hi: u32,
+    code: BpfProgram,
+}
+
+/// Whether `code` is the single `RET ERRNO` of a syscall denied whatever
+/// its arguments.
+fn always_denies(code: &[sock_filter]) -> bool {
+    code.len() == 1 && code[0].code == BPF_RET_K && code[0].k == RET_DENY
+}
+
+/// Merges consecutive syscall numbers that are denied whatever their
+/// arguments into one [`Span`] (`mount`..`ioperm`, the `mq_*` calls, the
+/// new mount API...): the dispatch then compares a run of them with two
+/// `JGE`s instead of one `JEQ` each, and its tree has fewer leaves, so the
+/// program the kernel converts, checks and compiles at every load is
+/// shorter. Entries sorted by number, each number once.
+fn spans(entries: Vec<(u32, BpfProgram)>) -> Vec<Span> {
+    let mut out: Vec<Span> = Vec::with_capacity(entries.len());
+    for (nr, code) in entries {
+        if let Some(last) = out.last_mut()
+            && always_denies(&last.code)
+            && always_denies(&code)
+            && last.hi.checked_add(1) == Some(nr)
+        {
+            last.hi = nr;
+            continue;
+        }
+        out.push(Span {
+            lo: nr,
+            hi: nr,
+            code,
+        });
+    }
+    out
+}
+
 /// Binary search on the syscall number (in the accumulator): `JGE` splits
-/// the sorted entries in halves down to leaves of [`LEAF`] `JEQ`s, so a
-/// syscall takes about log2(n) + 8 comparisons and the kernel's load-time
-/// emulation (its per-syscall "always allowed" cache) stays short.
-fn dispatch(entries: &[(u32, BpfProgram)]) -> Result<BpfProgram, SandboxError> {
+/// the sorted spans in halves down to leaves of [`LEAF`] spans searched in
+/// order, so a syscall takes about log2(n) + 8 comparisons and the
+/// kernel's load-time emulation (its per-syscall "always allowed" cache)
+/// stays short.
+fn dispatch(entries: &[Span]) -> Result<BpfProgram, SandboxError> {
     let mut out = Vec::new();
     if entries.len() <= LEAF {
         // A syscall denied whatever its arguments jumps to the leaf's one
-        // `RET ERRNO`, after its `RET ALLOW`.
-        let always =
-            |c: &[sock_filter]| c.len() == 1 && c[0].code == BPF_RET_K && c[0].k == RET_DENY;
+        // `RET ERRNO`, after its `RET ALLOW`; a span of them is two
+        // comparisons (above its end: on to the next; else at or above its
+        // start: denied; the spans before it in the leaf already took the
+        // lower numbers it could match).
         let len: usize = entries
             .iter()
-            .map(|(_, c)| if always(c) { 1 } else { 1 + c.len() })
+            .map(|e| match (always_denies(&e.code), e.lo == e.hi) {
+                (true, true) => 1,
+                (true, false) => 2,
+                (false, _) => 1 + e.code.len(),
+            })
             .sum();
-        for (nr, code) in entries {
-            if always(code) {
-                let to_deny = u8::try_from(len - out.len()).map_err(seccomp_err)?;
-                out.push(jump(BPF_JMP_JEQ_K, *nr, to_deny, 0));
+        for e in entries {
+            if always_denies(&e.code) {
+                if e.lo != e.hi {
+                    let above = e.hi.checked_add(1).ok_or_else(|| seccomp_err("span"))?;
+                    out.push(jump(BPF_JMP_JGE_K, above, 1, 0));
+                    let to_deny = u8::try_from(len - out.len()).map_err(seccomp_err)?;
+                    out.push(jump(BPF_JMP_JGE_K, e.lo, to_deny, 0));
+                } else {
+                    let to_deny = u8::try_from(len - out.len()).map_err(seccomp_err)?;
+                    out.push(jump(BPF_JMP_JEQ_K, e.lo, to_deny, 0));
+                }
             } else {
-                let skip = u8::try_from(code.len()).map_err(seccomp_err)?;
-                out.push(jump(BPF_JMP_JEQ_K, *nr, 0, skip));
-                out.extend_from_slice(code);
+                let skip = u8::try_from(e.code.len()).map_err(seccomp_err)?;
+                out.push(jump(BPF_JMP_JEQ_K, e.lo, 0, skip));
+                out.extend_from_slice(&e.code);
             }
         }
         out.push(stmt(BPF_RET_K, libc::SECCOMP_RET_ALLOW));
@@ -729,7 +781,7 @@ fn dispatch(entries: &[(u32, BpfProgram)]) -> Result<BpfProgram, SandboxError> {
     let left = dispatch(&entries[..mid])?;
     let right = dispatch(&entries[mid..])?;
     // nr >= mid: fall through to the JA over the left half; else skip it.
-    out.push(jump(BPF_JMP_JGE_K, entries[mid].0, 0, 1));
+    out.push(jump(BPF_JMP_JGE_K, entries[mid].lo, 0, 1));
     out.push(stmt(
         BPF_JMP_JA,
         u32::try_from(left.len()).map_err(seccomp_err)?,
@@ -773,7 +825,7 @@ fn compile(
         let code = entry_code(rules.0.get(&nr), notify.get(&nr))?;
         entries.push((u32::try_from(nr).map_err(seccomp_err)?, code));
     }
-    p.extend(dispatch(&entries)?);
+    p.extend(dispatch(&spans(entries))?);
     if p.len() > 4096 {
         return Err(SandboxError::Seccomp(format!(
             "filter of {} instructions is over the kernel's 4096",
@@ -1033,6 +1085,37 @@ mod tests {
             "32-bit value"
         );
         assert!(r.when(1, vec![]).is_err(), "a rule needs a condition");
+    }
+
+    /// Consecutive numbers denied whatever their arguments become one
+    /// span; a number with argument rules, or a gap, ends it.
+    #[test]
+    fn consecutive_denials_merge_into_spans() {
+        let deny = || vec![stmt(BPF_RET_K, RET_DENY)];
+        let rules = || vec![stmt(BPF_RET_K, libc::SECCOMP_RET_ALLOW)];
+        let s = spans(vec![
+            (1, deny()),
+            (2, deny()),
+            (3, deny()),
+            (4, rules()),
+            (5, deny()),
+            (7, deny()),
+            (8, deny()),
+        ]);
+        let got: Vec<(u32, u32)> = s.iter().map(|e| (e.lo, e.hi)).collect();
+        assert_eq!(got, vec![(1, 3), (4, 4), (5, 5), (7, 8)]);
+        // The default filter's always-denied calls do run together.
+        let sp = spec(NetworkAccess::Off, false);
+        let p = build(&sp, 7).expect("filter builds");
+        let ranges = p
+            .windows(2)
+            .filter(|w| w[0].code == BPF_JMP_JGE_K && w[1].code == BPF_JMP_JGE_K && w[0].jt == 1)
+            .count();
+        assert!(
+            ranges >= 5,
+            "{ranges} spans in a {}-instruction filter",
+            p.len()
+        );
     }
 
     /// Every syscall number (and its x32 alias, and another
