@@ -261,13 +261,18 @@ fn canonical(p: &Path) -> Option<PathBuf> {
 /// misses the memo and is resolved again, to the same answer.
 #[derive(Default)]
 struct Canon {
-    paths: std::collections::HashMap<Vec<u8>, Option<PathBuf>>,
-    dirs: std::collections::HashMap<Vec<u8>, Result<(PathBuf, OwnedFd), i32>>,
+    paths: std::collections::HashMap<Vec<u8>, Option<PathBuf>, FastHash>,
+    dirs: std::collections::HashMap<Vec<u8>, Result<(PathBuf, OwnedFd), i32>, FastHash>,
     /// Paths `fstatat` found missing (not a dangling symlink: no entry at
     /// all), spelled as their real directory and their name: where a
     /// denied path would appear is then known without asking again.
-    absent: std::collections::HashSet<Vec<u8>>,
+    absent: std::collections::HashSet<Vec<u8>, FastHash>,
 }
+
+/// The memos' hasher: the keys are whole paths (~100 bytes under a HOME 20
+/// levels deep), which SipHash took a byte at a time (see
+/// [`crate::sys::path::Fnv`]).
+type FastHash = std::hash::BuildHasherDefault<crate::sys::path::Fnv>;
 
 /// The bytes of `p`, the memos' key (see [`Canon`]).
 fn key(p: &Path) -> &[u8] {
@@ -301,7 +306,7 @@ impl Canon {
                     match self.dirs.get(key(up)) {
                         Some(Ok((_, up_fd))) => open_dir_at(Some(up_fd), Path::new(pname)),
                         Some(Err(e)) if matches!(*e, libc::ENOENT | libc::ENOTDIR) => Err(*e),
-                        _ => open_dir(parent),
+                        _ => self.open_below(parent),
                     }
                 }
                 _ => open_dir(parent),
@@ -332,6 +337,31 @@ impl Canon {
             return canonical(p);
         }
         Some(dir_real.join(name))
+    }
+}
+
+impl Canon {
+    /// [`open_dir`] of `dir`, relative to the nearest open directory a few
+    /// levels above it when there is one (`~/.local/share` from `~` when
+    /// `~/.local` was never opened): the names below it are looked up as
+    /// the whole path's would be, without the 25 components above.
+    fn open_below(&self, dir: &Path) -> Result<(PathBuf, OwnedFd), i32> {
+        let bytes = key(dir);
+        let mut end = bytes.len();
+        for _ in 0..3 {
+            let Some(slash) = bytes[..end].iter().rposition(|&b| b == b'/') else {
+                break;
+            };
+            if slash == 0 {
+                break;
+            }
+            if let Some(Ok((_, fd))) = self.dirs.get(&bytes[..slash]) {
+                let rest = std::ffi::OsStr::from_bytes(&bytes[slash + 1..]);
+                return open_dir_at(Some(fd), Path::new(rest));
+            }
+            end = slash;
+        }
+        open_dir(dir)
     }
 }
 
