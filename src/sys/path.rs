@@ -647,6 +647,18 @@ mod tests {
 
     #[test]
     fn memo_answers_as_resolving_each_path_alone() {
+        memo_answers_alone(false);
+    }
+
+    /// The same with directories seeded (HOME in a run): entries below them
+    /// are looked up relative to their descriptors, through symlinks on the
+    /// way, and the answers stay those of the whole paths.
+    #[test]
+    fn seeded_memo_answers_as_resolving_each_path_alone() {
+        memo_answers_alone(true);
+    }
+
+    fn memo_answers_alone(seed: bool) {
         let d = tempfile::tempdir().expect("tmp");
         let root = canonicalize(d.path()).expect("real tmp");
         std::fs::create_dir_all(root.join("real/sub")).expect("dirs");
@@ -682,6 +694,16 @@ mod tests {
             "link/file",
         ];
         let mut memo = RealMemo::default();
+        if seed {
+            memo.seed_dir(&root);
+            memo.seed_dir(&root.join("real"));
+            // Not real: not seeded (a symlink, a missing directory).
+            memo.seed_dir(&root.join("link"));
+            memo.seed_dir(&root.join("missing"));
+            assert!(memo.1.contains_key(root.as_os_str()));
+            assert!(memo.1.contains_key(root.join("real").as_os_str()));
+            assert_eq!(memo.1.len(), 2);
+        }
         let mut old_memo = RealMemo::default();
         let absolute = [
             "/",
