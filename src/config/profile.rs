@@ -261,6 +261,8 @@ impl ExpandCache {
                 places: Some(ph.clone()),
                 ..ExpandCache::default()
             };
+            // Most of a profile's paths are under HOME (see `RealMemo`).
+            self.real.seed_dir(&ph.home);
         }
     }
 }

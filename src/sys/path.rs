@@ -6,7 +6,9 @@
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Joins `rel` onto `base` and removes `.` and `..` lexically (symlinks are
 /// resolved later, by the path check, against the real filesystem).
@@ -114,8 +116,13 @@ fn walk(p: &Path) -> PathBuf {
 /// `std::fs::canonicalize` when `/proc` cannot tell (not mounted, or the
 /// file was removed meanwhile).
 pub fn canonicalize(p: impl AsRef<Path>) -> std::io::Result<PathBuf> {
-    let p = p.as_ref();
-    use std::os::unix::io::AsRawFd;
+    canonicalize_fd(p.as_ref()).map(|(real, _)| real)
+}
+
+/// [`canonicalize`], and the `O_PATH` descriptor it named (`None` when the
+/// name came from `std::fs::canonicalize`): [`real_prefix_memo`] keeps a
+/// directory's, to look its entries up relative to it.
+fn canonicalize_fd(p: &Path) -> std::io::Result<(PathBuf, Option<OwnedFd>)> {
     // Through nix, not `OpenOptions::custom_flags`: Rust's standard library
     // masks the custom flags with `O_ACCMODE`, which musl defines as
     // `03 | O_PATH`, so the static build lost `O_PATH` and opened the path
@@ -126,6 +133,16 @@ pub fn canonicalize(p: impl AsRef<Path>) -> std::io::Result<PathBuf> {
         nix::sys::stat::Mode::empty(),
     )
     .map_err(std::io::Error::from)?;
+    match proc_name(&f) {
+        Some(real) => Ok((real, Some(f))),
+        None => std::fs::canonicalize(p).map(|real| (real, None)),
+    }
+}
+
+/// The absolute path `/proc/self/fd/N` gives for descriptor `f`; `None`
+/// when `/proc` cannot tell (not mounted, or the file was removed).
+fn proc_name(f: &OwnedFd) -> Option<PathBuf> {
+    use std::os::unix::io::AsRawFd;
     // `/proc/self/fd/N`, spelled on the stack (`format!` allocated and
     // formatted a string for each path; N has at most ten digits).
     let mut buf = [0u8; 32];
@@ -146,9 +163,9 @@ pub fn canonicalize(p: impl AsRef<Path>) -> std::io::Result<PathBuf> {
             if real.is_absolute()
                 && !real.as_os_str().as_encoded_bytes().ends_with(b" (deleted)") =>
         {
-            Ok(real)
+            Some(real)
         }
-        _ => std::fs::canonicalize(p),
+        _ => None,
     }
 }
 
@@ -169,8 +186,20 @@ fn real_prefix(p: &Path) -> PathBuf {
 /// a dangling symlink): then [`real_prefix_memo`] does not ask about
 /// `{home}/.config/gh` once `{home}/.config` is known to be missing (a
 /// profile's denied paths are mostly in a few such directories).
+///
+/// It also keeps an `O_PATH` descriptor of the directories it resolved
+/// (at most one per directory holding a profile path, ~6), and asks about
+/// an entry of such a directory with `fstatat` relative to it: one
+/// component for the kernel to look up instead of the whole path (a HOME
+/// 20 levels deep: ~40 denied paths of 25 components each, one
+/// dentry-cache lookup per component). The answers are the same but for a
+/// directory renamed or replaced meanwhile, which the policy's answers
+/// never covered (it resolves once; the sandbox resolves again for itself).
 #[derive(Debug, Default, Clone)]
-pub struct RealMemo(HashMap<OsString, (PathBuf, bool), BuildHasherDefault<Fnv>>);
+pub struct RealMemo(
+    HashMap<OsString, (PathBuf, bool), BuildHasherDefault<Fnv>>,
+    HashMap<OsString, Arc<OwnedFd>, BuildHasherDefault<Fnv>>,
+);
 
 impl RealMemo {
     fn get(&self, p: &Path) -> Option<&PathBuf> {
@@ -190,10 +219,96 @@ impl RealMemo {
     fn insert_known(&mut self, p: PathBuf, real: PathBuf, missing: bool) {
         self.0.insert(p.into_os_string(), (real, missing));
     }
+
+    /// Starts the memo with directory `dir` when it is real (`/proc` names
+    /// it as spelled): HOME, which most of a profile's paths are under, is
+    /// then opened once and each of them looked up relative to it (the
+    /// first one asked would otherwise be resolved by its whole path, and
+    /// HOME after it).
+    pub fn seed_dir(&mut self, dir: &Path) {
+        use nix::fcntl::OFlag;
+        if !dir.is_absolute() || self.1.contains_key(dir.as_os_str()) {
+            return;
+        }
+        let Ok(fd) = nix::fcntl::open(
+            dir,
+            OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+            nix::sys::stat::Mode::empty(),
+        ) else {
+            return;
+        };
+        if proc_name(&fd).as_deref() == Some(dir) {
+            self.insert(dir.to_path_buf(), dir.to_path_buf());
+            self.1.insert(dir.as_os_str().to_os_string(), Arc::new(fd));
+        }
+    }
+
+    /// The descriptor kept for the nearest of the directories holding
+    /// `path` (a clean absolute path), at most [`FD_REACH`] levels up, and
+    /// what follows it in `path`; `None` when none is kept.
+    fn dir_fd<'p>(&self, path: &'p [u8]) -> Option<(&OwnedFd, &'p [u8])> {
+        use std::os::unix::ffi::OsStrExt;
+        if self.1.is_empty() {
+            return None;
+        }
+        let mut end = path.len();
+        for _ in 0..FD_REACH {
+            let slash = path[..end].iter().rposition(|b| *b == b'/')?;
+            if slash == 0 {
+                return None; // `/` is never kept: a whole path is one lookup shorter
+            }
+            if let Some(fd) = self.1.get(std::ffi::OsStr::from_bytes(&path[..slash])) {
+                return Some((fd.as_ref(), &path[slash + 1..]));
+            }
+            end = slash;
+        }
+        None
+    }
 }
 
-/// FNV-1a: a few instructions per byte for the short keys of [`RealMemo`]
-/// (not exposed to input an attacker chooses in bulk: the profile's paths).
+/// How many directories up [`RealMemo::dir_fd`] looks for a kept
+/// descriptor: a profile's paths sit at most a few levels below HOME
+/// (`{home}/.local/share/fish/fish_history`: 4).
+const FD_REACH: usize = 4;
+
+/// What [`real_prefix_memo`] needs of an `lstat`: whether the entry is a
+/// symlink, and whether it is a directory.
+struct Kind {
+    symlink: bool,
+    dir: bool,
+}
+
+/// `lstat` of `path` (clean, absolute), relative to the descriptor of the
+/// nearest directory above it that the memo keeps (see [`RealMemo`]): the
+/// names below that directory are looked up as the whole path's would be
+/// (a symlink among them followed, the last one not).
+fn lstat_in(memo: &RealMemo, path: &Path) -> std::io::Result<Kind> {
+    use std::os::unix::ffi::OsStrExt;
+    if let Some((fd, rest)) = memo.dir_fd(path.as_os_str().as_bytes()) {
+        let st = nix::sys::stat::fstatat(
+            fd,
+            std::ffi::OsStr::from_bytes(rest),
+            nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+        )
+        .map_err(std::io::Error::from)?;
+        let fmt = st.st_mode & libc::S_IFMT;
+        return Ok(Kind {
+            symlink: fmt == libc::S_IFLNK,
+            dir: fmt == libc::S_IFDIR,
+        });
+    }
+    let meta = path.symlink_metadata()?;
+    Ok(Kind {
+        symlink: meta.file_type().is_symlink(),
+        dir: meta.is_dir(),
+    })
+}
+
+/// FNV-1a taken eight bytes at a time (each step a multiply, then the high
+/// half folded into the low one, which picks the bucket): the keys of
+/// [`RealMemo`] are whole paths, ~100 bytes under a HOME 20 levels deep,
+/// where one multiply per byte cost most of a lookup. Not exposed to input
+/// an attacker chooses in bulk (the profile's paths).
 #[derive(Default)]
 pub struct Fnv(u64);
 
@@ -203,15 +318,23 @@ impl Hasher for Fnv {
     }
 
     fn write(&mut self, bytes: &[u8]) {
+        const PRIME: u64 = 0x0100_0000_01b3;
         let mut h = if self.0 == 0 {
             0xcbf2_9ce4_8422_2325
         } else {
             self.0
         };
-        for b in bytes {
-            h ^= u64::from(*b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(w);
+            h = (h ^ u64::from_le_bytes(word)).wrapping_mul(PRIME);
+            h ^= h >> 32;
         }
+        for b in words.remainder() {
+            h = (h ^ u64::from(*b)).wrapping_mul(PRIME);
+        }
+        h ^= h >> 29;
         self.0 = h;
     }
 }
@@ -259,17 +382,28 @@ pub fn real_prefix_memo(p: &Path, memo: &mut RealMemo) -> PathBuf {
                 memo.insert(root.clone(), root.clone());
                 Some(root)
             }
-            None => match existing.symlink_metadata() {
+            None => match lstat_in(memo, existing) {
                 Ok(meta) => {
                     // Not a symlink, in a directory whose real path is
                     // known: its real path is that directory's and its name.
                     let via_parent = match slash {
-                        Some(i) if end > 1 && !meta.file_type().is_symlink() => memo
+                        Some(i) if end > 1 && !meta.symlink => memo
                             .get(path(i))
                             .map(|r| r.join(std::ffi::OsStr::from_bytes(&bytes[i + 1..end]))),
                         _ => None,
                     };
-                    let real = via_parent.or_else(|| canonicalize(existing).ok());
+                    let real = via_parent.or_else(|| match canonicalize_fd(existing) {
+                        Ok((real, fd)) => {
+                            // A directory's descriptor is kept for its
+                            // entries (see `RealMemo`).
+                            if let (true, Some(fd)) = (meta.dir, fd) {
+                                memo.1
+                                    .insert(existing.as_os_str().to_os_string(), Arc::new(fd));
+                            }
+                            Some(real)
+                        }
+                        Err(_) => None,
+                    });
                     if let Some(r) = &real {
                         memo.insert(existing.to_path_buf(), r.clone());
                     }
@@ -513,6 +647,18 @@ mod tests {
 
     #[test]
     fn memo_answers_as_resolving_each_path_alone() {
+        memo_answers_alone(false);
+    }
+
+    /// The same with directories seeded (HOME in a run): entries below them
+    /// are looked up relative to their descriptors, through symlinks on the
+    /// way, and the answers stay those of the whole paths.
+    #[test]
+    fn seeded_memo_answers_as_resolving_each_path_alone() {
+        memo_answers_alone(true);
+    }
+
+    fn memo_answers_alone(seed: bool) {
         let d = tempfile::tempdir().expect("tmp");
         let root = canonicalize(d.path()).expect("real tmp");
         std::fs::create_dir_all(root.join("real/sub")).expect("dirs");
@@ -548,6 +694,16 @@ mod tests {
             "link/file",
         ];
         let mut memo = RealMemo::default();
+        if seed {
+            memo.seed_dir(&root);
+            memo.seed_dir(&root.join("real"));
+            // Not real: not seeded (a symlink, a missing directory).
+            memo.seed_dir(&root.join("link"));
+            memo.seed_dir(&root.join("missing"));
+            assert!(memo.1.contains_key(root.as_os_str()));
+            assert!(memo.1.contains_key(root.join("real").as_os_str()));
+            assert_eq!(memo.1.len(), 2);
+        }
         let mut old_memo = RealMemo::default();
         let absolute = [
             "/",
