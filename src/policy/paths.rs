@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 pub use crate::config::profile::Roots;
+use crate::config::profile::ProtectedLink;
 
 /// Why a path is refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -212,7 +213,36 @@ impl Roots {
                 }
             }
         }
+        // Where protected links lead (review 10 R11): `.git/hooks` a
+        // symlink to `githooks/` makes `githooks/pre-commit` a hook.
+        for l in self.protected_links() {
+            let inside = if l.tree {
+                under(path, &l.target)
+            } else {
+                same(path, &l.target)
+            };
+            if inside || (destructive && under(&l.target, path)) {
+                return Some(l.link.clone());
+            }
+        }
         None
+    }
+
+    /// The protected entries that are symbolic links to places inside a
+    /// writable root ([`ProtectedLink`]), found once (on the first write
+    /// check: a decision that writes nothing never looks). For each root
+    /// and each entry, the components before its first pattern character
+    /// are followed (`.git`, `.git/hooks`, `.claude`: one `lstat` each,
+    /// shared between entries); a link among them protects its target with
+    /// the rest of the entry (`.git -> ../gd` protects `gd/hooks/`, and a
+    /// link on the rest of the way is followed in turn). A tree entry that
+    /// is a directory is listed (at most [`LINK_SCAN`] entries in all, then
+    /// the rest is not looked at) for links inside it (a hook installed as
+    /// `ln -s ../../scripts/pre-commit.sh .git/hooks/pre-commit`). A target
+    /// that is a writable root or holds one is not taken (it would protect
+    /// the whole root).
+    pub(crate) fn protected_links(&self) -> &[ProtectedLink] {
+        self.protected_links.get_or_init(|| find_links(self))
     }
 
     /// The protected entry a write to `path` changes in a repository
@@ -334,6 +364,157 @@ impl Roots {
             || self.broad.iter().any(|b| under(b, path))
             || self.write.iter().any(|w| under(w, path))
     }
+}
+
+/// Most entries of protected trees listed looking for links in them
+/// ([`Roots::protected_links`]).
+const LINK_SCAN: usize = 1024;
+
+/// [`Roots::protected_links`].
+fn find_links(r: &Roots) -> Vec<ProtectedLink> {
+    use std::collections::HashMap;
+    use std::fs::FileType;
+    struct Scan<'a> {
+        r: &'a Roots,
+        kinds: HashMap<PathBuf, Option<FileType>>,
+        out: Vec<ProtectedLink>,
+        listed: usize,
+        hops: usize,
+    }
+    impl Scan<'_> {
+        fn kind(&mut self, p: &Path) -> Option<FileType> {
+            if let Some(k) = self.kinds.get(p) {
+                return *k;
+            }
+            let k = std::fs::symlink_metadata(p).ok().map(|m| m.file_type());
+            self.kinds.insert(p.to_path_buf(), k);
+            k
+        }
+        /// `link`'s real target, when it lies inside a writable root that
+        /// it neither is nor holds.
+        fn target(&self, link: &Path) -> Option<PathBuf> {
+            let t = std::fs::canonicalize(link).ok()?;
+            let inside = self.r.write.iter().any(|w| under(&t, w));
+            let broad = self.r.write.iter().any(|w| under(w, &t));
+            (inside && !broad).then_some(t)
+        }
+        fn push(&mut self, link: &Path, target: PathBuf, tree: bool) {
+            let l = ProtectedLink {
+                link: link.to_path_buf(),
+                target,
+                tree,
+            };
+            if !self.out.contains(&l) {
+                self.out.push(l);
+            }
+        }
+        /// Follows `comps` from `dir` (a real directory); `tree`: the
+        /// entry is a tree (or goes on past a pattern character); `list`:
+        /// the entry is a tree of these components alone, listed for links.
+        fn follow(&mut self, dir: PathBuf, comps: &[&str], tree: bool, list: bool) {
+            let mut cur = dir;
+            for (i, c) in comps.iter().enumerate() {
+                cur.push(c);
+                let Some(k) = self.kind(&cur) else { return };
+                if k.is_symlink() {
+                    self.hops += 1;
+                    if self.hops > 256 {
+                        return;
+                    }
+                    let Some(t) = self.target(&cur) else { return };
+                    let rest = &comps[i + 1..];
+                    let is_dir = std::fs::metadata(&t).is_ok_and(|m| m.is_dir());
+                    let mut at = t.clone();
+                    at.extend(rest);
+                    self.push(&cur, at, tree);
+                    if is_dir {
+                        self.follow(t, rest, tree, list);
+                    }
+                    return;
+                }
+                if !k.is_dir() {
+                    return;
+                }
+            }
+            if list {
+                self.scan(&cur);
+            }
+        }
+        /// Links inside the protected tree `dir`.
+        fn scan(&mut self, dir: &Path) {
+            let Ok(rd) = std::fs::read_dir(dir) else { return };
+            for e in rd.flatten() {
+                self.listed += 1;
+                if self.listed > LINK_SCAN {
+                    return;
+                }
+                let Ok(ft) = e.file_type() else { continue };
+                let p = e.path();
+                if ft.is_dir() {
+                    self.scan(&p);
+                } else if ft.is_symlink()
+                    && let Some(t) = self.target(&p)
+                {
+                    let is_dir = std::fs::metadata(&t).is_ok_and(|m| m.is_dir());
+                    self.push(&p, t, is_dir);
+                }
+            }
+        }
+    }
+    let mut scan = Scan {
+        r,
+        kinds: HashMap::new(),
+        out: Vec::new(),
+        listed: 0,
+        hops: 0,
+    };
+    for root in &r.write {
+        // The root listed once (when not large) answers every entry's
+        // first component, instead of one `lstat` per protected name.
+        if let Ok(rd) = std::fs::read_dir(root) {
+            let mut names: HashMap<std::ffi::OsString, Option<FileType>> = HashMap::new();
+            let mut whole = true;
+            for (n, e) in rd.enumerate() {
+                let Ok(e) = e else {
+                    whole = false;
+                    break;
+                };
+                if n >= 4096 {
+                    whole = false;
+                    break;
+                }
+                names.insert(e.file_name(), e.file_type().ok());
+            }
+            if whole {
+                for entry in &r.protected {
+                    let Some(first) = entry.split('/').find(|c| !c.is_empty() && *c != ".")
+                    else {
+                        continue;
+                    };
+                    let k = names.get(std::ffi::OsStr::new(first)).copied().flatten();
+                    scan.kinds.insert(root.join(first), k);
+                }
+            }
+        }
+        for entry in &r.protected {
+            let comps: Vec<&str> = entry
+                .trim_end_matches('/')
+                .split('/')
+                .filter(|c| !c.is_empty() && *c != ".")
+                .collect();
+            let fixed = comps
+                .iter()
+                .take_while(|c| !c.contains(['*', '?', '[', '\\']))
+                .count();
+            if fixed == 0 {
+                continue;
+            }
+            let tree = entry.ends_with('/') || fixed < comps.len();
+            let list = entry.ends_with('/') && fixed == comps.len();
+            scan.follow(root.clone(), &comps[..fixed], tree, list);
+        }
+    }
+    scan.out
 }
 
 /// `path.starts_with(root)` (component-wise, so `/a/bc` is not under `/a/b`)
