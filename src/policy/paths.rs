@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-pub use crate::config::profile::Roots;
 use crate::config::profile::ProtectedLink;
+pub use crate::config::profile::Roots;
 
 /// Why a path is refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -442,7 +442,9 @@ fn find_links(r: &Roots) -> Vec<ProtectedLink> {
         }
         /// Links inside the protected tree `dir`.
         fn scan(&mut self, dir: &Path) {
-            let Ok(rd) = std::fs::read_dir(dir) else { return };
+            let Ok(rd) = std::fs::read_dir(dir) else {
+                return;
+            };
             for e in rd.flatten() {
                 self.listed += 1;
                 if self.listed > LINK_SCAN {
@@ -487,8 +489,7 @@ fn find_links(r: &Roots) -> Vec<ProtectedLink> {
             }
             if whole {
                 for entry in &r.protected {
-                    let Some(first) = entry.split('/').find(|c| !c.is_empty() && *c != ".")
-                    else {
+                    let Some(first) = entry.split('/').find(|c| !c.is_empty() && *c != ".") else {
                         continue;
                     };
                     let k = names.get(std::ffi::OsStr::new(first)).copied().flatten();

@@ -1,0 +1,218 @@
+//! The review of round ten's holes fixed in round eleven, decided in both
+//! modes with the exact decision (confined `check`, unconfined `check
+//! --unconfined`; the hook where it says so): R7 (`core.hooksPath` of the
+//! repository above a root that is a subdirectory), R11 (protected entries
+//! that are symlinks: `.git/hooks -> ../githooks`, `.git -> gd`, `.claude
+//! -> shared/claude`, a hook linked to a script), R6 (helpers an allowed
+//! git runs through `PATH`), R10 (`--cacheinfo` paths from the top), R5
+//! (worktrees of a bare clone). Every refusal has a positive control.
+use crate::common::policy as common;
+use common::*;
+use std::path::Path;
+use std::process::Command;
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .expect("git");
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+/// A world whose project is a repository with one commit.
+fn repo() -> World {
+    let w = World::new();
+    git(&w.cwd, &["init", "-q"]);
+    git(&w.cwd, &["commit", "-q", "--allow-empty", "-m", "init"]);
+    w
+}
+
+/// The world with its cwd `rel` below the project (the agent `cd`ed).
+fn world_in(w: World, rel: &str) -> World {
+    let mut w = w;
+    let cwd = w.cwd.join(rel).canonicalize().expect("cwd");
+    w.cwd = cwd.clone();
+    w.dirs.cwd = cwd;
+    w
+}
+
+const PROTECTED: &str = "protected";
+
+/// `safe-exec hook --json` on a Bash call of `cmd` (unconfined: no
+/// `--rewrite`): the decision.
+fn hook_decision(w: &World, cmd: &str) -> String {
+    let out = w.hook_bash(&["--json"], &[], cmd);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // An allowed call prints nothing.
+    if out.stdout.is_empty() {
+        return "allow".into();
+    }
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("hook --json: {e}: {}", stdout(&out));
+    });
+    v["hookSpecificOutput"]["permissionDecision"]
+        .as_str()
+        .unwrap_or("?")
+        .to_string()
+}
+
+/// R7: the cwd is `tools/` of a repository whose `core.hooksPath` names
+/// `tools/hooks` (relative to the top), in three spellings of the value;
+/// the hooks directory is protected from below as from the top.
+#[test]
+fn r7_hooks_path_of_the_repository_above_the_cwd_is_protected() {
+    for value in ["tools/hooks", "./tools/hooks/", "ABS"] {
+        let w = repo();
+        let v = if value == "ABS" {
+            w.cwd.join("tools/hooks").display().to_string()
+        } else {
+            value.to_string()
+        };
+        git(&w.cwd, &["config", "core.hooksPath", &v]);
+        std::fs::create_dir_all(w.cwd.join("tools/hooks")).unwrap();
+        let w = world_in(w, "tools");
+        expect(
+            &w,
+            &[
+                (
+                    "printf '#!/bin/sh\\n' > hooks/pre-commit",
+                    "deny",
+                    "deny",
+                    PROTECTED,
+                ),
+                (
+                    "printf '#!/bin/sh\\n' > ./hooks/../hooks/post-commit",
+                    "deny",
+                    "deny",
+                    PROTECTED,
+                ),
+                ("cp /dev/null hooks/pre-push", "deny", "deny", PROTECTED),
+                ("rm -rf hooks", "deny", "deny", PROTECTED),
+                // Positive controls: the rest of tools/.
+                ("printf x > notes.txt", "allow", "allow", ""),
+                ("printf x > hooks.md", "allow", "allow", ""),
+            ],
+        );
+        assert_eq!(
+            hook_decision(&w, "printf '#!/bin/sh\\n' > hooks/pre-commit"),
+            "deny",
+            "{value}"
+        );
+        assert_eq!(hook_decision(&w, "printf x > notes.txt"), "allow");
+    }
+}
+
+/// R7 from two levels below, and in a linked worktree (the configuration
+/// read through its gitfile).
+#[test]
+fn r7_deeper_cwd_and_linked_worktree() {
+    let w = repo();
+    git(&w.cwd, &["config", "core.hooksPath", "a/b/hooks"]);
+    std::fs::create_dir_all(w.cwd.join("a/b/hooks")).unwrap();
+    let w = world_in(w, "a/b");
+    expect(
+        &w,
+        &[
+            ("printf x > hooks/pre-commit", "deny", "deny", PROTECTED),
+            ("printf x > c.txt", "allow", "allow", ""),
+        ],
+    );
+    let w = repo();
+    git(&w.cwd, &["worktree", "add", "-q", "wt"]);
+    git(
+        &w.cwd.join("wt"),
+        &["config", "core.hooksPath", "tools/hooks"],
+    );
+    std::fs::create_dir_all(w.cwd.join("wt/tools/hooks")).unwrap();
+    let w = world_in(w, "wt/tools");
+    expect(
+        &w,
+        &[
+            ("printf x > hooks/pre-commit", "deny", "deny", PROTECTED),
+            ("printf x > notes.txt", "allow", "allow", ""),
+        ],
+    );
+}
+
+/// R11: `.git/hooks` a symlink to a project directory (the usual recipe
+/// for tracked hooks) makes that directory the hooks: a write there, by
+/// either spelling, is refused; reading it and writing beside it are not.
+#[test]
+fn r11_hooks_directory_link_protects_its_target() {
+    let w = repo();
+    std::fs::create_dir_all(w.cwd.join("githooks")).unwrap();
+    std::fs::write(w.cwd.join("githooks/pre-commit"), "#!/bin/sh\n").unwrap();
+    std::fs::remove_dir_all(w.cwd.join(".git/hooks")).unwrap();
+    std::os::unix::fs::symlink("../githooks", w.cwd.join(".git/hooks")).unwrap();
+    expect(
+        &w,
+        &[
+            (
+                "printf '#!/bin/sh\\n' >> githooks/pre-commit",
+                "deny",
+                "deny",
+                PROTECTED,
+            ),
+            (
+                "printf x > .git/hooks/post-commit",
+                "deny",
+                "deny",
+                PROTECTED,
+            ),
+            ("cp /dev/null githooks/pre-push", "deny", "deny", PROTECTED),
+            ("mv githooks/pre-commit old", "deny", "deny", PROTECTED),
+            ("rm -rf githooks", "deny", "deny", PROTECTED),
+            // Positive controls.
+            ("cat githooks/pre-commit", "allow", "allow", ""),
+            ("printf x > githooks.md", "allow", "allow", ""),
+        ],
+    );
+    assert_eq!(hook_decision(&w, "printf x >> githooks/pre-commit"), "deny");
+}
+
+/// R11's siblings: `.git` a symlink to the git directory, `.claude` a
+/// symlink to a shared directory, a hook that is a link to a script (F11's
+/// layout, now refused unconfined too), a link inside a protected tree to
+/// a directory.
+#[test]
+fn r11_sibling_links_protect_their_targets() {
+    let w = repo();
+    std::fs::rename(w.cwd.join(".git"), w.cwd.join("gd")).unwrap();
+    std::os::unix::fs::symlink("gd", w.cwd.join(".git")).unwrap();
+    std::fs::create_dir_all(w.cwd.join("shared/claude")).unwrap();
+    std::os::unix::fs::symlink("shared/claude", w.cwd.join(".claude")).unwrap();
+    std::fs::create_dir_all(w.cwd.join("scripts")).unwrap();
+    std::fs::write(w.cwd.join("scripts/pc.sh"), "#!/bin/sh\n").unwrap();
+    std::os::unix::fs::symlink("../../scripts/pc.sh", w.cwd.join("gd/hooks/pre-commit")).unwrap();
+    std::fs::create_dir_all(w.cwd.join("vsc")).unwrap();
+    std::fs::create_dir_all(w.cwd.join(".vscode")).unwrap();
+    std::os::unix::fs::symlink("../vsc", w.cwd.join(".vscode/more")).unwrap();
+    expect(
+        &w,
+        &[
+            ("printf x >> gd/config", "deny", "deny", PROTECTED),
+            ("printf x > gd/hooks/post-commit", "deny", "deny", PROTECTED),
+            (
+                "printf x > shared/claude/settings.json",
+                "deny",
+                "deny",
+                PROTECTED,
+            ),
+            ("rm -rf shared", "deny", "deny", PROTECTED),
+            ("printf x >> scripts/pc.sh", "deny", "deny", PROTECTED),
+            ("printf x > vsc/tasks.json", "deny", "deny", PROTECTED),
+            // Positive controls: beside each target.
+            ("printf x > gd/notes", "allow", "allow", ""),
+            ("printf x > shared/other.txt", "allow", "allow", ""),
+            ("printf x > scripts/lint.sh", "allow", "allow", ""),
+            ("printf x > vsc2.txt", "allow", "allow", ""),
+        ],
+    );
+}
