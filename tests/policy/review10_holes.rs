@@ -216,3 +216,70 @@ fn r11_sibling_links_protect_their_targets() {
         ],
     );
 }
+
+/// R10: `--cacheinfo` paths are the working tree's (git does not prefix
+/// them with the cwd's place in it), in both spellings of the value.
+#[test]
+fn r10_cacheinfo_paths_are_read_from_the_top() {
+    let w = repo();
+    std::fs::create_dir_all(w.cwd.join("t")).unwrap();
+    const E: &str = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
+    let comma = format!("cd t && git update-index --add --cacheinfo 100644,{E},.envrc");
+    let words = format!("cd t && git update-index --add --cacheinfo 100644 {E} .envrc");
+    let eq = format!("cd t && git update-index --add --cacheinfo=100644,{E},.envrc");
+    let ordinary = format!("cd t && git update-index --add --cacheinfo 100644,{E},x.txt");
+    let in_t = format!("cd t && git update-index --add --cacheinfo 100644,{E},t/notes.txt");
+    expect(
+        &w,
+        &[
+            (&comma, "allow", "deny", PROTECTED),
+            (&words, "allow", "deny", PROTECTED),
+            (&eq, "allow", "deny", PROTECTED),
+            // Positive controls: ordinary paths, from the top.
+            (&ordinary, "allow", "allow", ""),
+            (&in_t, "allow", "allow", ""),
+        ],
+    );
+}
+
+/// R5: a worktree of a bare clone lies inside the bare directory; it is a
+/// writable root of its own (writes in it allowed, `git status` too), and
+/// the bare directory's files stay out of reach.
+#[test]
+fn r5_worktree_of_a_bare_clone_is_a_root() {
+    let w = repo();
+    let base = w.cwd.parent().unwrap().to_path_buf();
+    git(
+        &base,
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            &w.cwd.display().to_string(),
+            "bare.git",
+        ],
+    );
+    git(&base.join("bare.git"), &["worktree", "add", "-q", "main"]);
+    let mut w = w;
+    let cwd = base.join("bare.git/main");
+    w.cwd = cwd.clone();
+    w.dirs.cwd = cwd;
+    expect(
+        &w,
+        &[
+            ("echo hi > notes.txt", "allow", "allow", ""),
+            ("mkdir -p src && echo x > src/a.rs", "allow", "allow", ""),
+            ("git status", "allow", "allow", ""),
+            // The bare directory's configuration and hooks: outside the
+            // root (and protected from above it).
+            ("printf x >> ../config", "deny", "deny", "outside"),
+            ("printf x > ../hooks/pre-commit", "deny", "deny", "outside"),
+        ],
+    );
+    // Still refused: a cwd inside the bare directory's own files.
+    let mut w2 = World::new();
+    let refs = base.join("bare.git/refs");
+    w2.cwd = refs.clone();
+    w2.dirs.cwd = refs;
+    expect(&w2, &[("echo hi > x", "deny", "deny", "outside")]);
+}
