@@ -283,3 +283,137 @@ fn r5_worktree_of_a_bare_clone_is_a_root() {
     w2.dirs.cwd = refs;
     expect(&w2, &[("echo hi > x", "deny", "deny", "outside")]);
 }
+
+/// `check --json [--unconfined] -c CMD` with `env` set: the decision and
+/// the reasons.
+fn decide_env(w: &World, unconfined: bool, env: &[(&str, String)], cmd: &str) -> (String, String) {
+    let mut c = w.cmd();
+    c.arg("check").arg("--json");
+    if unconfined {
+        c.arg("--unconfined");
+    }
+    c.args(["-c", cmd]);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.output().expect("check");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("{cmd}: {e}: {}", stderr(&out));
+    });
+    (
+        v["decision"].as_str().unwrap_or("?").to_string(),
+        reasons(&v),
+    )
+}
+
+fn exe(p: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// R6: the helpers an allowed command runs by a bare name through `PATH`
+/// (git's `ssh`, `gpg`, credential helpers, `$GIT_SSH_COMMAND`'s program;
+/// tar's `gzip`; man's `groff`), found first in a `PATH` directory inside
+/// the project (an activated venv's `bin/`), ask unconfined; confined,
+/// the sandbox contains them. Controls: the same `PATH` without the
+/// helper there, the venv after the system directories, commands that run
+/// no helper.
+#[test]
+fn r6_path_helpers_in_a_project_directory_ask_unconfined() {
+    let w = repo();
+    std::fs::write(w.cwd.join("a.txt"), "a\n").unwrap();
+    let venv = w.cwd.join(".venv/bin");
+    exe(&venv.join("python"));
+    let sys_path = std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into());
+    let first = vec![("PATH", format!("{}:{sys_path}", venv.display()))];
+    let last = vec![("PATH", format!("{sys_path}:{}", venv.display()))];
+    let cases_for = |env: &Vec<(&str, String)>, cases: &[(&str, &str, &str)], why: &str| {
+        let mut fails = Vec::new();
+        for (cmd, confined, unconfined) in cases {
+            for (mode, want) in [(false, confined), (true, unconfined)] {
+                let (d, r) = decide_env(&w, mode, env, cmd);
+                if d != *want || (d != "allow" && mode && !r.contains("through PATH")) {
+                    fails.push(format!(
+                        "{why}: {cmd} (unconfined {mode}): {d}, want {want} ({r})"
+                    ));
+                }
+            }
+        }
+        fails
+    };
+    // No helper in the venv: nothing asks.
+    let mut fails = cases_for(
+        &first,
+        &[
+            ("git fetch origin", "ask", "allow"),
+            ("git commit -m x", "allow", "allow"),
+            ("tar czf x.tgz a.txt", "allow", "allow"),
+        ],
+        "no helper",
+    );
+    exe(&venv.join("ssh"));
+    exe(&venv.join("gpg"));
+    exe(&venv.join("gzip"));
+    exe(&venv.join("git-credential-store2"));
+    fails.extend(cases_for(
+        &first,
+        &[
+            // (Confined, these ask for the network the sandbox cuts.)
+            ("git ls-remote git@127.0.0.1:x/y", "ask", "ask"),
+            ("git fetch origin", "ask", "ask"),
+            ("git clone git@127.0.0.1:x/y z", "ask", "ask"),
+            ("git commit -m x", "allow", "ask"),
+            ("git tag -s v1 -m x", "allow", "ask"),
+            ("tar czf x.tgz a.txt", "allow", "ask"),
+            // Positive controls: no helper run.
+            ("git status", "allow", "allow"),
+            ("git log --oneline", "allow", "allow"),
+            ("git diff", "allow", "allow"),
+            ("cat a.txt", "allow", "allow"),
+        ],
+        "helpers first",
+    ));
+    // A credential helper only the venv has is found there wherever the
+    // venv is in PATH.
+    fails.extend(cases_for(
+        &last,
+        &[("git fetch origin", "ask", "ask")],
+        "credential helper",
+    ));
+    std::fs::remove_file(venv.join("git-credential-store2")).unwrap();
+    // The venv after the system directories: their ssh, gpg, gzip run.
+    if ["ssh", "gpg", "gzip"]
+        .iter()
+        .all(|n| sys_path.split(':').any(|d| Path::new(d).join(n).exists()))
+    {
+        fails.extend(cases_for(
+            &last,
+            &[
+                ("git fetch origin", "ask", "allow"),
+                ("git commit -m x", "allow", "allow"),
+                ("tar czf x.tgz a.txt", "allow", "allow"),
+            ],
+            "venv last",
+        ));
+    }
+    // `$GIT_SSH_COMMAND`'s program.
+    exe(&venv.join("myssh"));
+    let mut env = last.clone();
+    env.push(("GIT_SSH_COMMAND", "myssh -v".into()));
+    fails.extend(cases_for(
+        &env,
+        &[("git fetch origin", "ask", "ask")],
+        "GIT_SSH_COMMAND",
+    ));
+    assert!(fails.is_empty(), "\n  {}", fails.join("\n  "));
+    // The hook (unconfined) asks too.
+    let out = w.hook_bash(&["--json"], &[("PATH", &first[0].1)], "git fetch origin");
+    assert!(
+        stdout(&out).contains("\"ask\""),
+        "{} {}",
+        stdout(&out),
+        stderr(&out)
+    );
+}
