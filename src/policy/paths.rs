@@ -343,6 +343,34 @@ impl Roots {
                         return Some(anchor.join(e));
                     }
                 }
+                // A nested repository's own `core.hooksPath` (review 10
+                // R7's sibling below the root: `app/.git/config` naming
+                // `tools/hooks`), read once per repository per memo.
+                if comps[i] != ".git" && memo.kind(&at) == DirKind::Top {
+                    let hooks = memo.hooks_of(&at, &self.write).to_vec();
+                    for (r, pat) in hooks {
+                        let Ok(rel) = path.strip_prefix(&r) else {
+                            continue;
+                        };
+                        let rel: Vec<Cow<'_, str>> = rel
+                            .components()
+                            .map(|c| c.as_os_str().to_string_lossy())
+                            .collect();
+                        let pc: Vec<&str> = pat
+                            .trim_end_matches('/')
+                            .split('/')
+                            .filter(|c| !c.is_empty() && *c != ".")
+                            .collect();
+                        let hit = if pat.ends_with('/') {
+                            (pc.len()..=rel.len()).any(|k| components_match(&pc, &rel[..k]))
+                        } else {
+                            components_match(&pc, &rel)
+                        };
+                        if hit {
+                            return Some(r.join(pat.trim_end_matches('/')));
+                        }
+                    }
+                }
             }
         }
         None
@@ -410,6 +438,9 @@ pub enum DirKind {
 #[derive(Debug, Default)]
 pub struct DirMemo {
     kinds: std::collections::HashMap<PathBuf, DirKind>,
+    /// Each nested repository's `core.hooksPath` patterns, with their
+    /// roots.
+    hooks: std::collections::HashMap<PathBuf, Vec<(PathBuf, String)>>,
     /// Whether a directory that is neither is looked at once more to know
     /// whether it exists (worth it when many paths lie below it).
     missing: bool,
@@ -421,8 +452,28 @@ impl DirMemo {
     pub fn for_tree() -> Self {
         DirMemo {
             kinds: Default::default(),
+            hooks: Default::default(),
             missing: true,
         }
+    }
+
+    /// The hooks directories (and included files) the configuration of the
+    /// repository whose top is `top` protects, as `(root, pattern)`: read
+    /// once per memo.
+    pub fn hooks_of(&mut self, top: &Path, write: &[PathBuf]) -> &[(PathBuf, String)] {
+        use crate::sys::hookspath;
+        self.hooks.entry(top.to_path_buf()).or_insert_with(|| {
+            let configs = hookspath::repo_configs(top, &mut Vec::new());
+            if configs.is_empty() {
+                return Vec::new();
+            }
+            let found = hookspath::find_in(top, write, configs);
+            found
+                .elsewhere
+                .into_iter()
+                .chain(found.protect.into_iter().map(|p| (top.to_path_buf(), p)))
+                .collect()
+        })
     }
 
     /// The kind of `d`, looked at once.

@@ -1302,6 +1302,16 @@ impl Snapshot {
                     for e in [".git/config", ".git/hooks/"] {
                         elsewhere.push((root.clone(), format!("{}/{e}", rel.display())));
                     }
+                    // Its own `core.hooksPath` (review 10 R7's sibling
+                    // below the root), read before the run.
+                    let top = join(root, &rel);
+                    let configs = hookspath::repo_configs(&top, &mut s.notes);
+                    if !configs.is_empty() {
+                        let found = hookspath::find_in(&top, roots, configs);
+                        s.notes.extend(found.notes);
+                        pass.ways.extend(found.ways);
+                        elsewhere.extend(found.elsewhere);
+                    }
                 }
             }
             // Known from this pass (the root is always looked at).

@@ -462,3 +462,36 @@ fn r12_large_trees_are_decided_as_before() {
     // loaded machine: the bound is loose; before, ~0.2 s each in release).
     assert!(start.elapsed() < std::time::Duration::from_secs(60));
 }
+
+/// R7's sibling below the root: a repository nested in the workspace
+/// (`app/`) whose own `core.hooksPath` names `tools/hooks`.
+#[test]
+fn r7_nested_repository_hooks_path_is_protected() {
+    let w = World::new();
+    git(&w.cwd, &["init", "-q", "app"]);
+    git(
+        &w.cwd.join("app"),
+        &["config", "core.hooksPath", "tools/hooks"],
+    );
+    std::fs::create_dir_all(w.cwd.join("app/tools/hooks")).unwrap();
+    expect(
+        &w,
+        &[
+            (
+                "printf x > app/tools/hooks/pre-commit",
+                "deny",
+                "deny",
+                PROTECTED,
+            ),
+            (
+                "cp /dev/null app/tools/hooks/pre-push",
+                "deny",
+                "deny",
+                PROTECTED,
+            ),
+            // Positive controls.
+            ("printf x > app/tools/notes.txt", "allow", "allow", ""),
+            ("printf x > tools-hooks.txt", "allow", "allow", ""),
+        ],
+    );
+}

@@ -172,3 +172,33 @@ fn r11_directory_links_are_restored_at_their_targets() {
         assert_eq!(code(&out), 0, "{who:?}: {}", stderr(&out));
     }
 }
+
+/// R7's sibling below the root, confined: a nested repository's own
+/// `core.hooksPath` directory is put back.
+#[test]
+fn r7_nested_repository_hooks_path_is_restored() {
+    if !require_landlock() {
+        return;
+    }
+    for who in who() {
+        let w = World::new();
+        git(&w.work, &["init", "-q", "app"]);
+        git(
+            &w.work.join("app"),
+            &["config", "core.hooksPath", "tools/hooks"],
+        );
+        std::fs::create_dir_all(w.work.join("app/tools/hooks")).unwrap();
+        let out = script_run(
+            &w,
+            who,
+            &w.work.clone(),
+            "printf '#!/bin/sh\\necho x\\n' > app/tools/hooks/pre-commit\necho ok > app/tools/notes.txt\n",
+        );
+        restored(&out, "nested hooks path");
+        assert!(
+            !w.work.join("app/tools/hooks/pre-commit").exists(),
+            "{who:?}"
+        );
+        assert!(w.work.join("app/tools/notes.txt").exists(), "{who:?}");
+    }
+}
