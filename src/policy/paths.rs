@@ -507,22 +507,25 @@ const LINK_SCAN: usize = 1024;
 
 /// [`Roots::protected_links`].
 fn find_links(r: &Roots) -> Vec<ProtectedLink> {
-    use std::collections::HashMap;
+    use std::ffi::OsString;
     use std::fs::FileType;
+    use std::os::unix::ffi::OsStrExt;
+    type Map<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
     struct Scan<'a> {
         r: &'a Roots,
-        kinds: HashMap<PathBuf, Option<FileType>>,
+        /// `lstat` answers, keyed by the path's bytes.
+        kinds: Map<OsString, Option<FileType>>,
         out: Vec<ProtectedLink>,
         listed: usize,
         hops: usize,
     }
     impl Scan<'_> {
         fn kind(&mut self, p: &Path) -> Option<FileType> {
-            if let Some(k) = self.kinds.get(p) {
+            if let Some(k) = self.kinds.get(p.as_os_str()) {
                 return *k;
             }
             let k = std::fs::symlink_metadata(p).ok().map(|m| m.file_type());
-            self.kinds.insert(p.to_path_buf(), k);
+            self.kinds.insert(p.as_os_str().to_os_string(), k);
             k
         }
         /// `link`'s real target, when it lies inside a writable root that
@@ -543,37 +546,58 @@ fn find_links(r: &Roots) -> Vec<ProtectedLink> {
                 self.out.push(l);
             }
         }
-        /// Follows `comps` from `dir` (a real directory); `tree`: the
-        /// entry is a tree (or goes on past a pattern character); `list`:
-        /// the entry is a tree of these components alone, listed for links.
-        fn follow(&mut self, dir: PathBuf, comps: &[&str], tree: bool, list: bool) {
-            let mut cur = dir;
-            for (i, c) in comps.iter().enumerate() {
-                cur.push(c);
-                let Some(k) = self.kind(&cur) else { return };
-                if k.is_symlink() {
-                    self.hops += 1;
-                    if self.hops > 256 {
-                        return;
-                    }
-                    let Some(t) = self.target(&cur) else { return };
-                    let rest = &comps[i + 1..];
-                    let is_dir = std::fs::metadata(&t).is_ok_and(|m| m.is_dir());
-                    let mut at = t.clone();
-                    at.extend(rest);
-                    self.push(&cur, at, tree);
-                    if is_dir {
-                        self.follow(t, rest, tree, list);
-                    }
+        /// `cur` (of kind `k`) is the entry's component `i`: a link is
+        /// taken and followed, a directory walked on.
+        fn at(
+            &mut self,
+            mut cur: PathBuf,
+            k: FileType,
+            comps: &[String],
+            i: usize,
+            tree: bool,
+            list: bool,
+        ) {
+            if k.is_symlink() {
+                self.hops += 1;
+                if self.hops > 256 {
                     return;
                 }
-                if !k.is_dir() {
-                    return;
+                let Some(t) = self.target(&cur) else { return };
+                let rest = &comps[i + 1..];
+                let is_dir = std::fs::metadata(&t).is_ok_and(|m| m.is_dir());
+                let mut at = t.clone();
+                at.extend(rest);
+                self.push(&cur, at, tree);
+                if is_dir {
+                    self.follow(t, rest, tree, list);
+                }
+                return;
+            }
+            if !k.is_dir() {
+                return;
+            }
+            for (j, c) in comps.iter().enumerate().skip(i + 1) {
+                cur.push(c);
+                let Some(k) = self.kind(&cur) else { return };
+                if !k.is_dir() || k.is_symlink() {
+                    return self.at(cur, k, comps, j, tree, list);
                 }
             }
             if list {
                 self.scan(&cur);
             }
+        }
+        /// Follows `comps` from `dir` (a real directory).
+        fn follow(&mut self, dir: PathBuf, comps: &[String], tree: bool, list: bool) {
+            let Some(first) = comps.first() else {
+                if list {
+                    self.scan(&dir);
+                }
+                return;
+            };
+            let cur = dir.join(first);
+            let Some(k) = self.kind(&cur) else { return };
+            self.at(cur, k, comps, 0, tree, list);
         }
         /// Links inside the protected tree `dir`.
         fn scan(&mut self, dir: &Path) {
@@ -586,68 +610,74 @@ fn find_links(r: &Roots) -> Vec<ProtectedLink> {
                     return;
                 }
                 let Ok(ft) = e.file_type() else { continue };
-                let p = e.path();
                 if ft.is_dir() {
-                    self.scan(&p);
-                } else if ft.is_symlink()
-                    && let Some(t) = self.target(&p)
-                {
-                    let is_dir = std::fs::metadata(&t).is_ok_and(|m| m.is_dir());
-                    self.push(&p, t, is_dir);
+                    self.scan(&e.path());
+                } else if ft.is_symlink() {
+                    let p = e.path();
+                    if let Some(t) = self.target(&p) {
+                        let is_dir = std::fs::metadata(&t).is_ok_and(|m| m.is_dir());
+                        self.push(&p, t, is_dir);
+                    }
                 }
             }
         }
     }
     let mut scan = Scan {
         r,
-        kinds: HashMap::new(),
+        kinds: Map::default(),
         out: Vec::new(),
         listed: 0,
         hops: 0,
     };
+    let entries = r.protected_entries();
+    // Each entry's components before its first pattern character.
+    let fixed: Vec<usize> = entries
+        .all
+        .iter()
+        .map(|e| {
+            e.pat
+                .iter()
+                .take_while(|c| !c.bytes().any(|b| matches!(b, b'*' | b'?' | b'[' | b'\\')))
+                .count()
+        })
+        .collect();
     for root in &r.write {
-        // The root listed once (when not large) answers every entry's
-        // first component, instead of one `lstat` per protected name.
+        // The root listed once (when not large), sorted by name: most
+        // entries' first component is not there, one binary search each.
+        let mut names: Vec<(OsString, Option<FileType>)> = Vec::new();
+        let mut whole = false;
         if let Ok(rd) = std::fs::read_dir(root) {
-            let mut names: HashMap<std::ffi::OsString, Option<FileType>> = HashMap::new();
-            let mut whole = true;
-            for (n, e) in rd.enumerate() {
+            whole = true;
+            for e in rd {
                 let Ok(e) = e else {
                     whole = false;
                     break;
                 };
-                if n >= 4096 {
+                if names.len() >= 4096 {
                     whole = false;
                     break;
                 }
-                names.insert(e.file_name(), e.file_type().ok());
+                names.push((e.file_name(), e.file_type().ok()));
             }
-            if whole {
-                for entry in &r.protected {
-                    let Some(first) = entry.split('/').find(|c| !c.is_empty() && *c != ".") else {
-                        continue;
-                    };
-                    let k = names.get(std::ffi::OsStr::new(first)).copied().flatten();
-                    scan.kinds.insert(root.join(first), k);
-                }
-            }
+            names.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         }
-        for entry in &r.protected {
-            let comps: Vec<&str> = entry
-                .trim_end_matches('/')
-                .split('/')
-                .filter(|c| !c.is_empty() && *c != ".")
-                .collect();
-            let fixed = comps
-                .iter()
-                .take_while(|c| !c.contains(['*', '?', '[', '\\']))
-                .count();
-            if fixed == 0 {
+        for ((entry, split), &fixed) in r.protected.iter().zip(&entries.all).zip(&fixed) {
+            let comps = &split.pat;
+            let Some(first) = comps.first().filter(|_| fixed > 0) else {
                 continue;
-            }
+            };
+            let k = if whole {
+                match names.binary_search_by(|(n, _)| n.as_bytes().cmp(first.as_bytes())) {
+                    Ok(i) => names[i].1,
+                    Err(_) => None,
+                }
+            } else {
+                scan.kind(&root.join(first))
+            };
+            let Some(k) = k else { continue };
             let tree = entry.ends_with('/') || fixed < comps.len();
             let list = entry.ends_with('/') && fixed == comps.len();
-            scan.follow(root.clone(), &comps[..fixed], tree, list);
+            scan.at(root.join(first), k, &comps[..fixed], 0, tree, list);
         }
     }
     scan.out
