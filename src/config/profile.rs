@@ -57,6 +57,10 @@ pub struct Roots {
     /// see `crate::policy::paths`): a destructive check compares a path
     /// with every entry.
     pub(crate) protected_split: std::sync::OnceLock<ProtectedEntries>,
+    /// The protected entries that are symbolic links inside a writable
+    /// root, with where they lead (review 10 R11), found on the first write
+    /// check (see `crate::policy::paths`).
+    pub(crate) protected_links: std::sync::OnceLock<Vec<ProtectedLink>>,
     /// Secret file names wherever they are (`[paths] secret_names`), with
     /// `!` exceptions.
     pub secret_names: Vec<String>,
@@ -64,6 +68,20 @@ pub struct Roots {
     /// working directory is the home directory, `/etc/cron.d`...): one
     /// warning each, shown with every decision.
     pub refused: Vec<String>,
+}
+
+/// A protected path that is a symbolic link (`.git/hooks -> ../githooks`,
+/// a hook `pre-commit -> ../../scripts/pc.sh`) to a place inside a
+/// writable root: a write there changes the protected entry (review 10
+/// R11). Absolute, real paths.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ProtectedLink {
+    /// The protected link (as the report names it).
+    pub(crate) link: PathBuf,
+    /// Where it leads: the protected path there.
+    pub(crate) target: PathBuf,
+    /// The target is protected as a tree (a directory the link stands for).
+    pub(crate) tree: bool,
 }
 
 /// A `[paths] protected` entry split into its components: the non-empty,

@@ -153,9 +153,19 @@ fn hidden_in(p: &Path, home: &Path) -> Option<String> {
 /// As a root of its own, the protected list (relative to each root) would
 /// no longer match what is inside it: `cd .git` then `echo ... >> config`.
 pub fn inside_protected(p: &Path, protected: &[String]) -> Option<String> {
+    // Past a working tree's top (a directory holding a `.git` that is not
+    // itself a git directory) the walk no longer looks for git
+    // directories: a worktree of a bare clone (`git clone --bare URL p &&
+    // git -C p worktree add main`) lies inside the bare directory and is a
+    // root of its own (review 10 R5). Its git files (`p/config`,
+    // `p/hooks/`) are outside it. A `.git` component is refused wherever.
+    let mut worktree = false;
     for a in p.ancestors() {
         let name = a.file_name().map(|n| n.to_string_lossy());
-        if name.as_deref() == Some(".git") || is_git_dir(a) {
+        if !worktree && std::fs::symlink_metadata(a.join(".git")).is_ok() && !is_git_dir(a) {
+            worktree = true;
+        }
+        if name.as_deref() == Some(".git") || (!worktree && is_git_dir(a)) {
             return Some(format!(
                 "it is inside the git directory {}, whose config and hooks run outside any sandbox; work from the repository's top directory",
                 a.display()
@@ -358,6 +368,18 @@ mod tests {
             std::fs::create_dir_all(p).expect("mkdir");
         }
         std::fs::write(bare.join("HEAD"), "ref: refs/heads/main\n").expect("w");
+        // Review 10 R5: a worktree of the bare clone (its `.git` a gitfile),
+        // a plain directory of the bare clone, and a `.git` planted in the
+        // bare directory itself (still a git directory).
+        std::fs::create_dir_all(bare.join("main/src")).expect("mkdir");
+        std::fs::write(bare.join("main/.git"), "gitdir: ../worktrees/main\n").expect("w");
+        std::fs::create_dir_all(bare.join("info")).expect("mkdir");
+        let planted = d.path().join("planted");
+        for p in [planted.join("objects"), planted.join("refs")] {
+            std::fs::create_dir_all(p).expect("mkdir");
+        }
+        std::fs::write(planted.join("HEAD"), "ref: refs/heads/main\n").expect("w");
+        std::fs::write(planted.join(".git"), "gitdir: x\n").expect("w");
         let protected: Vec<String> = [".git/hooks/", ".claude/", ".vscode/", ".envrc"]
             .map(String::from)
             .to_vec();
@@ -369,6 +391,8 @@ mod tests {
             proj.join(".venv/lib/python3.12/site-packages"),
             bare.clone(),
             bare.join("refs"),
+            bare.join("info"),
+            planted.clone(),
         ] {
             assert!(inside_protected(&p, &protected).is_some(), "{p:?}");
         }
@@ -379,6 +403,8 @@ mod tests {
             proj.join("src/deep"),
             proj.join(".venv"),
             d.path().join("claude"),
+            bare.join("main"),
+            bare.join("main/src"),
         ] {
             assert!(inside_protected(&p, &protected).is_none(), "{p:?}");
         }

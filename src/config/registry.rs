@@ -200,6 +200,15 @@ pub struct CommandSpec {
     /// (the options in the file are not seen).
     #[serde(default)]
     pub response_files: bool,
+    /// Programs it runs by a bare name found through `PATH` (git's `ssh`
+    /// for a network remote, `gpg` to sign, the editor): unconfined, one
+    /// that the caller's `PATH` finds first in a directory inside a
+    /// writable root (an activated venv's `bin/`) is a program of the
+    /// project, and the command asks (review 10 R6). Names, `*` globs
+    /// (`git-credential-*`), and `$VAR` for the first word of an
+    /// environment variable's value (`$GIT_SSH_COMMAND`).
+    #[serde(default)]
+    pub path_helpers: Vec<String>,
     /// Option syntax.
     #[serde(default)]
     pub option_style: OptionStyle,
@@ -846,6 +855,7 @@ fn parse_builtin(idx: usize, name: &str) -> Arc<CommandSpec> {
             code_off: Vec::new(),
             reads_named: false,
             response_files: false,
+            path_helpers: Vec::new(),
             option_style: OptionStyle::default(),
             options: Vec::new(),
             operands: Vec::new(),

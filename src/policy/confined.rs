@@ -27,7 +27,7 @@ use crate::sandbox::NetworkAccess;
 
 /// What to tell the operator when an unconfined decision asks for
 /// something the sandbox would have contained.
-const RUN_CONFINED: &str = "run it inside the sandbox: install the hook with `--rewrite` (or use `safe-exec -c`), where it runs without asking";
+pub(super) const RUN_CONFINED: &str = "run it inside the sandbox: install the hook with `--rewrite` (or use `safe-exec -c`), where it runs without asking";
 
 /// The reason prefix of every network ask.
 pub const NEEDS_NETWORK: &str = "needs network";

@@ -337,8 +337,23 @@ fn cacheinfo_paths(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
             paths.push(path.clone());
         }
     }
+    if paths.is_empty() {
+        return;
+    }
+    // Relative to the working tree's top, not the cwd (review 10 R10: `cd
+    // t && git update-index --add --cacheinfo 100644,SHA,.envrc` puts the
+    // top's `.envrc` in the index): git does not prefix these paths.
+    let top = match discover(&seg.cwd, ctx) {
+        Some((gd, _)) if gd.file_name().is_some_and(|n| n == ".git") => {
+            gd.parent().map(Path::to_path_buf)
+        }
+        _ => crate::sys::hookspath::discover(&seg.cwd),
+    };
     for path in paths {
-        let full = ctx.resolve(seg, &path);
+        let full = match &top {
+            Some(t) if !path.starts_with('/') => super::paths::resolve(t, &path),
+            _ => ctx.resolve(seg, &path),
+        };
         if let Some(hit) = ctx.roots.protected_hit(&full, false) {
             super::path_checks::path_reason(
                 v,

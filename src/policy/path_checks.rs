@@ -81,7 +81,18 @@ pub(super) fn check_write(
     p: &Path,
     destructive: bool,
 ) -> Result<(), PathProblem> {
-    ctx.roots.check_write(p, destructive)?;
+    check_write_in(ctx, p, destructive, &mut paths::DirMemo::default())
+}
+
+/// [`check_write`] with the directories' kinds kept in `memo` (many paths
+/// of one tree).
+pub(super) fn check_write_in(
+    ctx: &PolicyContext,
+    p: &Path,
+    destructive: bool,
+    memo: &mut paths::DirMemo,
+) -> Result<(), PathProblem> {
+    ctx.roots.check_write_in(p, destructive, memo)?;
     if !ctx.confined
         && !destructive
         && let Some(hit) = ctx

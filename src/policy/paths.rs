@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::config::profile::ProtectedLink;
 pub use crate::config::profile::Roots;
 
 /// Why a path is refused.
@@ -67,6 +68,18 @@ impl Roots {
     /// deleting operations, which may not target a broad root or a writable
     /// root itself.
     pub fn check_write(&self, path: &Path, destructive: bool) -> Result<(), PathProblem> {
+        self.check_write_in(path, destructive, &mut DirMemo::default())
+    }
+
+    /// [`Roots::check_write`] with the directories' kinds kept in `memo`
+    /// (a tree of writes checked entry by entry looks at each directory
+    /// once, review 10 R12).
+    pub fn check_write_in(
+        &self,
+        path: &Path,
+        destructive: bool,
+        memo: &mut DirMemo,
+    ) -> Result<(), PathProblem> {
         if destructive && self.is_broad(path) {
             return Err(PathProblem::Broad);
         }
@@ -80,7 +93,7 @@ impl Roots {
         if let Some(p) = self.protected_hit(path, destructive) {
             return Err(PathProblem::Protected(p));
         }
-        if !destructive && let Some(p) = self.nested_protected_hit(path) {
+        if !destructive && let Some(p) = self.nested_protected_hit_in(path, memo) {
             return Err(PathProblem::Protected(p));
         }
         if self.write.iter().any(|r| under(path, r)) {
@@ -212,7 +225,42 @@ impl Roots {
                 }
             }
         }
+        // Where protected links lead (review 10 R11): `.git/hooks` a
+        // symlink to `githooks/` makes `githooks/pre-commit` a hook. The
+        // targets lie strictly inside a root, so a root itself (the cwd a
+        // program runs in) or a directory above one only holds them: not
+        // looked for unless destructive.
+        if !destructive && self.write.iter().any(|w| under(w, path)) {
+            return None;
+        }
+        for l in self.protected_links() {
+            let inside = if l.tree {
+                under(path, &l.target)
+            } else {
+                same(path, &l.target)
+            };
+            if inside || (destructive && under(&l.target, path)) {
+                return Some(l.link.clone());
+            }
+        }
         None
+    }
+
+    /// The protected entries that are symbolic links to places inside a
+    /// writable root ([`ProtectedLink`]), found once (on the first write
+    /// check: a decision that writes nothing never looks). For each root
+    /// and each entry, the components before its first pattern character
+    /// are followed (`.git`, `.git/hooks`, `.claude`: one `lstat` each,
+    /// shared between entries); a link among them protects its target with
+    /// the rest of the entry (`.git -> ../gd` protects `gd/hooks/`, and a
+    /// link on the rest of the way is followed in turn). A tree entry that
+    /// is a directory is listed (at most [`LINK_SCAN`] entries in all, then
+    /// the rest is not looked at) for links inside it (a hook installed as
+    /// `ln -s ../../scripts/pre-commit.sh .git/hooks/pre-commit`). A target
+    /// that is a writable root or holds one is not taken (it would protect
+    /// the whole root).
+    pub(crate) fn protected_links(&self) -> &[ProtectedLink] {
+        self.protected_links.get_or_init(|| find_links(self))
     }
 
     /// The protected entry a write to `path` changes in a repository
@@ -225,6 +273,12 @@ impl Roots {
     /// `objects/`, `refs/`: its `config` and `hooks/` are a `.git`'s).
     /// Costs up to two `stat`s per directory between root and path.
     pub fn nested_protected_hit(&self, path: &Path) -> Option<PathBuf> {
+        self.nested_protected_hit_in(path, &mut DirMemo::default())
+    }
+
+    /// [`Roots::nested_protected_hit`] with the directories' kinds kept in
+    /// `memo`.
+    pub fn nested_protected_hit_in(&self, path: &Path, memo: &mut DirMemo) -> Option<PathBuf> {
         use std::borrow::Cow;
         for root in &self.write {
             if !under(path, root) {
@@ -249,9 +303,9 @@ impl Roots {
                         continue;
                     }
                     (parent.as_path(), comps[i..].to_vec())
-                } else if std::fs::symlink_metadata(at.join(".git")).is_ok() {
+                } else if memo.kind(&at) == DirKind::Top {
                     (at.as_path(), comps[i + 1..].to_vec())
-                } else if crate::config::refuse::is_git_dir(&at) {
+                } else if memo.kind(&at) == DirKind::Bare {
                     let mut t = vec![Cow::Borrowed(".git")];
                     t.extend(comps[i + 1..].iter().cloned());
                     (at.as_path(), t)
@@ -280,13 +334,41 @@ impl Roots {
                         // A bare git directory's entries are its own.
                         let bare = tail.first().is_some_and(|t| t == ".git")
                             && comps[i] != ".git"
-                            && std::fs::symlink_metadata(anchor.join(".git")).is_err();
+                            && memo.kind(anchor) != DirKind::Top;
                         let e = if bare {
                             e.strip_prefix(".git/").unwrap_or(e)
                         } else {
                             e
                         };
                         return Some(anchor.join(e));
+                    }
+                }
+                // A nested repository's own `core.hooksPath` (review 10
+                // R7's sibling below the root: `app/.git/config` naming
+                // `tools/hooks`), read once per repository per memo.
+                if comps[i] != ".git" && memo.kind(&at) == DirKind::Top {
+                    let hooks = memo.hooks_of(&at, &self.write).to_vec();
+                    for (r, pat) in hooks {
+                        let Ok(rel) = path.strip_prefix(&r) else {
+                            continue;
+                        };
+                        let rel: Vec<Cow<'_, str>> = rel
+                            .components()
+                            .map(|c| c.as_os_str().to_string_lossy())
+                            .collect();
+                        let pc: Vec<&str> = pat
+                            .trim_end_matches('/')
+                            .split('/')
+                            .filter(|c| !c.is_empty() && *c != ".")
+                            .collect();
+                        let hit = if pat.ends_with('/') {
+                            (pc.len()..=rel.len()).any(|k| components_match(&pc, &rel[..k]))
+                        } else {
+                            components_match(&pc, &rel)
+                        };
+                        if hit {
+                            return Some(r.join(pat.trim_end_matches('/')));
+                        }
                     }
                 }
             }
@@ -334,6 +416,271 @@ impl Roots {
             || self.broad.iter().any(|b| under(b, path))
             || self.write.iter().any(|w| under(w, path))
     }
+}
+
+/// What a directory is to [`Roots::nested_protected_hit`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DirKind {
+    /// It does not exist (nor anything below it).
+    Missing,
+    /// It holds a `.git`: a repository's top.
+    Top,
+    /// A bare-layout git directory (`HEAD`, `objects/`, `refs/`).
+    Bare,
+    /// Anything else.
+    Plain,
+}
+
+/// The kinds of the directories looked at, for one decision's checks of
+/// many paths in one tree (review 10 R12: `mv DIR NEW` of a 5,000-entry
+/// tree stat'ed every landed path's ancestors, ~42,000 `statx`). A
+/// directory below a missing one is missing without a syscall.
+#[derive(Debug, Default)]
+pub struct DirMemo {
+    kinds: std::collections::HashMap<PathBuf, DirKind>,
+    /// Each nested repository's `core.hooksPath` patterns, with their
+    /// roots.
+    hooks: std::collections::HashMap<PathBuf, Vec<(PathBuf, String)>>,
+    /// Whether a directory that is neither is looked at once more to know
+    /// whether it exists (worth it when many paths lie below it).
+    missing: bool,
+}
+
+impl DirMemo {
+    /// A memo for the paths of one tree: missing directories are known,
+    /// and nothing below them is looked at.
+    pub fn for_tree() -> Self {
+        DirMemo {
+            kinds: Default::default(),
+            hooks: Default::default(),
+            missing: true,
+        }
+    }
+
+    /// The hooks directories (and included files) the configuration of the
+    /// repository whose top is `top` protects, as `(root, pattern)`: read
+    /// once per memo.
+    pub fn hooks_of(&mut self, top: &Path, write: &[PathBuf]) -> &[(PathBuf, String)] {
+        use crate::sys::hookspath;
+        self.hooks.entry(top.to_path_buf()).or_insert_with(|| {
+            let configs = hookspath::repo_configs(top, &mut Vec::new());
+            if configs.is_empty() {
+                return Vec::new();
+            }
+            let found = hookspath::find_in(top, write, configs);
+            found
+                .elsewhere
+                .into_iter()
+                .chain(found.protect.into_iter().map(|p| (top.to_path_buf(), p)))
+                .collect()
+        })
+    }
+
+    /// The kind of `d`, looked at once.
+    pub fn kind(&mut self, d: &Path) -> DirKind {
+        if let Some(k) = self.kinds.get(d) {
+            return *k;
+        }
+        let parent_missing = d
+            .parent()
+            .and_then(|p| self.kinds.get(p))
+            .is_some_and(|k| *k == DirKind::Missing);
+        let k = if parent_missing {
+            DirKind::Missing
+        } else if std::fs::symlink_metadata(d.join(".git")).is_ok() {
+            DirKind::Top
+        } else if crate::config::refuse::is_git_dir(d) {
+            DirKind::Bare
+        } else if self.missing && std::fs::symlink_metadata(d).is_err() {
+            DirKind::Missing
+        } else {
+            DirKind::Plain
+        };
+        self.kinds.insert(d.to_path_buf(), k);
+        k
+    }
+}
+
+/// Most entries of protected trees listed looking for links in them
+/// ([`Roots::protected_links`]).
+const LINK_SCAN: usize = 1024;
+
+/// [`Roots::protected_links`].
+fn find_links(r: &Roots) -> Vec<ProtectedLink> {
+    use std::ffi::OsString;
+    use std::fs::FileType;
+    use std::os::unix::ffi::OsStrExt;
+    type Map<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+    struct Scan<'a> {
+        r: &'a Roots,
+        /// `lstat` answers, keyed by the path's bytes.
+        kinds: Map<OsString, Option<FileType>>,
+        out: Vec<ProtectedLink>,
+        listed: usize,
+        hops: usize,
+    }
+    impl Scan<'_> {
+        fn kind(&mut self, p: &Path) -> Option<FileType> {
+            if let Some(k) = self.kinds.get(p.as_os_str()) {
+                return *k;
+            }
+            let k = std::fs::symlink_metadata(p).ok().map(|m| m.file_type());
+            self.kinds.insert(p.as_os_str().to_os_string(), k);
+            k
+        }
+        /// `link`'s real target, when it lies inside a writable root that
+        /// it neither is nor holds.
+        fn target(&self, link: &Path) -> Option<PathBuf> {
+            let t = std::fs::canonicalize(link).ok()?;
+            let inside = self.r.write.iter().any(|w| under(&t, w));
+            let broad = self.r.write.iter().any(|w| under(w, &t));
+            (inside && !broad).then_some(t)
+        }
+        fn push(&mut self, link: &Path, target: PathBuf, tree: bool) {
+            let l = ProtectedLink {
+                link: link.to_path_buf(),
+                target,
+                tree,
+            };
+            if !self.out.contains(&l) {
+                self.out.push(l);
+            }
+        }
+        /// `cur` (of kind `k`) is the entry's component `i`: a link is
+        /// taken and followed, a directory walked on.
+        fn at(
+            &mut self,
+            mut cur: PathBuf,
+            k: FileType,
+            comps: &[String],
+            i: usize,
+            tree: bool,
+            list: bool,
+        ) {
+            if k.is_symlink() {
+                self.hops += 1;
+                if self.hops > 256 {
+                    return;
+                }
+                let Some(t) = self.target(&cur) else { return };
+                let rest = &comps[i + 1..];
+                let is_dir = std::fs::metadata(&t).is_ok_and(|m| m.is_dir());
+                let mut at = t.clone();
+                at.extend(rest);
+                self.push(&cur, at, tree);
+                if is_dir {
+                    self.follow(t, rest, tree, list);
+                }
+                return;
+            }
+            if !k.is_dir() {
+                return;
+            }
+            for (j, c) in comps.iter().enumerate().skip(i + 1) {
+                cur.push(c);
+                let Some(k) = self.kind(&cur) else { return };
+                if !k.is_dir() || k.is_symlink() {
+                    return self.at(cur, k, comps, j, tree, list);
+                }
+            }
+            if list {
+                self.scan(&cur);
+            }
+        }
+        /// Follows `comps` from `dir` (a real directory).
+        fn follow(&mut self, dir: PathBuf, comps: &[String], tree: bool, list: bool) {
+            let Some(first) = comps.first() else {
+                if list {
+                    self.scan(&dir);
+                }
+                return;
+            };
+            let cur = dir.join(first);
+            let Some(k) = self.kind(&cur) else { return };
+            self.at(cur, k, comps, 0, tree, list);
+        }
+        /// Links inside the protected tree `dir`.
+        fn scan(&mut self, dir: &Path) {
+            let Ok(rd) = std::fs::read_dir(dir) else {
+                return;
+            };
+            for e in rd.flatten() {
+                self.listed += 1;
+                if self.listed > LINK_SCAN {
+                    return;
+                }
+                let Ok(ft) = e.file_type() else { continue };
+                if ft.is_dir() {
+                    self.scan(&e.path());
+                } else if ft.is_symlink() {
+                    let p = e.path();
+                    if let Some(t) = self.target(&p) {
+                        let is_dir = std::fs::metadata(&t).is_ok_and(|m| m.is_dir());
+                        self.push(&p, t, is_dir);
+                    }
+                }
+            }
+        }
+    }
+    let mut scan = Scan {
+        r,
+        kinds: Map::default(),
+        out: Vec::new(),
+        listed: 0,
+        hops: 0,
+    };
+    let entries = r.protected_entries();
+    // Each entry's components before its first pattern character.
+    let fixed: Vec<usize> = entries
+        .all
+        .iter()
+        .map(|e| {
+            e.pat
+                .iter()
+                .take_while(|c| !c.bytes().any(|b| matches!(b, b'*' | b'?' | b'[' | b'\\')))
+                .count()
+        })
+        .collect();
+    for root in &r.write {
+        // The root listed once (when not large), sorted by name: most
+        // entries' first component is not there, one binary search each.
+        let mut names: Vec<(OsString, Option<FileType>)> = Vec::new();
+        let mut whole = false;
+        if let Ok(rd) = std::fs::read_dir(root) {
+            whole = true;
+            for e in rd {
+                let Ok(e) = e else {
+                    whole = false;
+                    break;
+                };
+                if names.len() >= 4096 {
+                    whole = false;
+                    break;
+                }
+                names.push((e.file_name(), e.file_type().ok()));
+            }
+            names.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        }
+        for ((entry, split), &fixed) in r.protected.iter().zip(&entries.all).zip(&fixed) {
+            let comps = &split.pat;
+            let Some(first) = comps.first().filter(|_| fixed > 0) else {
+                continue;
+            };
+            let k = if whole {
+                match names.binary_search_by(|(n, _)| n.as_bytes().cmp(first.as_bytes())) {
+                    Ok(i) => names[i].1,
+                    Err(_) => None,
+                }
+            } else {
+                scan.kind(&root.join(first))
+            };
+            let Some(k) = k else { continue };
+            let tree = entry.ends_with('/') || fixed < comps.len();
+            let list = entry.ends_with('/') && fixed == comps.len();
+            scan.at(root.join(first), k, &comps[..fixed], 0, tree, list);
+        }
+    }
+    scan.out
 }
 
 /// `path.starts_with(root)` (component-wise, so `/a/bc` is not under `/a/b`)

@@ -187,6 +187,92 @@ pub(super) fn path_program(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) 
     }
 }
 
+/// Unconfined: the helpers the command runs by a bare name through `PATH`
+/// (`path_helpers` of its registry entry: git's `ssh` for a network
+/// remote, `gpg` to sign, the editor; review 10 R6). When the caller's
+/// `PATH` finds one first in a directory inside a writable root (an
+/// activated venv's `bin/` where a confined run or `pip install` put an
+/// `ssh`), that program of the project would run outside any sandbox under
+/// an allowed command: the command asks, naming it. Costs nothing unless
+/// the entry lists helpers; then the `PATH` entries are resolved (once per
+/// decision) and each entry inside a root is listed once.
+pub(super) fn path_helpers(name: &str, helpers: &[String], ctx: &PolicyContext, v: &mut Verdict) {
+    if ctx.confined || helpers.is_empty() {
+        return;
+    }
+    let project: Vec<std::path::PathBuf> = ctx
+        .path_dirs
+        .in_roots(ctx.roots)
+        .iter()
+        .filter(|d| ctx.roots.write.iter().any(|r| d.starts_with(r)))
+        .cloned()
+        .collect();
+    if project.is_empty() {
+        return;
+    }
+    // The names: `$VAR` is the first word of that variable's value when it
+    // is a bare name (`GIT_SSH_COMMAND="ssh -i k"` runs `ssh`).
+    let mut pats: Vec<String> = Vec::new();
+    for h in helpers {
+        if let Some(var) = h.strip_prefix('$') {
+            let Some(val) = std::env::var_os(var) else {
+                continue;
+            };
+            let val = val.to_string_lossy().into_owned();
+            if let Some(first) = val.split_whitespace().next()
+                && !first.contains('/')
+                && !first.is_empty()
+            {
+                pats.push(first.trim_matches(['\'', '"']).to_string());
+            }
+        } else {
+            pats.push(h.clone());
+        }
+    }
+    for dir in &project {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for e in rd.flatten().take(4096) {
+            let file = e.file_name();
+            let f = file.to_string_lossy();
+            if !pats
+                .iter()
+                .any(|p| paths::fnmatch(p.as_bytes(), f.as_bytes()))
+            {
+                continue;
+            }
+            // The first entry of `PATH` that has it.
+            let first = ctx
+                .path_dirs
+                .entries
+                .iter()
+                .find(|d| std::fs::metadata(d.join(&*f)).is_ok_and(|m| m.is_file()));
+            let Some(first) = first else { continue };
+            let first = resolve_entry(first);
+            if &first != dir {
+                continue;
+            }
+            let d = decision_of(ctx.profile.doc.policy.unknown_commands).max(Decision::Ask);
+            v.add(
+                Layer::Policy,
+                ReasonId::RegistryUntrustedPath,
+                d,
+                format!(
+                    "`{name}` runs `{f}` through PATH, and PATH finds `{f}` first in {}, a directory inside the writable roots: a program of the project would run outside any sandbox",
+                    dir.display()
+                ),
+                Some(format!(
+                    "{}; or take {} out of PATH",
+                    confined::RUN_CONFINED,
+                    dir.display()
+                )),
+            );
+            return;
+        }
+    }
+}
+
 /// `./rm -rf x` is checked as `rm` (so `./rm -rf ~` is still refused), but
 /// the file is whatever the working tree holds: never allowed on the name alone.
 pub(super) fn untrusted_program_path(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {

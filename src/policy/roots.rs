@@ -33,48 +33,54 @@ impl Profile {
             deny_read: self.expand_list(ph, &p.deny_read),
             broad,
             home: ph.home.clone(),
-            protected: with_dynamic(&p.protected, &write),
+            protected: with_dynamic(&p.protected, &write, &ph.cwd, ph.git_root.as_deref()),
             protected_split: std::sync::OnceLock::new(),
+            protected_links: std::sync::OnceLock::new(),
             secret_names: p.secret_names.clone(),
             refused: self.refused_roots(ph).iter().map(|r| r.warning()).collect(),
         }
     }
 }
 
-/// `[paths] protected` and the dynamic protected paths of the writable
-/// roots that are repositories (red team 10, F9): the `core.hooksPath`
+/// `[paths] protected` and the dynamic protected paths of the repositories
+/// the writable roots belong to (red team 10, F9): the `core.hooksPath`
 /// directory and the files `.git/config` includes, found by the parser
 /// the supervisor's snapshot uses ([`crate::sys::hookspath`], bounded),
 /// once per situation. (The user's global configuration is read by the
-/// supervisor only.) Each pattern is relative to its root; added to the
-/// list every root shares, it protects that path in the other roots too,
-/// which only errs towards protecting.
-fn with_dynamic(protected: &[String], write: &[PathBuf]) -> Vec<String> {
+/// supervisor only.) A root below its repository's top (`cd tools`, review
+/// 10 R7) is read from the repository above it, whose relative hooks path
+/// is relative to that top: the cwd's is `{git_root}` (found already), any
+/// other root's is looked for upward ([`hookspath::discover`]); each
+/// repository is read once. Each pattern is relative to its root; added to
+/// the list every root shares, it protects that path in the other roots
+/// too, which only errs towards protecting.
+fn with_dynamic(
+    protected: &[String],
+    write: &[PathBuf],
+    cwd: &std::path::Path,
+    git_root: Option<&std::path::Path>,
+) -> Vec<String> {
     use crate::sys::hookspath;
     let mut out = protected.to_vec();
+    let mut tops: Vec<PathBuf> = Vec::new();
     for root in write {
-        let gitdir = root.join(".git");
-        let mut configs: Vec<(Vec<u8>, PathBuf)> = Vec::new();
-        match std::fs::symlink_metadata(&gitdir) {
-            Ok(m) if m.is_dir() => {
-                for f in ["config", "config.worktree"] {
-                    if let Ok(Some(t)) = hookspath::read_bounded(&gitdir.join(f)) {
-                        configs.push((t.into_bytes(), gitdir.clone()));
-                    }
-                }
-            }
-            Ok(m) if m.is_file() => {
-                if let Ok(Some(t)) = hookspath::read_bounded(&gitdir) {
-                    configs.extend(hookspath::gitfile_configs(
-                        root,
-                        t.as_bytes(),
-                        &mut Vec::new(),
-                    ));
-                }
-            }
-            _ => continue,
+        let top = match git_root {
+            None if root == cwd => None,
+            // The nearest repository above the cwd: found already.
+            Some(g) if root == cwd => Some(g.to_path_buf()),
+            _ => hookspath::discover(root),
+        };
+        let Some(top) = top else { continue };
+        if tops.contains(&top) {
+            continue;
         }
-        let found = hookspath::find_in(root, write, configs);
+        let configs = hookspath::repo_configs(&top, &mut Vec::new());
+        tops.push(top);
+        let Some(top) = tops.last() else { continue };
+        if configs.is_empty() {
+            continue;
+        }
+        let found = hookspath::find_in(top, write, configs);
         for p in found
             .protect
             .into_iter()

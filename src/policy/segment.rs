@@ -118,6 +118,7 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
     );
     if !ctx.confined {
         written_then_loaded(seg, &name, &spec, ctx, v);
+        super::program_path::path_helpers(&name, &spec.path_helpers, ctx, v);
     }
     let mut risk = spec.risk;
     entry::maturity(&name, &spec, v);

@@ -610,6 +610,9 @@ fn tree_hit(
 ) -> Result<Option<(std::path::PathBuf, super::paths::PathProblem)>, ()> {
     let mut stack = vec![std::path::PathBuf::new()];
     let mut seen = 0usize;
+    // Each directory on the way is looked at once for all the entries
+    // below it, not once per entry (review 10 R12).
+    let mut memo = super::paths::DirMemo::for_tree();
     while let Some(rel) = stack.pop() {
         let entries = std::fs::read_dir(src.join(&rel)).map_err(|_| ())?;
         for e in entries {
@@ -620,7 +623,7 @@ fn tree_hit(
             let e = e.map_err(|_| ())?;
             let r = rel.join(e.file_name());
             let landed = at.join(&r);
-            if let Err(err) = super::path_checks::check_write(ctx, &landed, false) {
+            if let Err(err) = super::path_checks::check_write_in(ctx, &landed, false, &mut memo) {
                 return Ok(Some((landed, err)));
             }
             if e.file_type().is_ok_and(|t| t.is_dir()) {

@@ -1214,6 +1214,8 @@ impl Snapshot {
                 };
                 let gitdir = root.join(".git");
                 let mut configs: Vec<(Vec<u8>, PathBuf)> = Vec::new();
+                // The working tree's top the hooks path is relative to.
+                let mut top = root.clone();
                 let repo = match s.entries.get(gitdir.as_os_str()) {
                     // A linked worktree (or a submodule's checkout): the
                     // common directory's config, the worktree's own.
@@ -1229,7 +1231,24 @@ impl Snapshot {
                         }
                         true
                     }
-                    _ => false,
+                    // `.git` a symlink to the git directory (review 10
+                    // R11: its target is snapshotted below): read through.
+                    Some((_, _, State::Symlink(_))) => {
+                        configs.extend(hookspath::repo_configs(root, &mut s.notes));
+                        true
+                    }
+                    // A root below its repository's top (review 10 R7: the
+                    // cwd `tools/` of a repository whose hooks path is
+                    // `tools/hooks`): the repository git discovers above
+                    // it, read now (outside this root).
+                    _ => match root.parent().and_then(hookspath::discover) {
+                        Some(t) => {
+                            configs.extend(hookspath::repo_configs(&t, &mut s.notes));
+                            top = t;
+                            true
+                        }
+                        None => false,
+                    },
                 };
                 if repo && GIT_GLOBALS.load(std::sync::atomic::Ordering::Relaxed) {
                     // The user's global and system configuration: read
@@ -1243,10 +1262,18 @@ impl Snapshot {
                             .cloned(),
                     );
                 }
-                let found = hookspath::find_in(root, roots, configs);
+                let mut found = hookspath::find_in(&top, roots, configs);
                 s.notes.extend(found.notes);
                 pass.ways.extend(found.ways);
                 elsewhere.extend(found.elsewhere);
+                if top != *root {
+                    // Relative to the top, which is another root or none.
+                    elsewhere.extend(
+                        std::mem::take(&mut found.protect)
+                            .into_iter()
+                            .map(|p| (top.clone(), p)),
+                    );
+                }
                 if !found.protect.is_empty() {
                     let extra = parse_patterns(&found.protect);
                     for rel in covered(&mut probe, root, &extra, &mut pass, &mut s.venvs) {
@@ -1274,6 +1301,16 @@ impl Snapshot {
                 for rel in nested_repositories(&mut probe, root) {
                     for e in [".git/config", ".git/hooks/"] {
                         elsewhere.push((root.clone(), format!("{}/{e}", rel.display())));
+                    }
+                    // Its own `core.hooksPath` (review 10 R7's sibling
+                    // below the root), read before the run.
+                    let top = join(root, &rel);
+                    let configs = hookspath::repo_configs(&top, &mut s.notes);
+                    if !configs.is_empty() {
+                        let found = hookspath::find_in(&top, roots, configs);
+                        s.notes.extend(found.notes);
+                        pass.ways.extend(found.ways);
+                        elsewhere.extend(found.elsewhere);
                     }
                 }
             }
@@ -1306,6 +1343,7 @@ impl Snapshot {
             }
             s.hooks.push((root.clone(), extra));
         }
+        s.dir_links(roots, patterns, &mut probe, &mut budget, &mut pass);
         for (root, rel) in std::mem::take(&mut pass.ways) {
             let abs = join(&root, &rel);
             if s.ways.contains_key(abs.as_os_str()) || !ancestors_real(&mut probe, &root, &rel) {
@@ -1320,6 +1358,161 @@ impl Snapshot {
         s.refused = pass.refused;
         s.walked = pass.walked;
         s
+    }
+
+    /// A protected entry that is a symbolic link to a directory inside a
+    /// root stands for that directory (review 10 R11: `.git/hooks ->
+    /// ../githooks`, the usual recipe for tracked hooks, made
+    /// `githooks/pre-commit` a hook nothing protected; `.git -> ../gd`,
+    /// `.claude -> shared/claude` likewise). Such links are the entries
+    /// whose state is a symlink, and the first symlink on the way to an
+    /// entry whose ancestor is not a real directory (`.gemini ->
+    /// elsewhere` under `.gemini/settings.json`). The patterns of the
+    /// link's root that lie below it are re-anchored at its real target
+    /// (`.git/hooks/` -> `githooks/`, `.git/config` -> `gd/config`; a tree
+    /// that holds the link protects the whole target) and snapshotted under
+    /// the target's root, compared after the run like the hooks path's
+    /// (kept in [`Snapshot::hooks`]); the target is recorded as a way. A
+    /// link below a target is followed in the next round (at most four).
+    /// A target that is a root itself is not taken (a note says so).
+    fn dir_links(
+        &mut self,
+        roots: &[PathBuf],
+        patterns: &[String],
+        probe: &mut Probe,
+        budget: &mut u64,
+        pass: &mut Pass<'_>,
+    ) {
+        let mut seen: BTreeSet<PathBuf> = BTreeSet::new();
+        for _round in 0..4 {
+            let mut links: Vec<(PathBuf, PathBuf)> = Vec::new();
+            for (root, rel, st) in self.entries.values() {
+                let link = match st {
+                    State::Symlink(_) => Some(rel.clone()),
+                    State::Tampered => {
+                        let mut a = PathBuf::new();
+                        let mut found = None;
+                        for c in rel.components() {
+                            a.push(c);
+                            if a == *rel {
+                                break;
+                            }
+                            match probe.lstat(&join(root, &a)) {
+                                Some(m) if m.file_type().is_symlink() => {
+                                    found = Some(a.clone());
+                                    break;
+                                }
+                                Some(m) if m.is_dir() => {}
+                                _ => break,
+                            }
+                        }
+                        found
+                    }
+                    _ => None,
+                };
+                if let Some(l) = link
+                    && seen.insert(join(root, &l))
+                {
+                    links.push((root.clone(), l));
+                }
+            }
+            let mut extra: Vec<(PathBuf, String)> = Vec::new();
+            for (root, rel) in links.into_iter().take(MAX_LINK_TARGETS) {
+                let abs = join(&root, &rel);
+                let Ok(target) = fs::canonicalize(&abs) else {
+                    continue;
+                };
+                if !target.is_dir() {
+                    continue; // a file: `link_targets`
+                }
+                let Some(troot) = roots
+                    .iter()
+                    .filter(|r| target.starts_with(r))
+                    .max_by_key(|r| r.as_os_str().len())
+                else {
+                    continue; // outside the roots: not writable
+                };
+                let Ok(trel) = target.strip_prefix(troot).map(Path::to_path_buf) else {
+                    continue;
+                };
+                if trel.as_os_str().is_empty() {
+                    self.notes.push(format!(
+                        "the protected link {} leads to the writable root {}: what it stands for is not snapshotted there",
+                        abs.display(),
+                        target.display()
+                    ));
+                    continue;
+                }
+                let lc: Vec<String> = rel
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect();
+                let own = self
+                    .hooks
+                    .iter()
+                    .filter(|(r, _)| r == &root)
+                    .flat_map(|(_, p)| p.iter());
+                for pat in patterns.iter().chain(own) {
+                    let tree = pat.ends_with('/');
+                    let pc: Vec<&str> = pat
+                        .trim_end_matches('/')
+                        .split('/')
+                        .filter(|c| !c.is_empty() && *c != ".")
+                        .collect();
+                    let n = pc.len().min(lc.len());
+                    if pc.is_empty()
+                        || pc[..n].contains(&"**")
+                        || !pc[..n].iter().zip(&lc).all(|(p, l)| glob(p, l))
+                    {
+                        continue;
+                    }
+                    let t = trel.to_string_lossy();
+                    let new = if pc.len() > lc.len() {
+                        format!(
+                            "{t}/{}{}",
+                            pc[lc.len()..].join("/"),
+                            if tree { "/" } else { "" }
+                        )
+                    } else if tree {
+                        format!("{t}/")
+                    } else {
+                        continue;
+                    };
+                    extra.push((troot.clone(), new));
+                }
+                pass.ways.push((troot.clone(), trel));
+            }
+            if extra.is_empty() {
+                return;
+            }
+            extra.sort();
+            extra.dedup();
+            for root in roots {
+                let pats: Vec<String> = extra
+                    .iter()
+                    .filter(|(r, _)| r == root)
+                    .map(|(_, p)| p.clone())
+                    .collect();
+                if pats.is_empty() {
+                    continue;
+                }
+                let parsed_extra = parse_patterns(&pats);
+                for rel in covered(probe, root, &parsed_extra, pass, &mut self.venvs) {
+                    let st = state_of(probe, root, &rel, budget);
+                    if let State::Unreadable(why) = &st {
+                        pass.refused.push(format!(
+                            "the protected file {} cannot be snapshotted ({why}), so a change to it could not be undone; make it readable or smaller, or move it out of the project, and run again",
+                            root.join(&rel).display()
+                        ));
+                    }
+                    self.entries
+                        .entry(join(root, &rel).into_os_string())
+                        .or_insert((root.clone(), rel, st));
+                }
+                drop(parsed_extra);
+                self.hooks.push((root.clone(), pats));
+            }
+        }
     }
 
     /// A protected entry that is a symbolic link to a file inside a root

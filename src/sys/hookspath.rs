@@ -13,8 +13,9 @@
 //! user's global and the system configuration too ([`global_configs`]:
 //! read-only, trusted, outside the roots). The hooks path is resolved on
 //! the filesystem inside its root ([`land`]): symlinks on the way are
-//! followed while they stay in the root, and protected themselves. Not
-//! read: a repository whose `.git` is not at the root. Every bound (size,
+//! followed while they stay in the root, and protected themselves. A root
+//! below its repository's top (`cd tools`) is read from the repository
+//! git discovers above it ([`discover`], review 10 R7). Every bound (size,
 //! include depth, count) leaves a note, never a silent gap.
 //!
 //! Shared (red team 10, F9): the supervisor's snapshot, and the static
@@ -483,6 +484,50 @@ pub fn gitfile_configs(
         && let Some(t) = read(&gitdir.join("config.worktree"), notes)
     {
         out.push((t.into_bytes(), gitdir));
+    }
+    out
+}
+
+/// The top of the working tree `dir` belongs to, as git discovers it
+/// (review 10, R7): `dir` itself or the nearest ancestor that holds a
+/// `.git` (a directory, a gitfile, or a symlink to either). A root below
+/// the repository's top (`cd tools`) belongs to the repository above it,
+/// whose `core.hooksPath` is relative to that top. One `stat` per level
+/// until one is found. (A bare repository above `dir` is not a working
+/// tree: a root inside one is refused, see `config::refuse`.)
+pub fn discover(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors()
+        .find(|d| std::fs::metadata(d.join(".git")).is_ok())
+        .map(Path::to_path_buf)
+}
+
+/// The configuration files of the repository whose working tree's top is
+/// `top`, read now: `.git/config` and `.git/config.worktree` when `.git` is
+/// a directory (or a symlink to one), through the gitfile and `commondir`
+/// when it is a file ([`gitfile_configs`]); each with the directory its
+/// relative includes are read from. Nothing when `top` has no `.git`.
+pub fn repo_configs(top: &Path, notes: &mut Vec<String>) -> Vec<(Vec<u8>, PathBuf)> {
+    let gitdir = top.join(".git");
+    let mut out = Vec::new();
+    match std::fs::metadata(&gitdir) {
+        Ok(m) if m.is_dir() => {
+            for f in ["config", "config.worktree"] {
+                match read_bounded(&gitdir.join(f)) {
+                    Ok(Some(t)) => out.push((t.into_bytes(), gitdir.clone())),
+                    Ok(None) => {}
+                    Err(e) => notes.push(format!(
+                        "git configuration {} could not be read ({e}): a core.hooksPath set there is not protected",
+                        gitdir.join(f).display()
+                    )),
+                }
+            }
+        }
+        Ok(m) if m.is_file() => {
+            if let Ok(Some(t)) = read_bounded(&gitdir) {
+                out.extend(gitfile_configs(top, t.as_bytes(), notes));
+            }
+        }
+        _ => {}
     }
     out
 }

@@ -10,5 +10,6 @@ mod redteam10_data;
 mod redteam10_git;
 mod redteam9;
 mod review;
+mod review10_holes;
 mod unconfined_classes;
 mod writable_roots;

@@ -12,6 +12,7 @@ mod proc;
 mod profile_cache;
 mod pty_broker;
 mod redteam10_git;
+mod review10_holes;
 mod spawn;
 mod supervisor;
 mod terminal;
