@@ -92,6 +92,10 @@ pub fn spec_driver() -> &'static Path {
         let path = dir.join("examples/sandbox_exec");
         let mut build = Command::new(env!("CARGO"));
         build.args(["build", "--quiet", "--example", "sandbox_exec"]);
+        // Tests built with `--release` live in target/release.
+        if dir.file_name().is_some_and(|n| n == "release") {
+            build.arg("--release");
+        }
         // Tests built with `--target T` (tests/run.sh's shipped-target
         // pass) live in target/T/debug: build the example there too.
         if let Some(triple) = dir
