@@ -37,6 +37,7 @@ impl Profile {
             protected_split: std::sync::OnceLock::new(),
             secret_names: p.secret_names.clone(),
             refused: self.refused_roots(ph).iter().map(|r| r.warning()).collect(),
+            anchors: self.anchors(ph),
         }
     }
 }
