@@ -2,6 +2,7 @@
 //! one typed [`CommandModel`]. Nothing here decides; it only describes, and
 //! marks as `unknown` whatever it cannot describe exactly.
 
+mod fast;
 mod hazards;
 pub mod model;
 mod shell;

@@ -752,7 +752,7 @@ mod tests {
         for _ in 0..6_000 {
             let cwd = &cwds[(next() % cwds.len() as u64) as usize];
             let mut p = String::new();
-            if next() % 6 == 0 {
+            if next().is_multiple_of(6) {
                 p.push_str(&root.to_string_lossy());
             }
             for i in 0..(next() % 5) {
