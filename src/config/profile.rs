@@ -68,6 +68,10 @@ pub struct Roots {
     /// working directory is the home directory, `/etc/cron.d`...): one
     /// warning each, shown with every decision.
     pub refused: Vec<String>,
+    /// The situation's directories with their real paths, read once:
+    /// where a decision's paths are resolved from
+    /// ([`crate::sys::path::resolve_anchored`]). Empty: from `/`.
+    pub anchors: crate::sys::path::Anchors,
 }
 
 /// A protected path that is a symbolic link (`.git/hooks -> ../githooks`,
@@ -526,6 +530,33 @@ impl Profile {
                 v
             })
             .collect()
+    }
+
+    /// The situation's directories (`{cwd}`, `{home}`, `{tmp}`) as
+    /// [`Anchors`](crate::sys::path::Anchors): each one's longest prefix
+    /// that exists, with the real path the profile's paths were resolved
+    /// with (asked of the filesystem once per situation, usually already
+    /// while expanding the profile's paths).
+    pub fn anchors(&self, ph: &Placeholders) -> crate::sys::path::Anchors {
+        let dirs = ["{cwd}", "{home}", "{tmp}"].map(String::from);
+        let expanded = self.expand_each(ph, &dirs);
+        let cache = self.cache(ph);
+        crate::sys::path::Anchors::new(
+            [&ph.cwd, &ph.home, &ph.tmp]
+                .into_iter()
+                .zip(expanded)
+                .filter(|(_, e)| e.is_some())
+                .filter_map(|(spelled, _)| {
+                    let clean = spelled
+                        .to_str()
+                        .filter(|s| is_clean_absolute(s))
+                        .map(PathBuf::from)
+                        .unwrap_or_else(|| {
+                            crate::parse::shell_join(Path::new("/"), &spelled.to_string_lossy())
+                        });
+                    cache.real.existing_prefix(&clean)
+                }),
+        )
     }
 
     /// The path cache, emptied first when `ph` differs from the places it

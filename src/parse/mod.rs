@@ -2,6 +2,7 @@
 //! one typed [`CommandModel`]. Nothing here decides; it only describes, and
 //! marks as `unknown` whatever it cannot describe exactly.
 
+mod fast;
 mod hazards;
 pub mod model;
 mod shell;
@@ -143,6 +144,32 @@ mod tests {
             "",
         ] {
             same(s);
+        }
+    }
+
+    /// Digits before a redirection that do not fit an fd are a word, as
+    /// bash reads them (the vendored parser `unwrap`ped the number and
+    /// panicked, which aborts the shipped binary); a number that fits is
+    /// the redirection's fd.
+    #[test]
+    fn an_io_number_too_large_for_an_fd_is_a_word() {
+        for (s, argv, fd) in [
+            ("echo 99999999999>x", vec!["echo", "99999999999"], None),
+            ("echo 2147483648>x", vec!["echo", "2147483648"], None),
+            ("echo 2147483647>x", vec!["echo"], Some(2_147_483_647)),
+            ("echo 2>x", vec!["echo"], Some(2)),
+        ] {
+            let m = parse_string(s, &ctx());
+            assert!(!m.is_unknown(), "{s}: {:?}", m.unknown);
+            let seg = &m.segments[0];
+            assert_eq!(seg.argv_vec(), argv, "{s}");
+            assert_eq!(seg.redirections.len(), 1, "{s}");
+            let r = &seg.redirections[0];
+            assert_eq!(
+                (r.op.as_str(), r.fd, r.target.as_str(), r.writes),
+                (">", fd, "/work/repo/x", true),
+                "{s}"
+            );
         }
     }
 

@@ -306,11 +306,18 @@ impl<'a> Walker<'a> {
             ));
             return;
         }
-        // The string is tokenized in place (vendored brush-parser patch;
-        // `parse::tests::parse_program_str_equals_the_reader` checks that it
-        // gives what `Parser::new(input.as_bytes(), ..).parse_program()`
-        // gives).
-        match brush_parser::parse_program_str(input, &self.options) {
+        // The common shape (plain words, `&&`, `||`, `;`, `&`, `|`, simple
+        // redirections) is read by the fast path, which builds the tree
+        // brush-parser builds (`parse::fast`); anything else is parsed by
+        // brush-parser. The string is tokenized in place (vendored
+        // brush-parser patch; `parse::tests::parse_program_str_equals_the_reader`
+        // checks that it gives what `Parser::new(input.as_bytes(),
+        // ..).parse_program()` gives).
+        let parsed = match super::fast::parse(input) {
+            Some(program) => Ok(program),
+            None => brush_parser::parse_program_str(input, &self.options),
+        };
+        match parsed {
             Ok(program) => {
                 let n = program.complete_commands.len();
                 for (i, cc) in program.complete_commands.iter().enumerate() {

@@ -283,7 +283,11 @@ fn inside_roots(name: &str, value: &str, cwd: &Path, ctx: &PolicyContext) -> boo
         if e.contains('$') || e.contains('`') {
             return false;
         }
-        let p = super::paths::resolve(cwd, if e.is_empty() { "." } else { e });
+        let p = super::paths::resolve_anchored(
+            &ctx.roots.anchors,
+            cwd,
+            if e.is_empty() { "." } else { e },
+        );
         ctx.roots.write.iter().any(|w| p.starts_with(w))
     })
 }

@@ -165,7 +165,7 @@ impl<'a> PolicyContext<'a> {
                 s.redirections
                     .iter()
                     .filter(|r| r.writes)
-                    .map(|r| paths::resolve(&s.cwd, &r.target))
+                    .map(|r| paths::resolve_anchored(&ctx.roots.anchors, &s.cwd, &r.target))
             })
             .collect();
         PolicyContext {
@@ -216,7 +216,7 @@ impl<'a> PolicyContext<'a> {
         if let Some(r) = hit {
             return r;
         }
-        let r = paths::resolve(cwd, p);
+        let r = paths::resolve_anchored(&self.roots.anchors, cwd, p);
         self.resolved.borrow_mut().insert(cwd, p, r.clone());
         r
     }

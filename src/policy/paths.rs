@@ -29,7 +29,7 @@ pub enum PathProblem {
     NestedGit(PathBuf),
 }
 
-pub use crate::sys::path::{canonicalize, real_prefix_memo, resolve};
+pub use crate::sys::path::{canonicalize, real_prefix_memo, resolve, resolve_anchored};
 
 impl Roots {
     /// Checks a tree that will be read recursively: it may not contain a

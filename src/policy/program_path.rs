@@ -277,10 +277,10 @@ pub(super) fn path_helpers(name: &str, helpers: &[String], ctx: &PolicyContext, 
 /// the file is whatever the working tree holds: never allowed on the name alone.
 pub(super) fn untrusted_program_path(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
     let written = &seg.words[0].value;
-    let p = paths::resolve(&seg.cwd, written);
+    let p = paths::resolve_anchored(&ctx.roots.anchors, &seg.cwd, written);
     let dir = Path::new(written)
         .parent()
-        .map(|d| paths::resolve(&seg.cwd, &d.to_string_lossy()));
+        .map(|d| paths::resolve_anchored(&ctx.roots.anchors, &seg.cwd, &d.to_string_lossy()));
     let trusted = SYSTEM_BIN_DIRS.iter().any(|d| {
         let d = Path::new(d);
         p.parent() == Some(d)

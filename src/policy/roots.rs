@@ -38,6 +38,7 @@ impl Profile {
             protected_links: std::sync::OnceLock::new(),
             secret_names: p.secret_names.clone(),
             refused: self.refused_roots(ph).iter().map(|r| r.warning()).collect(),
+            anchors: self.anchors(ph),
         }
     }
 }

@@ -186,6 +186,9 @@ fn real_prefix(p: &Path) -> PathBuf {
 /// a dangling symlink): then [`real_prefix_memo`] does not ask about
 /// `{home}/.config/gh` once `{home}/.config` is known to be missing (a
 /// profile's denied paths are mostly in a few such directories).
+/// And whether the path itself existed (its `lstat` succeeded and its real
+/// path was found): the existing directories of the situation are the
+/// [`Anchors`] a decision's paths are resolved from.
 ///
 /// It also keeps an `O_PATH` descriptor of the directories it resolved
 /// (at most one per directory holding a profile path, ~6), and asks about
@@ -197,27 +200,31 @@ fn real_prefix(p: &Path) -> PathBuf {
 /// never covered (it resolves once; the sandbox resolves again for itself).
 #[derive(Debug, Default, Clone)]
 pub struct RealMemo(
-    HashMap<OsString, (PathBuf, bool), BuildHasherDefault<Fnv>>,
+    HashMap<OsString, (PathBuf, bool, bool), BuildHasherDefault<Fnv>>,
     HashMap<OsString, Arc<OwnedFd>, BuildHasherDefault<Fnv>>,
 );
 
 impl RealMemo {
     fn get(&self, p: &Path) -> Option<&PathBuf> {
-        self.0.get(p.as_os_str()).map(|(real, _)| real)
+        self.0.get(p.as_os_str()).map(|(real, _, _)| real)
     }
 
     /// The answer for `p` and whether `p` is known to be missing.
-    fn entry(&self, p: &Path) -> Option<&(PathBuf, bool)> {
-        self.0.get(p.as_os_str())
+    fn entry(&self, p: &Path) -> Option<(&PathBuf, bool)> {
+        self.0
+            .get(p.as_os_str())
+            .map(|(real, missing, _)| (real, *missing))
     }
 
+    /// `p` exists and `real` is its real path.
     fn insert(&mut self, p: PathBuf, real: PathBuf) {
-        self.0.insert(p.into_os_string(), (real, false));
+        self.0.insert(p.into_os_string(), (real, false, true));
     }
 
-    /// `real` is the answer for `p`; `missing`: nothing below `p` exists.
+    /// `real` is the answer for `p`, which does not exist; `missing`:
+    /// nothing below `p` exists.
     fn insert_known(&mut self, p: PathBuf, real: PathBuf, missing: bool) {
-        self.0.insert(p.into_os_string(), (real, missing));
+        self.0.insert(p.into_os_string(), (real, missing, false));
     }
 
     /// Starts the memo with directory `dir` when it is real (`/proc` names
@@ -264,6 +271,109 @@ impl RealMemo {
         }
         None
     }
+
+    /// The longest prefix of the clean absolute path `p` (`p` itself
+    /// included, `/` not) that this memo met existing, with its real path.
+    pub fn existing_prefix(&self, p: &Path) -> Option<(PathBuf, PathBuf)> {
+        use std::os::unix::ffi::OsStrExt;
+        let bytes = p.as_os_str().as_bytes();
+        let mut end = bytes.len();
+        while end > 1 {
+            let prefix = Path::new(std::ffi::OsStr::from_bytes(&bytes[..end]));
+            if let Some((real, _, true)) = self.0.get(prefix.as_os_str()) {
+                return Some((prefix.to_path_buf(), real.clone()));
+            }
+            end = bytes[..end].iter().rposition(|b| *b == b'/')?;
+        }
+        None
+    }
+}
+
+/// Directories of the situation (the working directory, the home, the
+/// temporary directory: each one's longest prefix that existed) with the
+/// real paths read when the situation's roots were resolved, longest
+/// first: [`resolve_anchored`] starts from them instead of asking the
+/// filesystem for the real path of the directories every decision's paths
+/// are in. The situation is the caller's snapshot of where the command
+/// runs; what lies below these directories is asked afresh every time.
+#[derive(Debug, Default, Clone)]
+pub struct Anchors(Vec<(PathBuf, PathBuf)>);
+
+impl Anchors {
+    /// The anchors from (spelled, real) pairs; `/` is always one.
+    pub fn new(pairs: impl IntoIterator<Item = (PathBuf, PathBuf)>) -> Self {
+        let mut v: Vec<(PathBuf, PathBuf)> = pairs
+            .into_iter()
+            .filter(|(p, _)| p.to_str().is_some_and(|s| s != "/" && is_clean_absolute(s)))
+            .collect();
+        v.sort_by(|a, b| {
+            b.0.as_os_str()
+                .len()
+                .cmp(&a.0.as_os_str().len())
+                .then_with(|| a.0.cmp(&b.0))
+        });
+        v.dedup_by(|a, b| a.0 == b.0);
+        Self(v)
+    }
+
+    /// The anchor `p` (clean and absolute) is in or is: its real path and
+    /// where the rest of `p` starts (at a `/`, or the end); `/` and 0 when
+    /// no other anchor holds it.
+    fn of(&self, bytes: &[u8]) -> (PathBuf, usize) {
+        use std::os::unix::ffi::OsStrExt;
+        for (a, real) in &self.0 {
+            let ab = a.as_os_str().as_bytes();
+            if bytes.starts_with(ab) && (bytes.len() == ab.len() || bytes[ab.len()] == b'/') {
+                return (real.clone(), ab.len());
+            }
+        }
+        (PathBuf::from("/"), 0)
+    }
+}
+
+/// [`resolve`] starting from the situation's [`Anchors`]: the same answer
+/// while the anchors' real paths hold (the situation's snapshot), in one
+/// `lstat` per component below the anchor instead of an `lstat` per
+/// missing component and an `open`, a `readlink` of `/proc/self/fd/N`
+/// and a `close` of the longest existing prefix (~2 µs in a VM, more than
+/// the rest of a decision's path checks). A component that is not a
+/// symlink, in a directory whose real path is known, has that directory's
+/// real path and its own name (the rule the profile's paths are resolved
+/// by, [`real_prefix_memo`]); at the first symlink the whole path is
+/// resolved as [`resolve`] does, through the kernel.
+pub fn resolve_anchored(anchors: &Anchors, cwd: &Path, p: &str) -> PathBuf {
+    match lexical_join(cwd, p) {
+        Some(lexical) => real_prefix_anchored(anchors, &lexical),
+        None => resolve(cwd, p),
+    }
+}
+
+/// [`resolve_anchored`] of a clean absolute path.
+fn real_prefix_anchored(anchors: &Anchors, p: &Path) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = p.as_os_str().as_bytes();
+    let (mut out, mut at) = anchors.of(bytes);
+    let mut missing = false;
+    // `at` is where the next component's `/` is (or the end).
+    while at + 1 < bytes.len() {
+        let next = bytes[at + 1..]
+            .iter()
+            .position(|b| *b == b'/')
+            .map_or(bytes.len(), |i| at + 1 + i);
+        out.push(std::ffi::OsStr::from_bytes(&bytes[at + 1..next]));
+        if !missing {
+            match out.symlink_metadata() {
+                Ok(m) if m.file_type().is_symlink() => return real_prefix_clean(p),
+                Ok(_) => {}
+                // Whatever stops the `lstat` (`ENOENT`, `ENOTDIR`,
+                // `EACCES`) stops every path below it too: the rest is
+                // kept as written, as `resolve` keeps it.
+                Err(_) => missing = true,
+            }
+        }
+        at = next;
+    }
+    out
 }
 
 /// How many directories up [`RealMemo::dir_fd`] looks for a kept
@@ -371,7 +481,7 @@ pub fn real_prefix_memo(p: &Path, memo: &mut RealMemo) -> PathBuf {
             Some((real, _)) => Some(real.clone()),
             // Below a directory known to be missing: missing too, no `lstat`.
             None if matches!(slash, Some(i) if end > 1
-                && memo.entry(path(i)).is_some_and(|(_, missing)| *missing)) =>
+                && memo.entry(path(i)).is_some_and(|(_, missing)| missing)) =>
             {
                 rest_missing = true;
                 None
@@ -522,7 +632,7 @@ fn real_prefix_with(p: &Path, mut memo: Option<&mut RealMemo>) -> PathBuf {
                 // one failing lstat less each.
                 if let Some(m) = memo.as_deref_mut() {
                     existing.push(r);
-                    m.insert(existing.clone(), out.clone());
+                    m.insert_known(existing.clone(), out.clone(), false);
                 }
             }
             return out;
@@ -735,6 +845,105 @@ mod tests {
             real_prefix_memo(&root.join("link/missing/a"), &mut memo),
             root.join("real/missing/a")
         );
+    }
+
+    /// `resolve_anchored` answers as `resolve` (the longest existing
+    /// prefix's real path from the kernel) for generated operands through
+    /// symlinks (absolute, relative, chained, dangling), files in the way
+    /// and missing tails, from working directories inside and outside the
+    /// anchors (an anchor spelled through a symlink, one whose directory is
+    /// missing, and none), and for `/`, `/proc/self/...` and `..`.
+    #[test]
+    fn resolve_anchored_equals_resolve() {
+        let d = tempfile::tempdir().expect("tmp");
+        let root = canonicalize(d.path()).expect("real tmp");
+        std::fs::create_dir_all(root.join("real/sub/deep")).expect("dirs");
+        std::fs::create_dir_all(root.join("home/.ssh")).expect("dirs");
+        std::fs::write(root.join("real/file"), b"x").expect("file");
+        std::os::unix::fs::symlink(root.join("real"), root.join("link")).expect("symlink");
+        std::os::unix::fs::symlink(root.join("link"), root.join("linklink")).expect("symlink");
+        std::os::unix::fs::symlink("sub", root.join("real/rel")).expect("symlink");
+        std::os::unix::fs::symlink("missing", root.join("real/dangling")).expect("symlink");
+        std::os::unix::fs::symlink("/proc/self", root.join("real/proc")).expect("symlink");
+        let anchor_sets: Vec<Anchors> = {
+            let mut memo = RealMemo::default();
+            let dirs = [
+                root.join("real"),
+                root.join("link/sub"),
+                root.join("home"),
+                root.join("gone/project"),
+            ];
+            for p in &dirs {
+                real_prefix_memo(p, &mut memo);
+            }
+            let all: Vec<(PathBuf, PathBuf)> = dirs
+                .iter()
+                .filter_map(|p| memo.existing_prefix(p))
+                .collect();
+            assert_eq!(all.len(), 4, "{all:?}");
+            vec![
+                Anchors::new(all.clone()),
+                Anchors::new(all[..1].to_vec()),
+                Anchors::new(all[3..].to_vec()),
+                Anchors::default(),
+            ]
+        };
+        const PIECES: &[&str] = &[
+            "real", "sub", "deep", "file", "link", "linklink", "rel", "dangling", "missing", "x",
+            "home", ".ssh", "proc", "cwd", ".", "..", "gone", "project",
+        ];
+        let cwds = [
+            root.clone(),
+            root.join("real"),
+            root.join("real/sub"),
+            root.join("link/sub"),
+            root.join("home"),
+            root.join("gone/project"),
+            root.join("real/file"),
+            PathBuf::from("/"),
+        ];
+        let mut next = crate::sys::testing::xorshift(0x5851_F42D_4C95_7F2D);
+        let mut checked = 0;
+        for _ in 0..6_000 {
+            let cwd = &cwds[(next() % cwds.len() as u64) as usize];
+            let mut p = String::new();
+            if next().is_multiple_of(6) {
+                p.push_str(&root.to_string_lossy());
+            }
+            for i in 0..(next() % 5) {
+                if i > 0 || !p.is_empty() {
+                    p.push('/');
+                }
+                p.push_str(PIECES[(next() % PIECES.len() as u64) as usize]);
+            }
+            let want = resolve(cwd, &p);
+            for a in &anchor_sets {
+                assert_eq!(
+                    resolve_anchored(a, cwd, &p),
+                    want,
+                    "cwd {} p {p:?} anchors {a:?}",
+                    cwd.display()
+                );
+                checked += 1;
+            }
+        }
+        for (cwd, p) in [
+            ("/", "/"),
+            ("/", ""),
+            ("/", "proc/self/cwd"),
+            ("/", "/proc/self/fd/0"),
+            ("/", "/nonexistent-safe-exec-test/a/b"),
+            ("/tmp", "."),
+        ] {
+            for a in &anchor_sets {
+                assert_eq!(
+                    resolve_anchored(a, Path::new(cwd), p),
+                    resolve(Path::new(cwd), p),
+                    "{cwd} {p}"
+                );
+            }
+        }
+        assert!(checked >= 24_000);
     }
 
     #[test]

@@ -705,13 +705,19 @@ peg::parser! {
         // need to make sure that there was no space between the number and the
         // redirection operator; unfortunately we don't have the space anymore
         // but we can infer it by looking at the tokens' locations.
+        //
+        // safe-exec patch: a number too large for an fd (`a 99999999999>x`)
+        // is no I/O number; it was `unwrap`ped, and the panic aborted the
+        // shipped binary. Bash reads such digits as a word (the redirection
+        // then applies to fd 1), and so does the grammar now: the rule fails
+        // and `cmd_suffix` takes the digits as a word.
         rule io_number() -> ast::IoFd =
             [Token::Word(w, num_loc) if w.chars().all(|c: char| c.is_ascii_digit())]
             &([Token::Operator(o, redir_loc) if
                     o.starts_with(['<', '>']) &&
-                    locations_are_contiguous(num_loc, redir_loc)]) {
+                    locations_are_contiguous(num_loc, redir_loc)]) {?
 
-                w.parse().unwrap()
+                w.parse().or(Err("io_number"))
             }
 
         //
