@@ -44,6 +44,7 @@ pub struct ParseContext<'a> {
 
 pub use shell::TrustedStep;
 pub use shell::join_clean as shell_join;
+pub use shell::join_physical;
 pub use shell::shell_quote;
 
 impl<'a> ParseContext<'a> {

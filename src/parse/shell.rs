@@ -17,7 +17,7 @@ use super::model::{
 use super::unwrap::{self, SHELLS, ShellArgs, WrapperSpec};
 use super::word::{self, KnownVars};
 use super::{ParseContext, normalize_program, wrapper_spec};
-pub use crate::sys::path::join_clean;
+pub use crate::sys::path::{join_clean, join_physical};
 
 /// A harness step recognised as trusted (see `docs/agents.md`): agent
 /// harnesses wrap the model's command in boilerplate that safe-exec must see
@@ -1098,6 +1098,17 @@ impl<'a> Walker<'a> {
             p.unknown = Some(why);
             return Step::Record;
         }
+        // A wrapper with no command that gets arguments at run time
+        // (`xargs timeout 5`, `xargs nice`, `xargs xargs`) runs the program
+        // its input names (review 11, F2). Checked before `lookup_only`:
+        // `xargs env` alone would list the environment, but given the
+        // input's words it runs them.
+        if p.template && u.no_command {
+            p.unknown = Some(format!(
+                "`{name}` gets the program it runs from input at run time (xargs)"
+            ));
+            return Step::Record;
+        }
         if u.lookup_only {
             return Step::Record;
         }
@@ -1136,7 +1147,9 @@ impl<'a> Walker<'a> {
             p.cwd = if dir.unresolved {
                 None
             } else {
-                p.cwd.take().map(|c| Rc::from(join_clean(&c, &dir.value)))
+                p.cwd
+                    .take()
+                    .map(|c| Rc::from(join_physical(&c, &dir.value)))
             };
         }
         if u.split
@@ -1405,7 +1418,7 @@ impl<'a> Walker<'a> {
     fn absolute(&self, p: &str) -> String {
         match &self.cwd {
             Some(c) if !p.starts_with('/') && !p.is_empty() => {
-                join_clean(c, p).to_string_lossy().into_owned()
+                join_physical(c, p).to_string_lossy().into_owned()
             }
             _ => p.to_string(),
         }

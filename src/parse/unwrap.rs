@@ -89,6 +89,9 @@ pub struct Unwrapped {
     pub template: bool,
     /// Nothing is executed (`command -v x`, `env` alone).
     pub lookup_only: bool,
+    /// The words named no command (what `rest` holds is the wrapper's
+    /// default, `xargs` alone runs `echo`).
+    pub no_command: bool,
     /// An interactive shell would start.
     pub interactive_shell: bool,
     /// Why the wrapper's arguments could not be modelled.
@@ -282,6 +285,7 @@ pub fn unwrap(name: &str, spec: &WrapperSpec, args: &[Word]) -> Unwrapped {
         return out;
     }
     if out.rest.is_empty() && out.shell_string.is_none() {
+        out.no_command = true;
         if let Some(d) = &spec.default_command {
             out.rest = vec![Word::literal(d.clone())];
         } else if spec.no_command_is_shell {

@@ -325,7 +325,7 @@ pub(super) fn moved_base(
                     o.written
                 ));
             }
-            cwd = Some(crate::parse::shell_join(
+            cwd = Some(crate::parse::join_physical(
                 cwd.as_deref().unwrap_or(&seg.cwd),
                 &dir.value,
             ));

@@ -449,7 +449,7 @@ fn glob_children(cwd: &std::path::Path, pattern: &str) -> Vec<std::path::PathBuf
     if dir.contains(['*', '?', '[']) || last.is_empty() {
         return Vec::new();
     }
-    let base = crate::parse::shell_join(cwd, dir);
+    let base = crate::parse::join_physical(cwd, dir);
     let Ok(entries) = std::fs::read_dir(&base) else {
         return Vec::new();
     };

@@ -31,6 +31,42 @@ pub fn join_clean(base: &Path, rel: &str) -> PathBuf {
     out
 }
 
+/// [`join_clean`] as the kernel reads a path (a redirection's target, the
+/// directory of `env -C` or `git -C`): a `..` after a component that is a
+/// symbolic link goes up from where the link leads, not from the link's
+/// own directory (`a/s/../.envrc` with `a/s -> ../src` is the root's
+/// `.envrc`: review 11, F1). Only a `..` asks the filesystem (one `lstat`
+/// of what it would drop); a path without one is [`join_clean`]'s. `cd`
+/// is logical in the shell and keeps [`join_clean`].
+pub fn join_physical(base: &Path, rel: &str) -> PathBuf {
+    if !rel.split('/').any(|c| c == "..") {
+        return join_clean(base, rel);
+    }
+    let joined = if rel.starts_with('/') {
+        PathBuf::from(rel)
+    } else {
+        base.join(rel)
+    };
+    let mut out = PathBuf::from("/");
+    for c in joined.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                if out
+                    .symlink_metadata()
+                    .is_ok_and(|m| m.file_type().is_symlink())
+                    && let Ok(real) = canonicalize(&out)
+                {
+                    out = real;
+                }
+                out.pop();
+            }
+            std::path::Component::Normal(n) => out.push(n),
+            _ => {}
+        }
+    }
+    out
+}
+
 /// Resolves `p` (relative to `cwd`) to an absolute path with symlinks of the
 /// longest existing prefix resolved.
 pub fn resolve(cwd: &Path, p: &str) -> PathBuf {

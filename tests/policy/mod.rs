@@ -11,5 +11,6 @@ mod redteam10_git;
 mod redteam9;
 mod review;
 mod review10_holes;
+mod review11;
 mod unconfined_classes;
 mod writable_roots;

@@ -1,0 +1,85 @@
+//! Review of round eleven: holes found in the merged code and fixed as
+//! classes. Decided in both modes, with the exact decision and positive
+//! controls beside each refusal.
+use crate::common::policy as common;
+use common::*;
+
+/// F1: a `..` after a symbolic link goes up from where the link leads, as
+/// the kernel reads it, not from the link's own directory. The policy
+/// cleaned `a/s/../.envrc` to `a/.envrc` (with `a/s -> ../src` the kernel
+/// writes the root's `.envrc`).
+#[test]
+fn a_parent_after_a_link_is_read_from_the_links_target() {
+    let w = World::new();
+    std::fs::create_dir_all(w.cwd.join("a")).unwrap();
+    std::fs::create_dir_all(w.cwd.join("b")).unwrap();
+    std::fs::create_dir_all(w.cwd.join("d")).unwrap();
+    std::os::unix::fs::symlink("../src", w.cwd.join("a/s")).unwrap();
+    std::os::unix::fs::symlink(".", w.cwd.join("d/self")).unwrap();
+    // The premise, on the real filesystem.
+    assert_eq!(
+        w.cwd.join("a/s/..").canonicalize().unwrap(),
+        w.cwd.canonicalize().unwrap()
+    );
+    const PROTECTED: &str = "protected";
+    expect(
+        &w,
+        &[
+            ("echo x > a/s/../.envrc", "deny", "deny", PROTECTED),
+            ("echo x >> ./a/s/../.envrc", "deny", "deny", PROTECTED),
+            (
+                "echo '{}' > a/s/../.claude/settings.json",
+                "deny",
+                "deny",
+                PROTECTED,
+            ),
+            ("echo x > d/self/../.envrc", "deny", "deny", PROTECTED),
+            // `cd` is logical (`a/s`), the kernel's `..` is physical.
+            ("cd a/s && echo x > ../.envrc", "deny", "deny", PROTECTED),
+            ("env -C a/s/.. touch .envrc", "deny", "deny", PROTECTED),
+            (
+                "git -C a/s/.. mv Cargo.toml .envrc",
+                "deny",
+                "deny",
+                PROTECTED,
+            ),
+            ("tee a/s/../.envrc < Cargo.toml", "deny", "deny", PROTECTED),
+            // Positive controls: the same spellings writing ordinary files,
+            // and a `..` after a plain directory.
+            ("echo x > a/s/../notes.txt", "allow", "allow", ""),
+            ("echo x > b/../notes.txt", "allow", "allow", ""),
+            ("cd a/s/.. && touch x", "allow", "allow", ""),
+            ("env -C a/s/.. touch notes.txt", "allow", "allow", ""),
+            ("echo x > a/s/main2.rs", "allow", "allow", ""),
+        ],
+    );
+}
+
+/// F2: a wrapper given no command under xargs runs the program its input
+/// names (`echo "sh -c ..." | xargs timeout 5`).
+#[test]
+fn a_wrapper_without_a_command_under_xargs_is_unknown() {
+    let w = World::new();
+    const FROM_INPUT: &str = "gets the program it runs from input at run time";
+    expect(
+        &w,
+        &[
+            (
+                "echo \"sh -c 'touch x'\" | xargs timeout 5",
+                "ask",
+                "ask",
+                FROM_INPUT,
+            ),
+            ("ls | xargs nice", "ask", "ask", FROM_INPUT),
+            ("ls | xargs nohup", "ask", "ask", FROM_INPUT),
+            ("ls | xargs env", "ask", "ask", FROM_INPUT),
+            ("ls | xargs xargs", "ask", "ask", FROM_INPUT),
+            ("ls | xargs stdbuf -oL", "ask", "ask", FROM_INPUT),
+            // Controls: the wrapper given its command, and xargs alone
+            // (which runs `echo`).
+            ("ls | xargs", "allow", "allow", ""),
+            ("ls | xargs -n1 echo", "allow", "allow", ""),
+            ("ls src | xargs timeout 5 echo", "allow", "allow", ""),
+        ],
+    );
+}
