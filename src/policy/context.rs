@@ -194,6 +194,41 @@ impl<'a> PolicyContext<'a> {
     /// Resolves a path of `seg` like [`paths::resolve`], following links
     /// the same command makes before using them.
     pub fn resolve(&self, seg: &Segment, p: &str) -> PathBuf {
+        let made_here = |l: &&Link| !l.made_by.iter().map(String::as_str).eq(seg.argv());
+        // A link the string makes over an existing one (`ln -sfn T l`) is
+        // met by the path as spelled, before the filesystem's old link is
+        // followed (review 11, F12).
+        if !self.links.is_empty() {
+            let spelled = crate::sys::path::join_physical(&seg.cwd, p);
+            if let Some(l) = self
+                .links
+                .iter()
+                .filter(made_here)
+                .find(|l| spelled.starts_with(&l.path) && spelled != l.path)
+            {
+                let rest = spelled
+                    .strip_prefix(&l.path)
+                    .map(Path::to_path_buf)
+                    .unwrap_or_default();
+                let mut out = self.resolve_in(&l.target, &rest.to_string_lossy());
+                for _ in 0..8 {
+                    let Some(l) = self
+                        .links
+                        .iter()
+                        .filter(made_here)
+                        .find(|l| out.starts_with(&l.path))
+                    else {
+                        break;
+                    };
+                    let rest = out
+                        .strip_prefix(&l.path)
+                        .map(Path::to_path_buf)
+                        .unwrap_or_default();
+                    out = self.resolve_in(&l.target, &rest.to_string_lossy());
+                }
+                return out;
+            }
+        }
         let mut out = self.resolve_in(&seg.cwd, p);
         for _ in 0..8 {
             let Some(l) = self.links.iter().find(|l| {
@@ -243,7 +278,7 @@ fn job_vars(model: &CommandModel) -> Vec<String> {
 /// (`ln --sym`, `ln -s -S SUFFIX T L`, `ln -st DIR T...`, `cp -rs T L`).
 pub(super) fn symlinks(model: &CommandModel, registry: &registry::Registry) -> Vec<Link> {
     let mut out = Vec::new();
-    for s in &model.segments {
+    for (index, s) in model.segments.iter().enumerate() {
         if !matches!(s.program.as_str(), "ln" | "cp") || s.words.len() < 2 {
             continue;
         }
@@ -283,16 +318,44 @@ pub(super) fn symlinks(model: &CommandModel, registry: &registry::Registry) -> V
                 .unwrap_or_default();
             paths::resolve(&s.cwd, &format!("{d}/{file}"))
         };
+        // DEST itself as the link: its directory resolved, its own name
+        // kept (a link DEST is replaced, not followed).
+        let itself = |d: &Word| {
+            let p = Path::new(&d.value);
+            match (p.parent(), p.file_name()) {
+                (Some(parent), Some(name)) => {
+                    let parent = parent.to_string_lossy();
+                    paths::resolve(&s.cwd, if parent.is_empty() { "." } else { &parent }).join(name)
+                }
+                _ => paths::resolve(&s.cwd, &d.value),
+            }
+        };
+        // Review 11, F12: whether DEST is a directory is read from the
+        // filesystem before the command runs. With `-n`, a DEST that is a
+        // link is replaced, not entered; and an earlier command of the
+        // string that removes or moves DEST (or a directory above it) can
+        // make it no directory by the time `ln` runs: then the link may be
+        // DEST itself, and both readings are kept.
+        let replaced = |d: &Word| {
+            (has("-n") && itself(d).symlink_metadata().is_ok_and(|m| m.is_symlink()))
+                || removed_before(model, index, &itself(d))
+        };
         let pairs: Vec<(&Word, PathBuf)> = match (dir, ops.as_slice()) {
             (Some(d), targets) => targets.iter().map(|t| (*t, into(&d.value, t))).collect(),
             // `ln -s T`: the link is `./basename(T)`.
             (None, [target]) => vec![(*target, into(".", target))],
             // `ln -s T... DIR`, and `ln -s T DIR` where DIR is a directory
             // (without `-T`): the links are made inside DIR.
-            (None, [targets @ .., last])
-                if targets.len() > 1
-                    || (!has("-T") && paths::resolve(&s.cwd, &last.value).is_dir()) =>
+            (None, [target, last])
+                if !has("-T") && paths::resolve(&s.cwd, &last.value).is_dir() =>
             {
+                let mut v = vec![(*target, into(&last.value, target))];
+                if replaced(last) {
+                    v.push((*target, itself(last)));
+                }
+                v
+            }
+            (None, [targets @ .., last]) if targets.len() > 1 => {
                 targets.iter().map(|t| (*t, into(&last.value, t))).collect()
             }
             (None, [target, link]) => vec![(*target, paths::resolve(&s.cwd, &link.value))],
@@ -314,6 +377,25 @@ pub(super) fn symlinks(model: &CommandModel, registry: &registry::Registry) -> V
         }
     }
     out
+}
+
+/// Whether a command before `index` in the string removes or moves `path`
+/// or a directory above it (`rmdir d && ln -s T d`).
+fn removed_before(model: &CommandModel, index: usize, path: &Path) -> bool {
+    model.segments[..index].iter().any(|e| {
+        let program = e.program.rsplit('/').next().unwrap_or(&e.program);
+        let removes = matches!(program, "rm" | "rmdir" | "mv" | "unlink")
+            || (program == "git"
+                && e.words
+                    .iter()
+                    .skip(1)
+                    .find(|w| !w.value.starts_with('-'))
+                    .is_some_and(|w| w.value == "rm" || w.value == "mv"));
+        removes
+            && e.words[1..].iter().any(|w| {
+                !w.value.starts_with('-') && path.starts_with(paths::resolve(&e.cwd, &w.value))
+            })
+    })
 }
 
 #[cfg(test)]

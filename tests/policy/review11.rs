@@ -83,3 +83,67 @@ fn a_wrapper_without_a_command_under_xargs_is_unknown() {
         ],
     );
 }
+
+/// F12: whether `ln -s T DEST` makes DEST or DEST/basename(T) was read
+/// from the filesystem before the command runs: an earlier command of the
+/// string that removes DEST, or `-n` over an existing link, makes DEST
+/// itself the link, and later words follow it there.
+#[test]
+fn a_link_made_over_a_removed_or_linked_destination_is_followed() {
+    let w = World::new();
+    for d in ["d", "x", ".git/hooks"] {
+        std::fs::create_dir_all(w.cwd.join(d)).unwrap();
+    }
+    std::os::unix::fs::symlink("x", w.cwd.join("l")).unwrap();
+    expect(
+        &w,
+        &[
+            (
+                "rmdir d && ln -s .git/hooks d && printf x > d/pre-commit",
+                "deny",
+                "deny",
+                "",
+            ),
+            (
+                "rm -r d && ln -s .claude d && echo x > d/settings.json",
+                "deny",
+                "deny",
+                "",
+            ),
+            (
+                "mv d d2 && ln -s .claude d && echo x > d/settings.json",
+                "deny",
+                "deny",
+                "",
+            ),
+            (
+                "ln -sfn .claude l && echo x > l/settings.json",
+                "deny",
+                "deny",
+                "protected",
+            ),
+            (
+                "ln -snf .git/hooks l && echo x > l/pre-commit",
+                "deny",
+                "deny",
+                "protected",
+            ),
+            (
+                "ln --no-dereference -sf .claude l && echo x > l/s.json",
+                "deny",
+                "deny",
+                "protected",
+            ),
+            // Positive controls: the same spellings with project targets.
+            ("ln -sfn src l && echo x > l/a.txt", "allow", "allow", ""),
+            (
+                "rmdir d && ln -s src d && echo x > d/a.txt",
+                "allow",
+                "allow",
+                "",
+            ),
+            ("ln -s src d && echo x > d/y", "allow", "allow", ""),
+            ("ln -s ../Cargo.toml x", "allow", "allow", ""),
+        ],
+    );
+}
