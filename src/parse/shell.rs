@@ -1418,7 +1418,14 @@ impl<'a> Walker<'a> {
     fn absolute(&self, p: &str) -> String {
         match &self.cwd {
             Some(c) if !p.starts_with('/') && !p.is_empty() => {
-                join_physical(c, p).to_string_lossy().into_owned()
+                // A `..` is kept for the policy, which reads it through
+                // the links the string makes (review 11, F1); the
+                // filesystem's own links are read here.
+                if p.split('/').any(|x| x == "..") {
+                    format!("{}/{p}", c.to_string_lossy().trim_end_matches('/'))
+                } else {
+                    join_physical(c, p).to_string_lossy().into_owned()
+                }
             }
             _ => p.to_string(),
         }

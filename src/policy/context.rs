@@ -199,7 +199,35 @@ impl<'a> PolicyContext<'a> {
         // met by the path as spelled, before the filesystem's old link is
         // followed (review 11, F12).
         if !self.links.is_empty() {
-            let spelled = crate::sys::path::join_physical(&seg.cwd, p);
+            let mut spelled = crate::sys::path::join_physical(&seg.cwd, p);
+            // A `..` after a link the string makes goes up from the link's
+            // target (`ln -s ../src a/s && tee a/s/../.envrc`: review 11,
+            // F1): walk the spelled path, entering such links.
+            if p.split('/').any(|c| c == "..") {
+                let mut entered = false;
+                let mut cur = PathBuf::from("/");
+                for c in seg.cwd.join(p).components() {
+                    match c {
+                        std::path::Component::ParentDir => {
+                            cur = crate::sys::path::join_physical(&cur, "..");
+                        }
+                        std::path::Component::Normal(n) => {
+                            cur.push(n);
+                            if let Some(l) =
+                                self.links.iter().filter(made_here).find(|l| l.path == cur)
+                            {
+                                cur.clone_from(&l.target);
+                                entered = true;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                if entered {
+                    return self.resolve_in(Path::new("/"), &cur.to_string_lossy());
+                }
+                spelled = cur;
+            }
             if let Some(l) = self
                 .links
                 .iter()

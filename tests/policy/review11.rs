@@ -44,6 +44,25 @@ fn a_parent_after_a_link_is_read_from_the_links_target() {
                 PROTECTED,
             ),
             ("tee a/s/../.envrc < Cargo.toml", "deny", "deny", PROTECTED),
+            // A link the same string makes.
+            (
+                "ln -s ../src a/n && tee a/n/../.envrc < Cargo.toml",
+                "deny",
+                "deny",
+                PROTECTED,
+            ),
+            (
+                "ln -s ../src a/n && echo x > a/n/../.claude/settings.json",
+                "deny",
+                "deny",
+                PROTECTED,
+            ),
+            (
+                "ln -s ../src a/n && echo x > a/n/../notes.txt",
+                "allow",
+                "allow",
+                "",
+            ),
             // Positive controls: the same spellings writing ordinary files,
             // and a `..` after a plain directory.
             ("echo x > a/s/../notes.txt", "allow", "allow", ""),
