@@ -609,10 +609,17 @@ pub fn find_in(root: &Path, roots: &[PathBuf], configs: Vec<(Vec<u8>, PathBuf)>)
                 };
                 // An included file inside a root is protected itself.
                 // In another writable root: protected under that root.
-                if let Some((r, rel)) = in_roots(&inc, roots)
-                    && !rel.as_os_str().is_empty()
-                {
-                    found.add(root, r, rel.to_string_lossy().into_owned());
+                // As spelled and where it really is (a link can lead into
+                // a root from outside it).
+                let real = crate::sys::path::canonicalize(&inc)
+                    .ok()
+                    .filter(|r| *r != inc);
+                for p in std::iter::once(&inc).chain(real.as_ref()) {
+                    if let Some((r, rel)) = in_roots(p, roots)
+                        && !rel.as_os_str().is_empty()
+                    {
+                        found.add(root, r, rel.to_string_lossy().into_owned());
+                    }
                 }
                 if depth + 1 > MAX_DEPTH || files >= MAX_FILES {
                     found.notes.push(format!(
@@ -636,11 +643,23 @@ pub fn find_in(root: &Path, roots: &[PathBuf], configs: Vec<(Vec<u8>, PathBuf)>)
             }
         }
     }
+    // Relative to the working tree's root (where git runs hooks); and,
+    // when it exists, where it really is: a link outside every root (at
+    // the repository's top, above a root that is a subdirectory) can lead
+    // into one (review 11, F10).
+    let mut targets: Vec<PathBuf> = Vec::new();
     for h in hooks {
-        // Relative to the working tree's root (where git runs hooks).
         let Some(abs) = resolve(&h, &worktree_root) else {
             continue;
         };
+        if let Ok(real) = crate::sys::path::canonicalize(&abs)
+            && real != abs
+        {
+            targets.push(real);
+        }
+        targets.push(abs);
+    }
+    for abs in targets {
         let Some((r, rel)) = in_roots(&abs, roots) else {
             continue; // outside every writable root: the command cannot write it
         };

@@ -495,3 +495,31 @@ fn r7_nested_repository_hooks_path_is_protected() {
         ],
     );
 }
+
+/// Review 11, F10: `core.hooksPath` names a link at the repository's top
+/// (`hl -> tools/hooks`, outside the root `tools/`) that leads into the
+/// root: what it leads to is protected.
+#[test]
+fn f10_hooks_path_through_a_link_into_the_cwd_root_is_protected() {
+    let w = repo();
+    std::fs::create_dir_all(w.cwd.join("tools/hooks")).unwrap();
+    std::fs::write(w.cwd.join("tools/notes.txt"), "x\n").unwrap();
+    std::os::unix::fs::symlink("tools/hooks", w.cwd.join("hl")).unwrap();
+    git(&w.cwd, &["config", "core.hooksPath", "hl"]);
+    let w = world_in(w, "tools");
+    expect(
+        &w,
+        &[
+            ("echo x > hooks/pre-commit", "deny", "deny", "protected"),
+            ("echo x > ../hl/pre-commit", "deny", "deny", "protected"),
+            (
+                "cp notes.txt hooks/post-commit",
+                "deny",
+                "deny",
+                "protected",
+            ),
+            // Positive control.
+            ("echo x > notes2.txt", "allow", "allow", ""),
+        ],
+    );
+}

@@ -202,3 +202,58 @@ fn r7_nested_repository_hooks_path_is_restored() {
         assert!(w.work.join("app/tools/notes.txt").exists(), "{who:?}");
     }
 }
+
+/// Review 11, F10: the hooks path is a link at the repository's top
+/// (`hl -> tools/hooks`, outside the root `tools/`) that leads into the
+/// root: what it leads to is protected.
+#[test]
+fn f10_hooks_path_through_a_link_into_the_root_is_restored() {
+    if !require_landlock() {
+        return;
+    }
+    for who in who() {
+        let w = World::new();
+        repo(&w);
+        std::fs::create_dir_all(w.work.join("tools/hooks")).unwrap();
+        std::os::unix::fs::symlink("tools/hooks", w.work.join("hl")).unwrap();
+        git(&w.work, &["config", "core.hooksPath", "hl"]);
+        let tools = w.work.join("tools");
+        let out = script_run(
+            &w,
+            who,
+            &tools,
+            &format!(
+                "cd {}\nprintf '#!/bin/sh\\necho x\\n' > hooks/pre-commit\necho ok > notes.txt\n",
+                tools.display()
+            ),
+        );
+        restored(&out, "through hl");
+        assert!(
+            !tools.join("hooks/pre-commit").exists(),
+            "{who:?}: the hook stayed"
+        );
+        assert_eq!(
+            std::fs::read_to_string(tools.join("notes.txt")).unwrap(),
+            "ok\n",
+            "{who:?}"
+        );
+        // Positive control: the same run writing only beside the hooks.
+        let w = World::new();
+        repo(&w);
+        std::fs::create_dir_all(w.work.join("tools/hooks")).unwrap();
+        std::os::unix::fs::symlink("tools/hooks", w.work.join("hl")).unwrap();
+        git(&w.work, &["config", "core.hooksPath", "hl"]);
+        let tools = w.work.join("tools");
+        let out = script_run(
+            &w,
+            who,
+            &tools,
+            &format!("cd {}\necho ok > notes.txt\n", tools.display()),
+        );
+        assert_eq!(code(&out), 0, "{who:?}: {}", stderr(&out));
+        assert_eq!(
+            std::fs::read_to_string(tools.join("notes.txt")).unwrap(),
+            "ok\n"
+        );
+    }
+}
