@@ -29,32 +29,36 @@ pub(super) const SYSTEM_BIN_DIRS: &[&str] = &[
 pub struct CallerPath {
     entries: Vec<std::path::PathBuf>,
     in_roots: std::cell::OnceCell<Vec<std::path::PathBuf>>,
+    /// The entries as written, when one of them is empty or relative
+    /// (they are relative to the directory a command runs in, which a
+    /// `cd` of the string changes: review 11, F5), and the directory
+    /// `entries` were joined with.
+    relative: Option<(Vec<std::path::PathBuf>, std::path::PathBuf)>,
 }
 
 impl CallerPath {
     /// The entries of `path` against `cwd`; nothing when `path` is unset.
     pub fn new(path: Option<&std::ffi::OsStr>, cwd: &Path) -> Self {
-        let entries = path
-            .map(|p| {
-                let mut seen: Vec<std::path::PathBuf> = Vec::new();
-                for d in std::env::split_paths(p) {
-                    let d = if d.as_os_str().is_empty() {
-                        cwd.to_path_buf()
-                    } else {
-                        cwd.join(d)
-                    };
-                    // bash finds a name in the first entry that has it: a
-                    // later copy of an entry adds nothing.
-                    if !seen.contains(&d) {
-                        seen.push(d);
-                    }
-                }
-                seen
-            })
+        let raw: Vec<std::path::PathBuf> = path
+            .map(|p| std::env::split_paths(p).collect())
             .unwrap_or_default();
+        let relative = raw
+            .iter()
+            .any(|d| !d.is_absolute())
+            .then(|| (raw.clone(), cwd.to_path_buf()));
         CallerPath {
-            entries,
+            entries: join_entries(&raw, cwd),
             in_roots: std::cell::OnceCell::new(),
+            relative,
+        }
+    }
+
+    /// The entries as bash searches them from `cwd` (the directory the
+    /// command runs in).
+    fn entries_from(&self, cwd: &Path) -> std::borrow::Cow<'_, [std::path::PathBuf]> {
+        match &self.relative {
+            Some((raw, base)) if base != cwd => std::borrow::Cow::Owned(join_entries(raw, cwd)),
+            _ => std::borrow::Cow::Borrowed(&self.entries),
         }
     }
 
@@ -73,6 +77,24 @@ impl CallerPath {
             }
         })
     }
+}
+
+/// `PATH`'s entries against `cwd`: an empty entry is `cwd`, a relative one
+/// is relative to it; a later copy of an entry adds nothing (bash finds a
+/// name in the first entry that has it).
+fn join_entries(raw: &[std::path::PathBuf], cwd: &Path) -> Vec<std::path::PathBuf> {
+    let mut seen: Vec<std::path::PathBuf> = Vec::new();
+    for d in raw {
+        let d = if d.as_os_str().is_empty() {
+            cwd.to_path_buf()
+        } else {
+            cwd.join(d)
+        };
+        if !seen.contains(&d) {
+            seen.push(d);
+        }
+    }
+    seen
 }
 
 /// One `PATH` entry resolved through its symlinks (a system bin directory
@@ -168,7 +190,7 @@ pub(super) fn path_program(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) 
     let named = |w: &std::path::PathBuf| w.file_name().is_some_and(|f| f == name);
     let maybe_written = ctx.written.iter().any(named) || ctx.writes_seen.borrow().iter().any(named);
     let inside = |dir: &Path| ctx.roots.write.iter().any(|r| dir.starts_with(r));
-    for entry in &ctx.path_dirs.entries {
+    for entry in ctx.path_dirs.entries_from(&seg.cwd).iter() {
         let exists = std::fs::metadata(entry.join(name)).is_ok_and(|m| m.is_file());
         if !exists && !maybe_written {
             continue;

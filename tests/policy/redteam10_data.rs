@@ -347,7 +347,8 @@ fn f6_bare_names_resolved_through_path_into_a_root() {
     for d in [".venv/bin", "node_modules/.bin"] {
         std::fs::create_dir_all(w.cwd.join(d)).unwrap();
     }
-    for f in [".venv/bin/git", "node_modules/.bin/tsc", "mytool"] {
+    std::fs::create_dir_all(w.cwd.join("sub")).unwrap();
+    for f in [".venv/bin/git", "node_modules/.bin/tsc", "mytool", "sub/ls"] {
         let p = w.cwd.join(f);
         std::fs::write(&p, "#!/bin/sh\n").unwrap();
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -373,6 +374,13 @@ fn f6_bare_names_resolved_through_path_into_a_root() {
         ),
         (":/usr/bin:/bin", "mytool", "ask", PROJECT_PROGRAM),
         ("/usr/bin::/bin", "mytool", "ask", PROJECT_PROGRAM),
+        // Review 11, F5: a relative or empty entry is searched from the
+        // directory the command runs in, after a `cd` of the string.
+        (".:/usr/bin:/bin", "cd sub && ls", "ask", PROJECT_PROGRAM),
+        (":/usr/bin:/bin", "cd sub && ls -la", "ask", PROJECT_PROGRAM),
+        ("/usr/bin:/bin:", "cd sub && ls", "allow", ""),
+        (".:/usr/bin:/bin", "cd src && ls", "allow", ""),
+        (".:/usr/bin:/bin", "ls", "allow", ""),
         // Written by the same string, then run by its bare name.
         (
             &venv,
