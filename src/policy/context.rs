@@ -238,26 +238,17 @@ impl<'a> PolicyContext<'a> {
                     .strip_prefix(&l.path)
                     .map(Path::to_path_buf)
                     .unwrap_or_default();
-                let mut out = self.resolve_in(&l.target, &rest.to_string_lossy());
-                for _ in 0..8 {
-                    let Some(l) = self
-                        .links
-                        .iter()
-                        .filter(made_here)
-                        .find(|l| out.starts_with(&l.path))
-                    else {
-                        break;
-                    };
-                    let rest = out
-                        .strip_prefix(&l.path)
-                        .map(Path::to_path_buf)
-                        .unwrap_or_default();
-                    out = self.resolve_in(&l.target, &rest.to_string_lossy());
-                }
-                return out;
+                let out = self.resolve_in(&l.target, &rest.to_string_lossy());
+                return self.through_links(seg, out);
             }
         }
-        let mut out = self.resolve_in(&seg.cwd, p);
+        let out = self.resolve_in(&seg.cwd, p);
+        self.through_links(seg, out)
+    }
+
+    /// `out` followed through the links the string makes (other than by
+    /// `seg` itself), at most eight deep.
+    fn through_links(&self, seg: &Segment, mut out: PathBuf) -> PathBuf {
         for _ in 0..8 {
             let Some(l) = self.links.iter().find(|l| {
                 out.starts_with(&l.path) && !l.made_by.iter().map(String::as_str).eq(seg.argv())

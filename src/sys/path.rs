@@ -13,22 +13,7 @@ use std::sync::Arc;
 /// Joins `rel` onto `base` and removes `.` and `..` lexically (symlinks are
 /// resolved later, by the path check, against the real filesystem).
 pub fn join_clean(base: &Path, rel: &str) -> PathBuf {
-    let joined = if rel.starts_with('/') {
-        PathBuf::from(rel)
-    } else {
-        base.join(rel)
-    };
-    let mut out = PathBuf::from("/");
-    for c in joined.components() {
-        match c {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::Normal(n) => out.push(n),
-            _ => {}
-        }
-    }
-    out
+    join_with(base, rel, false)
 }
 
 /// [`join_clean`] as the kernel reads a path (a redirection's target, the
@@ -39,9 +24,11 @@ pub fn join_clean(base: &Path, rel: &str) -> PathBuf {
 /// of what it would drop); a path without one is [`join_clean`]'s. `cd`
 /// is logical in the shell and keeps [`join_clean`].
 pub fn join_physical(base: &Path, rel: &str) -> PathBuf {
-    if !rel.split('/').any(|c| c == "..") {
-        return join_clean(base, rel);
-    }
+    join_with(base, rel, rel.split('/').any(|c| c == ".."))
+}
+
+/// [`join_clean`], and with `physical` [`join_physical`].
+fn join_with(base: &Path, rel: &str, physical: bool) -> PathBuf {
     let joined = if rel.starts_with('/') {
         PathBuf::from(rel)
     } else {
@@ -51,9 +38,10 @@ pub fn join_physical(base: &Path, rel: &str) -> PathBuf {
     for c in joined.components() {
         match c {
             std::path::Component::ParentDir => {
-                if out
-                    .symlink_metadata()
-                    .is_ok_and(|m| m.file_type().is_symlink())
+                if physical
+                    && out
+                        .symlink_metadata()
+                        .is_ok_and(|m| m.file_type().is_symlink())
                     && let Ok(real) = canonicalize(&out)
                 {
                     out = real;
