@@ -153,6 +153,7 @@ pub fn example_situation() -> Situation {
             tmp: PathBuf::from("/tmp"),
             git_root: Some(PathBuf::from("/work/project")),
             state: PathBuf::from("/home/user/.local/state/safe-exec"),
+            walked: None,
         },
         tmpdir_env: None,
         interactive: false,

@@ -47,13 +47,17 @@ pub fn build(
         && std::env::var_os("SAFE_EXEC_AGENT").is_none()
         && std::io::stdin().is_terminal()
         && std::io::stderr().is_terminal();
+    // One walk up from the cwd answers `{git_root}` and, later, whether a
+    // root that follows the cwd lies inside a git directory.
+    let walked = crate::sys::ancestry::GitAncestry::walk(&cwd);
     Ok(Situation {
         places: Placeholders {
-            git_root: git_root(&cwd),
+            git_root: walked.git_root(),
             cwd,
             home,
             tmp,
             state,
+            walked: Some(std::sync::Arc::new(walked)),
         },
         tmpdir_env,
         interactive,
@@ -78,12 +82,6 @@ pub fn apply_system_state(sit: &mut Situation, system: &crate::profile::select::
 /// files there.)
 pub fn state_dir(home: &Path) -> PathBuf {
     crate::profile::select::state_dir(home)
-}
-
-fn git_root(cwd: &Path) -> Option<PathBuf> {
-    cwd.ancestors()
-        .find(|d| d.join(".git").exists())
-        .map(Path::to_path_buf)
 }
 
 /// The caller's home directory from `/etc/passwd` when `HOME` is unset

@@ -311,6 +311,10 @@ pub struct Placeholders {
     pub git_root: Option<PathBuf>,
     /// `{state}`: safe-exec's state directory.
     pub state: PathBuf,
+    /// The walk up from `{cwd}` that found `{git_root}`, when it was made
+    /// (`sys::ancestry`): its levels answer whether a root that follows
+    /// the cwd lies inside a git directory, without walking again.
+    pub walked: Option<std::sync::Arc<crate::sys::ancestry::GitAncestry>>,
 }
 
 impl Placeholders {
@@ -410,7 +414,7 @@ impl Placeholders {
             let movable = entry.contains("{cwd}") || entry.contains("{git_root}");
             let refused = self.refusal(entry, &p).or_else(|| {
                 movable
-                    .then(|| refuse::inside_protected(&p, protected))
+                    .then(|| refuse::inside_protected(&p, protected, self.walked.as_deref()))
                     .flatten()
             });
             match refused {
@@ -779,6 +783,7 @@ mod tests {
                 tmp: base.join("t"),
                 git_root: None,
                 state: base.join("s"),
+                walked: None,
             };
             for s in ENTRIES {
                 if s.contains("{git_root}") {

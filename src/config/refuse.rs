@@ -13,6 +13,8 @@
 
 use std::path::{Component, Path};
 
+use crate::sys::ancestry::{self, GitAncestry};
+
 /// Trees that are never writable, even when the home directory lies in
 /// them (service accounts have `HOME=/usr/sbin`, `/bin`, `/dev`): programs,
 /// libraries, system configuration, the boot loader and the kernel's own
@@ -152,7 +154,14 @@ fn hidden_in(p: &Path, home: &Path) -> Option<String> {
 /// `.git/hooks/`) relative to any ancestor, or a venv's `site-packages`.
 /// As a root of its own, the protected list (relative to each root) would
 /// no longer match what is inside it: `cd .git` then `echo ... >> config`.
-pub fn inside_protected(p: &Path, protected: &[String]) -> Option<String> {
+/// `walked`: a walk already made from `p` or a directory below it (the
+/// situation's, from the cwd), whose levels answer for the ancestors it
+/// reached instead of probing them again.
+pub fn inside_protected(
+    p: &Path,
+    protected: &[String],
+    walked: Option<&GitAncestry>,
+) -> Option<String> {
     // Past a working tree's top (a directory holding a `.git` that is not
     // itself a git directory) the walk no longer looks for git
     // directories: a worktree of a bare clone (`git clone --bare URL p &&
@@ -160,12 +169,17 @@ pub fn inside_protected(p: &Path, protected: &[String]) -> Option<String> {
     // root of its own (review 10 R5). Its git files (`p/config`,
     // `p/hooks/`) are outside it. A `.git` component is refused wherever.
     let mut worktree = false;
-    for a in p.ancestors() {
+    let known = walked.and_then(|w| w.from(p)).unwrap_or_default();
+    for (i, a) in p.ancestors().enumerate() {
         let name = a.file_name().map(|n| n.to_string_lossy());
-        if !worktree && std::fs::symlink_metadata(a.join(".git")).is_ok() && !is_git_dir(a) {
-            worktree = true;
-        }
-        if name.as_deref() == Some(".git") || (!worktree && is_git_dir(a)) {
+        let git_dir = if worktree {
+            false
+        } else {
+            let l = known.get(i).copied().unwrap_or_else(|| ancestry::probe(a));
+            worktree = l.dot_git && !l.git_dir;
+            l.git_dir
+        };
+        if name.as_deref() == Some(".git") || (!worktree && git_dir) {
             return Some(format!(
                 "it is inside the git directory {}, whose config and hooks run outside any sandbox; work from the repository's top directory",
                 a.display()
@@ -215,7 +229,7 @@ pub fn inside_protected(p: &Path, protected: &[String]) -> Option<String> {
 /// Whether `d` is a git directory as git recognises one: `HEAD`,
 /// `objects/` and `refs/`.
 pub fn is_git_dir(d: &Path) -> bool {
-    d.join("HEAD").is_file() && d.join("objects").is_dir() && d.join("refs").is_dir()
+    ancestry::is_git_dir(d)
 }
 
 /// Path components against pattern components: `**` any number, `*` and
@@ -394,7 +408,7 @@ mod tests {
             bare.join("info"),
             planted.clone(),
         ] {
-            assert!(inside_protected(&p, &protected).is_some(), "{p:?}");
+            assert!(inside_protected(&p, &protected, None).is_some(), "{p:?}");
         }
         // Positive controls: the project, its ordinary directories, a
         // name that only looks like an entry.
@@ -406,7 +420,28 @@ mod tests {
             bare.join("main"),
             bare.join("main/src"),
         ] {
-            assert!(inside_protected(&p, &protected).is_none(), "{p:?}");
+            assert!(inside_protected(&p, &protected, None).is_none(), "{p:?}");
         }
+        // The situation's walk (from a cwd at or below the path) answers as
+        // probing does, for every path above, refused or not.
+        let mut all = Vec::new();
+        for start in [
+            proj.join(".git/hooks"),
+            proj.join(".claude/x"),
+            proj.join(".venv/lib/python3.12/site-packages"),
+            proj.join("src/deep"),
+            bare.join("refs"),
+            bare.join("info"),
+            bare.join("main/src"),
+            planted.join("objects"),
+        ] {
+            let walked = GitAncestry::walk(&start);
+            for p in start.ancestors() {
+                let want = inside_protected(p, &protected, None);
+                assert_eq!(inside_protected(p, &protected, Some(&walked)), want, "{p:?}");
+                all.push(want.is_some());
+            }
+        }
+        assert!(all.iter().any(|r| *r) && all.iter().any(|r| !*r));
     }
 }

@@ -1,6 +1,7 @@
 //! Small operating-system and text helpers that several stages share: a
 //! leaf, using nothing else of the crate, so any layer may call it.
 
+pub mod ancestry;
 pub mod external;
 pub mod hookspath;
 mod mem;
