@@ -41,6 +41,7 @@ fn main() {
             tmp,
             git_root: None,
             state: home.join(".local/state/safe-exec"),
+            walked: None,
         },
         tmpdir_env: std::env::var("TMPDIR").ok(),
         interactive: false,

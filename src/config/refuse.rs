@@ -438,7 +438,11 @@ mod tests {
             let walked = GitAncestry::walk(&start);
             for p in start.ancestors() {
                 let want = inside_protected(p, &protected, None);
-                assert_eq!(inside_protected(p, &protected, Some(&walked)), want, "{p:?}");
+                assert_eq!(
+                    inside_protected(p, &protected, Some(&walked)),
+                    want,
+                    "{p:?}"
+                );
                 all.push(want.is_some());
             }
         }

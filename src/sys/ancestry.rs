@@ -134,7 +134,14 @@ mod tests {
             }
         }
         assert_eq!(GitAncestry::walk(&deep).git_root(), Some(root.join("repo")));
-        assert_eq!(GitAncestry::walk(&dangling).git_root(), Some(root.join("repo")));
-        assert!(GitAncestry::walk(&deep).from(&root.join("elsewhere")).is_none());
+        assert_eq!(
+            GitAncestry::walk(&dangling).git_root(),
+            Some(root.join("repo"))
+        );
+        assert!(
+            GitAncestry::walk(&deep)
+                .from(&root.join("elsewhere"))
+                .is_none()
+        );
     }
 }
