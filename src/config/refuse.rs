@@ -209,8 +209,7 @@ pub fn inside_protected(
         }
         // `p` (or a directory above it) is the entry of an ancestor.
         for start in 0..comps.len() {
-            let rel = &comps[start..];
-            if (pat.len()..=rel.len()).any(|k| components_match(&pat, &rel[..k])) {
+            if entry_at(&pat, &comps[start..]) {
                 let top: std::path::PathBuf = std::iter::once("/".to_string())
                     .chain(comps[..start].iter().cloned())
                     .collect();
@@ -230,6 +229,28 @@ pub fn inside_protected(
 /// `objects/` and `refs/`.
 pub fn is_git_dir(d: &Path) -> bool {
     ancestry::is_git_dir(d)
+}
+
+/// Whether some leading part of `rel` (one component at least) is the tree
+/// entry `pat` (its first component not `**`). Each start of a path's
+/// components is asked (a cwd 40 levels deep: 40 starts per entry of
+/// `[paths] protected`), so the first component is compared first, and an
+/// entry without `**` (all of the built-in ones but one) is compared at its
+/// own length only, instead of at every length.
+fn entry_at(pat: &[&str], rel: &[String]) -> bool {
+    let (Some(first), Some(name)) = (pat.first(), rel.first()) else {
+        return false;
+    };
+    if !wild(first.as_bytes(), name.as_bytes()) {
+        return false;
+    }
+    let stars = pat.iter().filter(|c| **c == "**").count();
+    if stars == 0 {
+        return rel.len() >= pat.len() && components_match(pat, &rel[..pat.len()]);
+    }
+    // A `**` may stand for no component: the shortest match is shorter
+    // than the pattern.
+    (pat.len() - stars..=rel.len()).any(|k| components_match(pat, &rel[..k]))
 }
 
 /// Path components against pattern components: `**` any number, `*` and
@@ -353,6 +374,32 @@ mod tests {
                 "{p} with HOME={home}"
             );
         }
+    }
+
+    /// [`entry_at`] answers as trying every leading part of the path does,
+    /// over generated entries (with `*`, `?` and `**`) and paths.
+    #[test]
+    fn entry_at_is_every_leading_part_tried() {
+        let names = ["a", "b", ".git", "hooks", "x.y", "**", "*", "a*", "?"];
+        let words = ["a", "b", ".git", "hooks", "x.y", "ab", "c"];
+        let mut next = crate::sys::testing::xorshift_below(7);
+        let mut hits = 0;
+        for _ in 0..20_000 {
+            let pat: Vec<&str> = (0..1 + next(4)).map(|_| names[next(names.len())]).collect();
+            if pat[0] == "**" {
+                continue;
+            }
+            let rel: Vec<String> = (0..next(7))
+                .map(|_| words[next(words.len())].to_string())
+                .collect();
+            let want = (1..=rel.len()).any(|k| components_match(&pat, &rel[..k]));
+            hits += usize::from(want);
+            assert_eq!(entry_at(&pat, &rel), want, "{pat:?} {rel:?}");
+        }
+        assert!(hits > 500, "{hits}");
+        // A `**` that stands for nothing (it was missed before).
+        let rel = ["a", "b"].map(String::from);
+        assert!(entry_at(&["a", "**", "b"], &rel));
     }
 
     #[test]
