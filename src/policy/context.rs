@@ -192,8 +192,48 @@ impl<'a> PolicyContext<'a> {
     }
 
     /// Resolves a path of `seg` like [`paths::resolve`], following links
-    /// the same command makes before using them.
+    /// the same command makes before using them. A path through a magic
+    /// link of `/proc` is read as the command's process would read it:
+    /// `/proc/self/cwd` is the directory the command runs in, after the
+    /// string's `cd` (review 12, F9), not safe-exec's own.
     pub fn resolve(&self, seg: &Segment, p: &str) -> PathBuf {
+        let mut out = self.resolve_spelled(seg, p);
+        for _ in 0..8 {
+            let Some((link, rest)) = crate::sys::path::magic_split(&out) else {
+                break;
+            };
+            let mut c = link.iter().skip(2);
+            let own = c.next().is_some_and(|pid| {
+                pid == "self" || pid == "thread-self" || *pid == *std::process::id().to_string()
+            });
+            if !own {
+                break; // another process's: judged as such (`paths`)
+            }
+            let mut tail: Vec<&std::ffi::OsStr> = c.collect();
+            if tail.first().is_some_and(|t| *t == "task") {
+                tail.drain(..2.min(tail.len()));
+            }
+            let rest = rest.to_string_lossy();
+            out = match tail.first().and_then(|t| t.to_str()) {
+                Some("cwd") => self.resolve_in(&seg.cwd, &rest),
+                Some("root") => self.resolve_in(Path::new("/"), &rest),
+                // `fd/N`, `exe`: as the command's own (`/proc/self/fd/1`
+                // is where its output goes).
+                _ => {
+                    let mut own = PathBuf::from("/proc/self");
+                    own.extend(tail);
+                    if !rest.is_empty() {
+                        own.push(&*rest);
+                    }
+                    return own;
+                }
+            };
+        }
+        out
+    }
+
+    /// [`PolicyContext::resolve`] before magic links are read.
+    fn resolve_spelled(&self, seg: &Segment, p: &str) -> PathBuf {
         let made_here = |l: &&Link| !l.made_by.iter().map(String::as_str).eq(seg.argv());
         // A link the string makes over an existing one (`ln -sfn T l`) is
         // met by the path as spelled, before the filesystem's old link is

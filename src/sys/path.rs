@@ -46,7 +46,11 @@ fn join_with(base: &Path, rel: &str, physical: bool) -> PathBuf {
                 {
                     out = real;
                 }
-                out.pop();
+                if physical && magic_split(&out).is_some() {
+                    out.push("..");
+                } else {
+                    out.pop();
+                }
             }
             std::path::Component::Normal(n) => out.push(n),
             _ => {}
@@ -109,6 +113,9 @@ fn walk(p: &Path) -> PathBuf {
     let mut missing = false;
     for c in p.components() {
         match c {
+            std::path::Component::ParentDir if missing && magic_split(&cur).is_some() => {
+                cur.push("..");
+            }
             std::path::Component::ParentDir => {
                 cur.pop();
             }
@@ -120,6 +127,11 @@ fn walk(p: &Path) -> PathBuf {
                             if let Ok(real) = canonicalize(&cur) {
                                 cur = real;
                             }
+                            // Past a magic link the rest is the command's to
+                            // resolve, `..` included (see `magic_split`).
+                            if magic_split(&cur).is_some() {
+                                missing = true;
+                            }
                         }
                         Ok(_) => {}
                         Err(_) => missing = true,
@@ -130,6 +142,95 @@ fn walk(p: &Path) -> PathBuf {
         }
     }
     cur
+}
+
+/// The kernel's magic links in `/proc`: a process's `cwd`, `root` and
+/// `exe`, and the entries of its `fd/`, `map_files/` and `ns/` (and the
+/// same under `task/TID/`). What they lead to depends on the process that
+/// follows them.
+///
+/// When `p` goes through one (`/proc/PID/cwd/x/../y`), the link's path
+/// (`/proc/PID/cwd`, with `PID` a number, `self` or `thread-self`, or
+/// `/proc/PID/task/TID/cwd`) and what follows it, as written.
+pub fn magic_split(p: &Path) -> Option<(PathBuf, PathBuf)> {
+    let mut c = p.components();
+    if c.next() != Some(std::path::Component::RootDir) {
+        return None;
+    }
+    let mut link = PathBuf::from("/");
+    let mut take = |c: &mut std::path::Components<'_>| {
+        let n = c.next()?.as_os_str().to_str()?.to_string();
+        link.push(&n);
+        Some(n)
+    };
+    let number = |n: &str| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit());
+    if take(&mut c)? != "proc" {
+        return None;
+    }
+    let pid = take(&mut c)?;
+    if !(number(&pid) || pid == "self" || pid == "thread-self") {
+        return None;
+    }
+    let mut name = take(&mut c)?;
+    if name == "task" {
+        if !number(&take(&mut c)?) {
+            return None;
+        }
+        name = take(&mut c)?;
+    }
+    match name.as_str() {
+        "cwd" | "root" | "exe" => {}
+        "fd" | "map_files" | "ns" => {
+            take(&mut c)?;
+        }
+        _ => return None,
+    }
+    Some((link, c.as_path().to_path_buf()))
+}
+
+/// `p` with the symbolic links before its first magic link followed by
+/// their text (at most 40), that link left as it is and the rest of `p`
+/// appended as written; `p` as written when it meets none.
+fn through_to_magic(p: &Path) -> PathBuf {
+    let mut queue: std::collections::VecDeque<OsString> =
+        p.iter().skip(1).map(OsString::from).collect();
+    let mut cur = PathBuf::from("/");
+    let mut links = 0;
+    while let Some(c) = queue.pop_front() {
+        if c == ".." {
+            cur.pop();
+            continue;
+        }
+        if c == "." {
+            continue;
+        }
+        cur.push(&c);
+        if magic_split(&cur).is_some() {
+            cur.extend(queue);
+            return cur;
+        }
+        if links < 40
+            && cur
+                .symlink_metadata()
+                .is_ok_and(|m| m.file_type().is_symlink())
+            && let Ok(text) = std::fs::read_link(&cur)
+        {
+            links += 1;
+            if text.is_absolute() {
+                cur = PathBuf::from("/");
+            } else {
+                cur.pop();
+            }
+            for (i, t) in text
+                .iter()
+                .skip(usize::from(text.is_absolute()))
+                .enumerate()
+            {
+                queue.insert(i, OsString::from(t));
+            }
+        }
+    }
+    p.to_path_buf()
 }
 
 /// `std::fs::canonicalize` in three syscalls whatever the depth: the kernel
@@ -147,16 +248,34 @@ pub fn canonicalize(p: impl AsRef<Path>) -> std::io::Result<PathBuf> {
 /// name came from `std::fs::canonicalize`): [`real_prefix_memo`] keeps a
 /// directory's, to look its entries up relative to it.
 fn canonicalize_fd(p: &Path) -> std::io::Result<(PathBuf, Option<OwnedFd>)> {
+    use nix::fcntl::{OFlag, OpenHow, ResolveFlag};
     // Through nix, not `OpenOptions::custom_flags`: Rust's standard library
     // masks the custom flags with `O_ACCMODE`, which musl defines as
     // `03 | O_PATH`, so the static build lost `O_PATH` and opened the path
     // for real (a FIFO blocked until the time bound; a device was opened).
-    let f = nix::fcntl::open(
-        p,
-        nix::fcntl::OFlag::O_PATH | nix::fcntl::OFlag::O_CLOEXEC,
-        nix::sys::stat::Mode::empty(),
-    )
-    .map_err(std::io::Error::from)?;
+    // A magic link (`/proc/self/cwd`, `/proc/PID/root`, `/dev/fd/N`) names
+    // what it names for the process that follows it: for safe-exec, its
+    // own working directory, not the command's after the string's `cd`
+    // (review 12, F9). The kernel refuses to follow one here (`ELOOP`), and
+    // the path is given up to that link, unresolved ([`magic_split`]), for
+    // the caller to read as the command's.
+    let flags = OFlag::O_PATH | OFlag::O_CLOEXEC;
+    let how = OpenHow::new()
+        .flags(flags)
+        .resolve(ResolveFlag::RESOLVE_NO_MAGICLINKS);
+    let f = match nix::fcntl::openat2(nix::fcntl::AT_FDCWD, p, how) {
+        Ok(f) => f,
+        Err(nix::errno::Errno::ENOSYS) => nix::fcntl::open(p, flags, nix::sys::stat::Mode::empty())
+            .map_err(std::io::Error::from)?,
+        Err(nix::errno::Errno::ELOOP) => {
+            let m = through_to_magic(p);
+            return match magic_split(&m) {
+                Some(_) => Ok((m, None)),
+                None => Err(std::io::Error::from_raw_os_error(libc::ELOOP)),
+            };
+        }
+        Err(e) => return Err(e.into()),
+    };
     match proc_name(&f) {
         Some(real) => Ok((real, Some(f))),
         None => std::fs::canonicalize(p).map(|real| (real, None)),
