@@ -116,6 +116,7 @@ pub fn decide(input: &CommandInput, profile: &Profile, sit: &Situation) -> Decid
             policy::program_path::CallerPath::new(
                 std::env::var_os("PATH").as_deref(),
                 &sit.places.cwd,
+                &sit.places.home,
             )
         },
     };

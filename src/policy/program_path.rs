@@ -38,9 +38,12 @@ pub struct CallerPath {
 
 impl CallerPath {
     /// The entries of `path` against `cwd`; nothing when `path` is unset.
-    pub fn new(path: Option<&std::ffi::OsStr>, cwd: &Path) -> Self {
+    /// An entry that starts with `~` or `~/` is under `home`: bash expands
+    /// it when it searches (`export PATH="~/bin:$PATH"`, quoted, works in
+    /// bash; review 12, F12).
+    pub fn new(path: Option<&std::ffi::OsStr>, cwd: &Path, home: &Path) -> Self {
         let raw: Vec<std::path::PathBuf> = path
-            .map(|p| std::env::split_paths(p).collect())
+            .map(|p| std::env::split_paths(p).map(|d| tilde(d, home)).collect())
             .unwrap_or_default();
         let relative = raw
             .iter()
@@ -76,6 +79,23 @@ impl CallerPath {
                 None => Vec::new(),
             }
         })
+    }
+}
+
+/// A `PATH` entry `~` or `~/REST` as bash searches it: `home` or
+/// `home/REST`. (`~NAME/...` names another user's home: left as written,
+/// relative, which no root holds.)
+fn tilde(d: std::path::PathBuf, home: &Path) -> std::path::PathBuf {
+    match d.strip_prefix("~") {
+        Ok(rest)
+            if d.as_os_str()
+                .as_encoded_bytes()
+                .get(1)
+                .is_none_or(|b| *b == b'/') =>
+        {
+            home.join(rest)
+        }
+        _ => d,
     }
 }
 

@@ -323,7 +323,12 @@ fn f2_extraction_and_stored_names_ask_unconfined() {
 
 /// (decision, reasons) of `check --json [--unconfined] -c CMD` with the
 /// caller's `PATH` set to `path`.
-fn decide_with_path(w: &World, unconfined: bool, path: &str, cmd: &str) -> (String, String) {
+pub(super) fn decide_with_path(
+    w: &World,
+    unconfined: bool,
+    path: &str,
+    cmd: &str,
+) -> (String, String) {
     let mut c = w.cmd();
     c.arg("check").arg("--json");
     if unconfined {

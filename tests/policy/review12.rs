@@ -110,3 +110,46 @@ fn a_magic_link_of_proc_is_read_as_the_commands() {
         ],
     );
 }
+
+/// F12: a `PATH` entry spelled with `~` (`export PATH="~/bin:$PATH"`,
+/// quoted) is searched by bash from HOME; it was joined with the cwd, so a
+/// project program first on `PATH` through it was not seen.
+#[test]
+fn a_path_entry_with_a_tilde_is_under_home() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = World::new();
+    std::fs::create_dir_all(w.cwd.join(".venv/bin")).unwrap();
+    let p = w.cwd.join(".venv/bin/ls");
+    std::fs::write(&p, "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // The project as HOME sees it (`~/../proj`).
+    let home = w.home.canonicalize().unwrap();
+    let cwd = w.cwd.canonicalize().unwrap();
+    let up = home.parent().unwrap();
+    let rel = cwd.strip_prefix(up).unwrap().display().to_string();
+    let tilde = format!("~/../{rel}/.venv/bin:/usr/bin:/bin");
+    let tilde_alone = format!("~:/usr/bin:/bin");
+    let spelled = format!("{}/.venv/bin:/usr/bin:/bin", cwd.display());
+    for (path, cmd, want) in [
+        (tilde.as_str(), "ls", "ask"),
+        (tilde.as_str(), "ls -la src", "ask"),
+        (spelled.as_str(), "ls", "ask"),
+        // Controls: the program not in the project directory, the entry
+        // after the system's, and `~` alone (HOME holds no `ls`).
+        (tilde.as_str(), "cat Cargo.toml", "allow"),
+        (
+            &format!("/usr/bin:/bin:~/../{rel}/.venv/bin"),
+            "ls",
+            "allow",
+        ),
+        (tilde_alone.as_str(), "ls", "allow"),
+    ] {
+        let (d, why) = super::redteam10_data::decide_with_path(&w, true, path, cmd);
+        assert_eq!(d, want, "unconfined PATH={path} {cmd:?}: {why}");
+        if want == "ask" {
+            assert!(why.contains("not a system program"), "{why}");
+        }
+        let (d, why) = super::redteam10_data::decide_with_path(&w, false, path, cmd);
+        assert_eq!(d, "allow", "confined PATH={path} {cmd:?}: {why}");
+    }
+}
