@@ -343,6 +343,21 @@ impl Roots {
                         return Some(anchor.join(e));
                     }
                 }
+                // Its protected entries that are links (review 10 R11 at
+                // a nested repository, review 11 F6: `app/.git/hooks ->
+                // ../hk`, `app/.claude -> cl`): where they lead is
+                // protected as they are.
+                let bare = memo.kind(anchor) == DirKind::Bare && comps[i] != ".git";
+                for l in memo.links_of(self, anchor, bare) {
+                    let inside = if l.tree {
+                        under(path, &l.target)
+                    } else {
+                        same(path, &l.target)
+                    };
+                    if inside {
+                        return Some(l.link.clone());
+                    }
+                }
                 // A nested repository's own `core.hooksPath` (review 10
                 // R7's sibling below the root: `app/.git/config` naming
                 // `tools/hooks`), read once per repository per memo.
@@ -441,6 +456,9 @@ pub struct DirMemo {
     /// Each nested repository's `core.hooksPath` patterns, with their
     /// roots.
     hooks: std::collections::HashMap<PathBuf, Vec<(PathBuf, String)>>,
+    /// Each nested repository's protected entries that are links
+    /// ([`Roots::protected_links`] at its top, review 11 F6).
+    links: std::collections::HashMap<PathBuf, Vec<ProtectedLink>>,
     /// Whether a directory that is neither is looked at once more to know
     /// whether it exists (worth it when many paths lie below it).
     missing: bool,
@@ -453,6 +471,7 @@ impl DirMemo {
         DirMemo {
             kinds: Default::default(),
             hooks: Default::default(),
+            links: Default::default(),
             missing: true,
         }
     }
@@ -474,6 +493,15 @@ impl DirMemo {
                 .chain(found.protect.into_iter().map(|p| (top.to_path_buf(), p)))
                 .collect()
         })
+    }
+
+    /// The protected entries of the repository nested at `top` (a bare
+    /// git directory with `bare`) that are links into a writable root,
+    /// looked for once per memo.
+    fn links_of(&mut self, roots: &Roots, top: &Path, bare: bool) -> &[ProtectedLink] {
+        self.links
+            .entry(top.to_path_buf())
+            .or_insert_with(|| find_links_at(roots, Some((top, bare))))
     }
 
     /// The kind of `d`, looked at once.
@@ -507,6 +535,13 @@ const LINK_SCAN: usize = 1024;
 
 /// [`Roots::protected_links`].
 fn find_links(r: &Roots) -> Vec<ProtectedLink> {
+    find_links_at(r, None)
+}
+
+/// [`Roots::protected_links`] for the roots, or (`bases`) for one
+/// repository nested below them: its top, or a bare-layout git directory
+/// (`true`), whose entries are the `.git/` ones.
+fn find_links_at(r: &Roots, bases: Option<(&Path, bool)>) -> Vec<ProtectedLink> {
     use std::ffi::OsString;
     use std::fs::FileType;
     use std::os::unix::ffi::OsStrExt;
@@ -630,6 +665,14 @@ fn find_links(r: &Roots) -> Vec<ProtectedLink> {
         hops: 0,
     };
     let entries = r.protected_entries();
+    let nested: Vec<PathBuf>;
+    let (tops, bare): (&[PathBuf], bool) = match bases {
+        Some((b, bare)) => {
+            nested = vec![b.to_path_buf()];
+            (&nested, bare)
+        }
+        None => (&r.write, false),
+    };
     // Each entry's components before its first pattern character.
     let fixed: Vec<usize> = entries
         .all
@@ -641,7 +684,7 @@ fn find_links(r: &Roots) -> Vec<ProtectedLink> {
                 .count()
         })
         .collect();
-    for root in &r.write {
+    for root in tops {
         // The root listed once (when not large), sorted by name: most
         // entries' first component is not there, one binary search each.
         let mut names: Vec<(OsString, Option<FileType>)> = Vec::new();
@@ -662,7 +705,21 @@ fn find_links(r: &Roots) -> Vec<ProtectedLink> {
             names.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         }
         for ((entry, split), &fixed) in r.protected.iter().zip(&entries.all).zip(&fixed) {
-            let comps = &split.pat;
+            let (comps, fixed) = match bare {
+                // A bare-layout git directory: its `.git/` entries are its
+                // own (`hooks/`, `config`).
+                true if split.pat.first().is_some_and(|c| c == ".git") && fixed > 1 => {
+                    (&split.pat[1..], fixed - 1)
+                }
+                true => continue,
+                // A nested repository's: not `**` ones (they match at any
+                // depth already), nor `.git` itself (a gitfile planted in
+                // place of a nested one is `nested_git_hit`'s).
+                false if bases.is_some() && split.pat.len() == 1 && split.pat[0] == ".git" => {
+                    continue;
+                }
+                false => (&split.pat[..], fixed),
+            };
             let Some(first) = comps.first().filter(|_| fixed > 0) else {
                 continue;
             };
