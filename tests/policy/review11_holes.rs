@@ -61,3 +61,111 @@ fn a_nested_repositorys_linked_entries_protect_their_targets() {
         ],
     );
 }
+
+/// (decision, reasons) of `check --json [--unconfined] -c CMD` with the
+/// caller's `PATH` set to `path`.
+fn decide_with_path(w: &World, unconfined: bool, path: &str, cmd: &str) -> (String, String) {
+    let mut c = w.cmd();
+    c.arg("check").arg("--json");
+    if unconfined {
+        c.arg("--unconfined");
+    }
+    c.args(["-c", cmd]).env("PATH", path);
+    let out = c.output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    (
+        v["decision"].as_str().unwrap_or("?").to_string(),
+        reasons(&v),
+    )
+}
+
+fn exe(p: &std::path::Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, body).unwrap();
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// F8: a program reached through `PATH` (or run from a system directory)
+/// that is a script whose `#!/usr/bin/env NAME` line looks `NAME` up
+/// through the same `PATH`: when that finds `NAME` first in a directory
+/// inside a writable root, the project's program would run unconfined
+/// (`npm list` ran a project `node`). And `git help`/`npm help` run `man`
+/// through `PATH`. Confined, the sandbox contains them (allowed).
+#[test]
+fn an_env_shebangs_interpreter_found_in_the_project_asks_unconfined() {
+    let w = World::new();
+    // Tools installed outside the roots (like /usr/bin/npm).
+    let sys = w.etc.join("bin");
+    exe(&sys.join("npm"), "#!/usr/bin/env node\nrequire('npm')\n");
+    let sys2 = w.etc.join("bin2");
+    exe(&sys2.join("npm"), "#!/usr/bin/env -S node --no-warnings\n");
+    exe(&sys.join("pnpm"), "#!/usr/bin/env -i PATH=x nodeish\n");
+    exe(&sys.join("nodeish"), "#!/usr/bin/env node\n");
+    exe(&sys.join("tsc"), "#!/bin/sh\nexec echo tsc\n");
+    exe(&sys.join("node"), "#!/bin/sh\n");
+    // The project's own.
+    exe(
+        &w.cwd.join("node_modules/.bin/node"),
+        "#!/bin/sh\ntouch PWN\n",
+    );
+    exe(&w.cwd.join(".venv/bin/man"), "#!/bin/sh\ntouch PWN\n");
+    exe(&w.cwd.join("sub/node"), "#!/bin/sh\ntouch PWN\n");
+    std::fs::create_dir_all(w.cwd.join("src")).unwrap();
+    let s = sys.display().to_string();
+    let nm = w.cwd.join("node_modules/.bin").display().to_string();
+    let venv = w.cwd.join(".venv/bin").display().to_string();
+    let first = format!("{nm}:{s}:/usr/bin:/bin");
+    let first2 = format!("{nm}:{}:/usr/bin:/bin", sys2.display());
+    let last = format!("{s}:/usr/bin:/bin:{nm}");
+    let man_first = format!("{venv}:/usr/bin:/bin");
+    let rel = format!(".:{s}:/usr/bin:/bin");
+    const ENV: &str = "which looks `node` up through PATH";
+    let cases: &[(&str, &str, &str, &str)] = &[
+        (&first, "npm list", "ask", ENV),
+        (&first, "npm list --depth=0", "ask", ENV),
+        (&first, "npm --version", "ask", ENV),
+        (&first2, "npm --version", "ask", ENV),
+        // A chain: `pnpm` runs `nodeish`, which runs `node`.
+        (&first, "pnpm --version", "ask", ENV),
+        // A relative entry, after a `cd` (review 11 F5's class).
+        (&rel, "cd sub && npm list", "ask", ENV),
+        // `man` of `git help`/`npm help`.
+        (&man_first, "git help log", "ask", "runs `man` through PATH"),
+        (
+            &man_first,
+            "npm help install",
+            "ask",
+            "runs `man` through PATH",
+        ),
+        // Controls: the project's directory last, no such interpreter
+        // there, a script without `env`, no project entry.
+        (&last, "npm list", "allow", ""),
+        (&first, "tsc --version", "allow", ""),
+        (&rel, "npm list", "allow", ""),
+        (&format!("{s}:/usr/bin:/bin"), "npm list", "allow", ""),
+        ("/usr/bin:/bin", "git help log", "allow", ""),
+        (
+            &format!("/usr/bin:/bin:{venv}"),
+            "git help log",
+            "allow",
+            "",
+        ),
+    ];
+    let mut fails = Vec::new();
+    for (path, cmd, want, reason) in cases {
+        let (d, why) = decide_with_path(&w, true, path, cmd);
+        if d != *want || (d != "allow" && !why.contains(reason)) {
+            fails.push(format!(
+                "unconfined PATH={path} {cmd:?}: {d} ({why}), want {want} {reason:?}"
+            ));
+        }
+        let (d, why) = decide_with_path(&w, false, path, cmd);
+        if d != "allow" {
+            fails.push(format!(
+                "confined PATH={path} {cmd:?}: {d} ({why}), want allow"
+            ));
+        }
+    }
+    assert!(fails.is_empty(), "\n  {}", fails.join("\n  "));
+}
