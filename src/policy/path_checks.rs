@@ -93,6 +93,23 @@ pub(super) fn check_write_in(
     memo: &mut paths::DirMemo,
 ) -> Result<(), PathProblem> {
     ctx.roots.check_write_in(p, destructive, memo)?;
+    // A repository the string makes before this write (review 11 F9).
+    if !destructive
+        && let Some(hit) = ctx
+            .made_repos
+            .iter()
+            .filter(|t| p.starts_with(t))
+            .find_map(|t| ctx.roots.protected_hit_at(t, p))
+    {
+        return Err(PathProblem::Protected(hit));
+    }
+    // A protected tree too large for the link scan (review 11 F11).
+    if !ctx.confined
+        && let Some(d) = ctx.roots.links_unscanned()
+        && !p.starts_with(d)
+    {
+        return Err(PathProblem::Unscanned(d.to_path_buf()));
+    }
     if !ctx.confined
         && !destructive
         && let Some(hit) = ctx
@@ -171,6 +188,21 @@ pub(super) fn path_reason(v: &mut Verdict, p: &Path, e: &PathProblem, what: &str
                 Some("leave it unchanged and ask the user to make this change".into()),
             );
             v.risk = Risk::Dangerous;
+        }
+        PathProblem::Unscanned(d) => {
+            v.add(
+                Layer::Policy,
+                ReasonId::RootsProtected,
+                Decision::Ask,
+                format!(
+                    "{what} `{shown}`, and the protected tree `{}` holds more entries than are looked through for links (a link there makes where it leads protected): this write may change such a target, and nothing confines this command to undo it",
+                    d.display()
+                ),
+                Some(format!(
+                    "remove what `{}` does not need, or run it inside the sandbox (`safe-exec hook --rewrite`)",
+                    d.display()
+                )),
+            );
         }
         PathProblem::NestedGit(d) => {
             v.add(

@@ -27,6 +27,10 @@ pub enum PathProblem {
     /// refused unconfined ([`Roots::nested_git_hit`]); the path is the
     /// entry.
     NestedGit(PathBuf),
+    /// Unconfined: a protected tree (the path) holds more entries than
+    /// the link scan looks through, so a write elsewhere may change what a
+    /// link there leads to (review 11 F11).
+    Unscanned(PathBuf),
 }
 
 pub use crate::sys::path::{canonicalize, real_prefix_memo, resolve, resolve_anchored};
@@ -391,6 +395,49 @@ impl Roots {
         None
     }
 
+    /// The protected entry a write to `path` changes when `top` is (or
+    /// will be, review 11 F9: `git init X && echo ... >
+    /// X/.claude/settings.json`) a repository's top nested below a
+    /// writable root: the entries re-anchored at `top` as
+    /// [`Roots::nested_protected_hit`] reads them.
+    pub fn protected_hit_at(&self, top: &Path, path: &Path) -> Option<PathBuf> {
+        use std::borrow::Cow;
+        if self.write.iter().any(|w| under(w, top)) || !self.write.iter().any(|w| under(top, w)) {
+            return None;
+        }
+        let rel = path.strip_prefix(top).ok()?;
+        let tail: Vec<Cow<'_, str>> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect();
+        for entry in &self.protected {
+            let pat: Vec<&str> = entry
+                .trim_end_matches('/')
+                .split('/')
+                .filter(|c| !c.is_empty() && *c != ".")
+                .collect();
+            if pat.is_empty() || pat[0] == "**" || pat == [".git"] {
+                continue;
+            }
+            let hit = if entry.ends_with('/') {
+                (pat.len()..=tail.len()).any(|k| components_match(&pat, &tail[..k]))
+            } else {
+                components_match(&pat, &tail)
+            };
+            if hit {
+                return Some(top.join(entry.trim_end_matches('/')));
+            }
+        }
+        None
+    }
+
+    /// A protected tree too large to look through for links
+    /// ([`Roots::protected_links`]; review 11 F11): a write may change
+    /// what a link there leads to. `None` until the first write check.
+    pub fn links_unscanned(&self) -> Option<&Path> {
+        self.links_unscanned.get().and_then(|p| p.as_deref())
+    }
+
     /// The nested repository's git entry a write to `path` changes: the
     /// path up to a `.git` component that is not the writable root's own
     /// (`sub/.git`, `vendor/x/.git/config`). Git enters such a repository
@@ -530,12 +577,19 @@ impl DirMemo {
 }
 
 /// Most entries of protected trees listed looking for links in them
-/// ([`Roots::protected_links`]).
-const LINK_SCAN: usize = 1024;
+/// ([`Roots::protected_links`]); past it, [`Roots::links_unscanned`].
+const LINK_SCAN: usize = 10_000;
 
 /// [`Roots::protected_links`].
 fn find_links(r: &Roots) -> Vec<ProtectedLink> {
     find_links_at(r, None)
+}
+
+/// Where the scan of [`find_links_at`] stopped (the tree it was in).
+fn note_unscanned(r: &Roots, bases: Option<(&Path, bool)>, dir: &Path) {
+    if bases.is_none() {
+        let _ = r.links_unscanned.set(Some(dir.to_path_buf()));
+    }
 }
 
 /// [`Roots::protected_links`] for the roots, or (`bases`) for one
@@ -553,6 +607,8 @@ fn find_links_at(r: &Roots, bases: Option<(&Path, bool)>) -> Vec<ProtectedLink> 
         out: Vec<ProtectedLink>,
         listed: usize,
         hops: usize,
+        /// The tree the scan stopped in, past [`LINK_SCAN`] entries.
+        stopped: Option<PathBuf>,
     }
     impl Scan<'_> {
         fn kind(&mut self, p: &Path) -> Option<FileType> {
@@ -642,6 +698,7 @@ fn find_links_at(r: &Roots, bases: Option<(&Path, bool)>) -> Vec<ProtectedLink> 
             for e in rd.flatten() {
                 self.listed += 1;
                 if self.listed > LINK_SCAN {
+                    self.stopped.get_or_insert_with(|| dir.to_path_buf());
                     return;
                 }
                 let Ok(ft) = e.file_type() else { continue };
@@ -663,6 +720,7 @@ fn find_links_at(r: &Roots, bases: Option<(&Path, bool)>) -> Vec<ProtectedLink> 
         out: Vec::new(),
         listed: 0,
         hops: 0,
+        stopped: None,
     };
     let entries = r.protected_entries();
     let nested: Vec<PathBuf>;
@@ -735,6 +793,14 @@ fn find_links_at(r: &Roots, bases: Option<(&Path, bool)>) -> Vec<ProtectedLink> 
             let tree = entry.ends_with('/') || fixed < comps.len();
             let list = entry.ends_with('/') && fixed == comps.len();
             scan.at(root.join(first), k, &comps[..fixed], 0, tree, list);
+        }
+    }
+    match &scan.stopped {
+        Some(d) => note_unscanned(r, bases, d),
+        None => {
+            if bases.is_none() {
+                let _ = r.links_unscanned.set(None);
+            }
         }
     }
     scan.out

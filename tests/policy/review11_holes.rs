@@ -169,3 +169,115 @@ fn an_env_shebangs_interpreter_found_in_the_project_asks_unconfined() {
     }
     assert!(fails.is_empty(), "\n  {}", fails.join("\n  "));
 }
+
+/// F9: a repository the same string makes (`git init X`, `git clone URL
+/// X`, `git -C D init X`) is a nested repository for the string's later
+/// writes, as it is one call later.
+#[test]
+fn a_repository_made_by_the_string_is_nested_for_its_later_writes() {
+    let w = World::new();
+    std::fs::create_dir_all(w.cwd.join("t")).unwrap();
+    std::fs::create_dir_all(w.cwd.join("sub")).unwrap();
+    std::fs::write(w.cwd.join("t/.envrc"), "export A=1\n").unwrap();
+    std::fs::write(w.cwd.join("t/a.txt"), "a\n").unwrap();
+    std::fs::create_dir_all(w.cwd.join("u")).unwrap();
+    std::fs::write(w.cwd.join("u/a.txt"), "a\n").unwrap();
+    const P: &str = "protected";
+    expect(
+        &w,
+        &[
+            (
+                "git init newapp && mkdir -p newapp/.claude && echo x > newapp/.claude/settings.json",
+                "deny",
+                "deny",
+                P,
+            ),
+            (
+                "git init newapp && echo x > newapp/.envrc",
+                "deny",
+                "deny",
+                P,
+            ),
+            (
+                "git init -q --initial-branch=main newapp && echo x > newapp/.envrc",
+                "deny",
+                "deny",
+                P,
+            ),
+            ("git init newapp && cp -r t/. newapp", "deny", "deny", P),
+            (
+                "git -C sub init app && echo x > sub/app/.envrc",
+                "deny",
+                "deny",
+                P,
+            ),
+            (
+                "git clone https://example.org/x/repo.git && echo x > repo/.envrc",
+                "deny",
+                "deny",
+                P,
+            ),
+            // Positive controls: ordinary files of the new repository.
+            (
+                "git init newapp && echo x > newapp/README.md",
+                "allow",
+                "allow",
+                "",
+            ),
+            (
+                "git init newapp && mkdir -p newapp/src && echo x > newapp/src/a.rs",
+                "allow",
+                "allow",
+                "",
+            ),
+            ("git init newapp && cp -r u/. newapp", "allow", "allow", ""),
+            (
+                "git init newapp && echo x > .gitignore",
+                "allow",
+                "allow",
+                "",
+            ),
+        ],
+    );
+}
+
+/// F11: the link scan of protected trees stops at its bound; past it,
+/// an unconfined write asks (naming the tree and what to do) instead of
+/// passing without the links the scan did not reach. Confined, the
+/// supervisor's snapshot covers the tree.
+#[test]
+fn a_protected_tree_too_large_for_the_link_scan_fails_closed() {
+    let w = World::new();
+    let c = &w.cwd;
+    std::fs::create_dir_all(c.join(".vscode/bulk")).unwrap();
+    std::fs::create_dir_all(c.join("cfg")).unwrap();
+    std::fs::write(c.join("cfg/tasks.json"), "{}\n").unwrap();
+    std::os::unix::fs::symlink("../cfg/tasks.json", c.join(".vscode/tasks.json")).unwrap();
+    // Positive control first: the same layout with a small tree.
+    expect(
+        &w,
+        &[
+            ("echo x > cfg/tasks.json", "deny", "deny", "protected"),
+            ("echo x > notes.txt", "allow", "allow", ""),
+        ],
+    );
+    for i in 0..10_100 {
+        std::fs::write(c.join(format!(".vscode/bulk/f{i}")), "").unwrap();
+    }
+    const TOO_LARGE: &str = "holds more entries than are looked through for links";
+    for cmd in [
+        "echo x > cfg/tasks.json",
+        "echo x > notes.txt",
+        "touch src/x.rs",
+    ] {
+        let (d, why) = decide(&w, true, cmd);
+        assert_eq!(d, "ask", "unconfined {cmd:?}: {why}");
+        assert!(why.contains(TOO_LARGE), "unconfined {cmd:?}: {why}");
+        assert!(why.contains(".vscode"), "unconfined {cmd:?}: {why}");
+    }
+    // Confined: ordinary writes are allowed; reads never ask.
+    let (d, why) = decide(&w, false, "echo x > notes.txt");
+    assert_eq!(d, "allow", "confined: {why}");
+    let (d, why) = decide(&w, true, "cat cfg/tasks.json");
+    assert_eq!(d, "allow", "unconfined read: {why}");
+}
