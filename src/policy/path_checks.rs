@@ -48,7 +48,7 @@ pub(super) fn redirections(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) 
             ctx.writes_seen.borrow_mut().push(p.clone());
         }
         let res = if r.writes {
-            check_redirect(ctx, &p)
+            check_redirect(ctx, &p).and_then(|()| spelled_nested(ctx, seg, &r.target, &p))
         } else {
             ctx.roots.check_read(&p)
         };
@@ -131,6 +131,27 @@ pub(super) fn check_write_in(
         return Err(PathProblem::Protected(dir.to_path_buf()));
     }
     Ok(())
+}
+
+/// A written path as spelled, when it goes through a symbolic link (it
+/// differs from where it resolves, `p`): a nested repository's protected
+/// entry that is a link to a directory outside that repository
+/// (`app/.claude -> ../shared/claude`, review 11 F6) is protected by its
+/// own spelling, as the root's entries are.
+fn spelled_nested(
+    ctx: &PolicyContext,
+    seg: &Segment,
+    raw: &str,
+    p: &Path,
+) -> Result<(), PathProblem> {
+    let spelled = crate::sys::path::join_physical(&seg.cwd, raw);
+    if spelled.as_path() == p {
+        return Ok(());
+    }
+    match ctx.roots.nested_protected_hit(&spelled) {
+        Some(hit) => Err(PathProblem::Protected(hit)),
+        None => Ok(()),
+    }
 }
 
 /// [`paths::Roots::check_redirect`] for this decision (see
@@ -319,7 +340,13 @@ pub(super) fn path_operand(
             .push(ctx.resolve(seg, &w.value));
     }
     let mut res = if t == Access::Write {
-        check_write(ctx, &p, destructive)
+        check_write(ctx, &p, destructive).and_then(|()| {
+            if destructive {
+                Ok(())
+            } else {
+                spelled_nested(ctx, seg, value, &p)
+            }
+        })
     } else if destructive {
         ctx.roots.check_read_tree(&p)
     } else {

@@ -217,11 +217,16 @@ pub(super) fn slash_program(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict)
     if ctx.confined || !project_path(ctx) {
         return;
     }
+    // As spelled (`/usr/bin/npm`, often a link into the package) and as
+    // resolved.
+    let written = crate::sys::path::join_clean(&seg.cwd, &seg.words[0].value);
     let p = paths::resolve_anchored(&ctx.roots.anchors, &seg.cwd, &seg.words[0].value);
-    if p.parent()
-        .is_some_and(|d| SYSTEM_BIN_DIRS.iter().any(|s| d == Path::new(s)))
-    {
-        env_interpreter(seg, ctx, v, &p);
+    let system = |f: &Path| {
+        f.parent()
+            .is_some_and(|d| SYSTEM_BIN_DIRS.iter().any(|s| d == Path::new(s)))
+    };
+    if system(&written) || system(&p) {
+        env_interpreter(seg, ctx, v, &written);
     }
 }
 
@@ -236,8 +241,17 @@ fn project_path(ctx: &PolicyContext) -> bool {
 /// `bash`), from its first bytes; `None` for any other file.
 fn env_shebang(file: &Path) -> Option<String> {
     use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
     let mut head = [0u8; 256];
-    let mut f = std::fs::File::open(file).ok()?;
+    // Not blocking on a FIFO; only a regular file is read.
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(file)
+        .ok()?;
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
     let n = f.read(&mut head).ok()?;
     let head = head.get(..n)?;
     let line = head.strip_prefix(b"#!")?;

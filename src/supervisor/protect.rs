@@ -1461,6 +1461,10 @@ impl Snapshot {
                 s.root_ids.insert(root.clone(), (m.dev(), m.ino()));
             }
         }
+        // (A worktree's common directory is often a nested repository's
+        // `.git` met on its own as well: each pattern once.)
+        elsewhere.sort();
+        elsewhere.dedup();
         for root in roots {
             let extra: Vec<String> = elsewhere
                 .iter()

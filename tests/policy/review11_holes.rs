@@ -30,6 +30,10 @@ fn a_nested_repositorys_linked_entries_protect_their_targets() {
     std::os::unix::fs::symlink("../hk", c.join("app/.git/hooks")).unwrap();
     std::os::unix::fs::symlink("cl", c.join("app/.claude")).unwrap();
     std::os::unix::fs::symlink("hk2", c.join("B/hooks")).unwrap();
+    // A target outside the nested repository: its spelling is protected.
+    std::fs::create_dir_all(c.join("app3/.git")).unwrap();
+    std::fs::create_dir_all(c.join("shared3")).unwrap();
+    std::os::unix::fs::symlink("../shared3", c.join("app3/.claude")).unwrap();
     const P: &str = "protected";
     expect(
         &w,
@@ -51,6 +55,13 @@ fn a_nested_repositorys_linked_entries_protect_their_targets() {
             // The same entries as real directories (the existing rule).
             ("echo x > app2/.git/hooks/pre-commit", "deny", "deny", P),
             ("echo x > app2/.claude/settings.json", "deny", "deny", P),
+            ("echo '{}' > app3/.claude/settings.json", "deny", "deny", P),
+            (
+                "cp Cargo.toml app3/.claude/settings.json",
+                "deny",
+                "deny",
+                P,
+            ),
             // Positive controls: beside the targets, in the same
             // repositories.
             ("echo x > app/notes.txt", "allow", "allow", ""),
