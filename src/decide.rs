@@ -110,6 +110,7 @@ pub fn decide(input: &CommandInput, profile: &Profile, sit: &Situation) -> Decid
         job_vars: Vec::new(),
         negative_vars: Vec::new(),
         shopt: false,
+        made_repos: Vec::new(),
         path_dirs: if is_confined {
             policy::program_path::CallerPath::default()
         } else {

@@ -61,6 +61,9 @@ pub struct Roots {
     /// root, with where they lead (review 10 R11), found on the first write
     /// check (see `crate::policy::paths`).
     pub(crate) protected_links: std::sync::OnceLock<Vec<ProtectedLink>>,
+    /// The protected tree whose link scan stopped at its bound, set with
+    /// `protected_links` (review 11 F11).
+    pub(crate) links_unscanned: std::sync::OnceLock<Option<PathBuf>>,
     /// Secret file names wherever they are (`[paths] secret_names`), with
     /// `!` exceptions.
     pub secret_names: Vec<String>,

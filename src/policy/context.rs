@@ -66,6 +66,10 @@ pub struct PolicyContext<'a> {
     /// a relative or empty entry: the cwd); empty when no entry is inside a
     /// root, or confined ([`super::program_path::CallerPath`]).
     pub path_dirs: super::program_path::CallerPath,
+    /// Directories this string makes repositories (`git init X`, `git
+    /// clone URL X`, `git worktree add X`; review 11 F9): a later write
+    /// of the string below one is judged as in a nested repository.
+    pub made_repos: Vec<PathBuf>,
 }
 
 /// [`PolicyContext::resolved`]: the answers in the order they were asked,
@@ -188,6 +192,7 @@ impl<'a> PolicyContext<'a> {
                 .collect(),
             shopt: model.segments.iter().any(|s| s.program == "shopt"),
             path_dirs: ctx.path_dirs.clone(),
+            made_repos: made_repos(model, &ctx.roots.anchors),
         }
     }
 
@@ -314,6 +319,65 @@ impl<'a> PolicyContext<'a> {
         self.resolved.borrow_mut().insert(cwd, p, r.clone());
         r
     }
+}
+
+/// [`PolicyContext::made_repos`]: the directories `git init`, `git clone`
+/// and `git worktree add` segments of `model` may make repositories, read
+/// without their options: every word after the subcommand that is not an
+/// option (an option's value too, which only makes more directories
+/// count), and for `git clone` with one such word the directory git
+/// derives from the URL. Resolved from the segment's directory (after its
+/// `git -C DIR`).
+fn made_repos(model: &CommandModel, anchors: &crate::sys::path::Anchors) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for s in model.segments.iter().filter(|s| s.program == "git") {
+        let words: Vec<&str> = s.argv().collect();
+        let mut i = 1;
+        let mut cwd = s.cwd.clone();
+        // Global options before the subcommand.
+        while let Some(w) = words.get(i) {
+            if *w == "-C" {
+                if let Some(d) = words.get(i + 1) {
+                    cwd = paths::resolve_anchored(anchors, &cwd, d);
+                }
+                i += 2;
+            } else if matches!(*w, "-c" | "--git-dir" | "--work-tree" | "--namespace") {
+                i += 2;
+            } else if w.starts_with('-') {
+                i += 1;
+            } else {
+                break;
+            }
+        }
+        let sub = words.get(i).copied().unwrap_or_default();
+        let rest: Vec<&str> = match sub {
+            "init" | "clone" => words[i + 1..].to_vec(),
+            "worktree" if words.get(i + 1) == Some(&"add") => words[i + 2..].to_vec(),
+            _ => continue,
+        };
+        let plain: Vec<&str> = rest
+            .iter()
+            .copied()
+            .filter(|w| !w.starts_with('-') && !w.is_empty())
+            .collect();
+        for w in &plain {
+            out.push(paths::resolve_anchored(anchors, &cwd, w));
+        }
+        if sub == "clone"
+            && let Some(url) = plain.first()
+        {
+            let base = url
+                .trim_end_matches('/')
+                .rsplit(['/', ':'])
+                .next()
+                .unwrap_or("");
+            let base = base.strip_suffix(".git").unwrap_or(base);
+            if !base.is_empty() && base != "." && base != ".." {
+                out.push(paths::resolve_anchored(anchors, &cwd, base));
+            }
+        }
+    }
+    out
 }
 
 /// [`PolicyContext::job_vars`]: names every assignment of which in the

@@ -186,6 +186,11 @@ impl FormCheck<'_, '_> {
                 d.display()
             ),
             PathProblem::Broad => format!("{what} `{}` is too broad", p.display()),
+            PathProblem::Unscanned(d) => format!(
+                "{what} `{}` may change what a link in the protected tree `{}` leads to (too large to look through)",
+                p.display(),
+                d.display()
+            ),
             PathProblem::Protected(d) | PathProblem::NestedGit(d) => format!(
                 "{what} `{}` changes the protected file `{}`",
                 p.display(),

@@ -48,7 +48,7 @@ pub(super) fn redirections(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) 
             ctx.writes_seen.borrow_mut().push(p.clone());
         }
         let res = if r.writes {
-            check_redirect(ctx, &p)
+            check_redirect(ctx, &p).and_then(|()| spelled_nested(ctx, seg, &r.target, &p))
         } else {
             ctx.roots.check_read(&p)
         };
@@ -93,6 +93,23 @@ pub(super) fn check_write_in(
     memo: &mut paths::DirMemo,
 ) -> Result<(), PathProblem> {
     ctx.roots.check_write_in(p, destructive, memo)?;
+    // A repository the string makes before this write (review 11 F9).
+    if !destructive
+        && let Some(hit) = ctx
+            .made_repos
+            .iter()
+            .filter(|t| p.starts_with(t))
+            .find_map(|t| ctx.roots.protected_hit_at(t, p))
+    {
+        return Err(PathProblem::Protected(hit));
+    }
+    // A protected tree too large for the link scan (review 11 F11).
+    if !ctx.confined
+        && let Some(d) = ctx.roots.links_unscanned()
+        && !p.starts_with(d)
+    {
+        return Err(PathProblem::Unscanned(d.to_path_buf()));
+    }
     if !ctx.confined
         && !destructive
         && let Some(hit) = ctx
@@ -114,6 +131,27 @@ pub(super) fn check_write_in(
         return Err(PathProblem::Protected(dir.to_path_buf()));
     }
     Ok(())
+}
+
+/// A written path as spelled, when it goes through a symbolic link (it
+/// differs from where it resolves, `p`): a nested repository's protected
+/// entry that is a link to a directory outside that repository
+/// (`app/.claude -> ../shared/claude`, review 11 F6) is protected by its
+/// own spelling, as the root's entries are.
+fn spelled_nested(
+    ctx: &PolicyContext,
+    seg: &Segment,
+    raw: &str,
+    p: &Path,
+) -> Result<(), PathProblem> {
+    let spelled = crate::sys::path::join_physical(&seg.cwd, raw);
+    if spelled.as_path() == p {
+        return Ok(());
+    }
+    match ctx.roots.nested_protected_hit(&spelled) {
+        Some(hit) => Err(PathProblem::Protected(hit)),
+        None => Ok(()),
+    }
 }
 
 /// [`paths::Roots::check_redirect`] for this decision (see
@@ -171,6 +209,21 @@ pub(super) fn path_reason(v: &mut Verdict, p: &Path, e: &PathProblem, what: &str
                 Some("leave it unchanged and ask the user to make this change".into()),
             );
             v.risk = Risk::Dangerous;
+        }
+        PathProblem::Unscanned(d) => {
+            v.add(
+                Layer::Policy,
+                ReasonId::RootsProtected,
+                Decision::Ask,
+                format!(
+                    "{what} `{shown}`, and the protected tree `{}` holds more entries than are looked through for links (a link there makes where it leads protected): this write may change such a target, and nothing confines this command to undo it",
+                    d.display()
+                ),
+                Some(format!(
+                    "remove what `{}` does not need, or run it inside the sandbox (`safe-exec hook --rewrite`)",
+                    d.display()
+                )),
+            );
         }
         PathProblem::NestedGit(d) => {
             v.add(
@@ -287,7 +340,13 @@ pub(super) fn path_operand(
             .push(ctx.resolve(seg, &w.value));
     }
     let mut res = if t == Access::Write {
-        check_write(ctx, &p, destructive)
+        check_write(ctx, &p, destructive).and_then(|()| {
+            if destructive {
+                Ok(())
+            } else {
+                spelled_nested(ctx, seg, value, &p)
+            }
+        })
     } else if destructive {
         ctx.roots.check_read_tree(&p)
     } else {

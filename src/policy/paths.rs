@@ -27,6 +27,10 @@ pub enum PathProblem {
     /// refused unconfined ([`Roots::nested_git_hit`]); the path is the
     /// entry.
     NestedGit(PathBuf),
+    /// Unconfined: a protected tree (the path) holds more entries than
+    /// the link scan looks through, so a write elsewhere may change what a
+    /// link there leads to (review 11 F11).
+    Unscanned(PathBuf),
 }
 
 pub use crate::sys::path::{canonicalize, real_prefix_memo, resolve, resolve_anchored};
@@ -343,6 +347,21 @@ impl Roots {
                         return Some(anchor.join(e));
                     }
                 }
+                // Its protected entries that are links (review 10 R11 at
+                // a nested repository, review 11 F6: `app/.git/hooks ->
+                // ../hk`, `app/.claude -> cl`): where they lead is
+                // protected as they are.
+                let bare = memo.kind(anchor) == DirKind::Bare && comps[i] != ".git";
+                for l in memo.links_of(self, anchor, bare) {
+                    let inside = if l.tree {
+                        under(path, &l.target)
+                    } else {
+                        same(path, &l.target)
+                    };
+                    if inside {
+                        return Some(l.link.clone());
+                    }
+                }
                 // A nested repository's own `core.hooksPath` (review 10
                 // R7's sibling below the root: `app/.git/config` naming
                 // `tools/hooks`), read once per repository per memo.
@@ -374,6 +393,49 @@ impl Roots {
             }
         }
         None
+    }
+
+    /// The protected entry a write to `path` changes when `top` is (or
+    /// will be, review 11 F9: `git init X && echo ... >
+    /// X/.claude/settings.json`) a repository's top nested below a
+    /// writable root: the entries re-anchored at `top` as
+    /// [`Roots::nested_protected_hit`] reads them.
+    pub fn protected_hit_at(&self, top: &Path, path: &Path) -> Option<PathBuf> {
+        use std::borrow::Cow;
+        if self.write.iter().any(|w| under(w, top)) || !self.write.iter().any(|w| under(top, w)) {
+            return None;
+        }
+        let rel = path.strip_prefix(top).ok()?;
+        let tail: Vec<Cow<'_, str>> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect();
+        for entry in &self.protected {
+            let pat: Vec<&str> = entry
+                .trim_end_matches('/')
+                .split('/')
+                .filter(|c| !c.is_empty() && *c != ".")
+                .collect();
+            if pat.is_empty() || pat[0] == "**" || pat == [".git"] {
+                continue;
+            }
+            let hit = if entry.ends_with('/') {
+                (pat.len()..=tail.len()).any(|k| components_match(&pat, &tail[..k]))
+            } else {
+                components_match(&pat, &tail)
+            };
+            if hit {
+                return Some(top.join(entry.trim_end_matches('/')));
+            }
+        }
+        None
+    }
+
+    /// A protected tree too large to look through for links
+    /// ([`Roots::protected_links`]; review 11 F11): a write may change
+    /// what a link there leads to. `None` until the first write check.
+    pub fn links_unscanned(&self) -> Option<&Path> {
+        self.links_unscanned.get().and_then(|p| p.as_deref())
     }
 
     /// The nested repository's git entry a write to `path` changes: the
@@ -441,6 +503,9 @@ pub struct DirMemo {
     /// Each nested repository's `core.hooksPath` patterns, with their
     /// roots.
     hooks: std::collections::HashMap<PathBuf, Vec<(PathBuf, String)>>,
+    /// Each nested repository's protected entries that are links
+    /// ([`Roots::protected_links`] at its top, review 11 F6).
+    links: std::collections::HashMap<PathBuf, Vec<ProtectedLink>>,
     /// Whether a directory that is neither is looked at once more to know
     /// whether it exists (worth it when many paths lie below it).
     missing: bool,
@@ -453,6 +518,7 @@ impl DirMemo {
         DirMemo {
             kinds: Default::default(),
             hooks: Default::default(),
+            links: Default::default(),
             missing: true,
         }
     }
@@ -474,6 +540,15 @@ impl DirMemo {
                 .chain(found.protect.into_iter().map(|p| (top.to_path_buf(), p)))
                 .collect()
         })
+    }
+
+    /// The protected entries of the repository nested at `top` (a bare
+    /// git directory with `bare`) that are links into a writable root,
+    /// looked for once per memo.
+    fn links_of(&mut self, roots: &Roots, top: &Path, bare: bool) -> &[ProtectedLink] {
+        self.links
+            .entry(top.to_path_buf())
+            .or_insert_with(|| find_links_at(roots, Some((top, bare))))
     }
 
     /// The kind of `d`, looked at once.
@@ -502,11 +577,25 @@ impl DirMemo {
 }
 
 /// Most entries of protected trees listed looking for links in them
-/// ([`Roots::protected_links`]).
-const LINK_SCAN: usize = 1024;
+/// ([`Roots::protected_links`]); past it, [`Roots::links_unscanned`].
+const LINK_SCAN: usize = 10_000;
 
 /// [`Roots::protected_links`].
 fn find_links(r: &Roots) -> Vec<ProtectedLink> {
+    find_links_at(r, None)
+}
+
+/// Where the scan of [`find_links_at`] stopped (the tree it was in).
+fn note_unscanned(r: &Roots, bases: Option<(&Path, bool)>, dir: &Path) {
+    if bases.is_none() {
+        let _ = r.links_unscanned.set(Some(dir.to_path_buf()));
+    }
+}
+
+/// [`Roots::protected_links`] for the roots, or (`bases`) for one
+/// repository nested below them: its top, or a bare-layout git directory
+/// (`true`), whose entries are the `.git/` ones.
+fn find_links_at(r: &Roots, bases: Option<(&Path, bool)>) -> Vec<ProtectedLink> {
     use std::ffi::OsString;
     use std::fs::FileType;
     use std::os::unix::ffi::OsStrExt;
@@ -518,6 +607,8 @@ fn find_links(r: &Roots) -> Vec<ProtectedLink> {
         out: Vec<ProtectedLink>,
         listed: usize,
         hops: usize,
+        /// The tree the scan stopped in, past [`LINK_SCAN`] entries.
+        stopped: Option<PathBuf>,
     }
     impl Scan<'_> {
         fn kind(&mut self, p: &Path) -> Option<FileType> {
@@ -607,6 +698,7 @@ fn find_links(r: &Roots) -> Vec<ProtectedLink> {
             for e in rd.flatten() {
                 self.listed += 1;
                 if self.listed > LINK_SCAN {
+                    self.stopped.get_or_insert_with(|| dir.to_path_buf());
                     return;
                 }
                 let Ok(ft) = e.file_type() else { continue };
@@ -628,8 +720,17 @@ fn find_links(r: &Roots) -> Vec<ProtectedLink> {
         out: Vec::new(),
         listed: 0,
         hops: 0,
+        stopped: None,
     };
     let entries = r.protected_entries();
+    let nested: Vec<PathBuf>;
+    let (tops, bare): (&[PathBuf], bool) = match bases {
+        Some((b, bare)) => {
+            nested = vec![b.to_path_buf()];
+            (&nested, bare)
+        }
+        None => (&r.write, false),
+    };
     // Each entry's components before its first pattern character.
     let fixed: Vec<usize> = entries
         .all
@@ -641,7 +742,7 @@ fn find_links(r: &Roots) -> Vec<ProtectedLink> {
                 .count()
         })
         .collect();
-    for root in &r.write {
+    for root in tops {
         // The root listed once (when not large), sorted by name: most
         // entries' first component is not there, one binary search each.
         let mut names: Vec<(OsString, Option<FileType>)> = Vec::new();
@@ -662,7 +763,21 @@ fn find_links(r: &Roots) -> Vec<ProtectedLink> {
             names.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         }
         for ((entry, split), &fixed) in r.protected.iter().zip(&entries.all).zip(&fixed) {
-            let comps = &split.pat;
+            let (comps, fixed) = match bare {
+                // A bare-layout git directory: its `.git/` entries are its
+                // own (`hooks/`, `config`).
+                true if split.pat.first().is_some_and(|c| c == ".git") && fixed > 1 => {
+                    (&split.pat[1..], fixed - 1)
+                }
+                true => continue,
+                // A nested repository's: not `**` ones (they match at any
+                // depth already), nor `.git` itself (a gitfile planted in
+                // place of a nested one is `nested_git_hit`'s).
+                false if bases.is_some() && split.pat.len() == 1 && split.pat[0] == ".git" => {
+                    continue;
+                }
+                false => (&split.pat[..], fixed),
+            };
             let Some(first) = comps.first().filter(|_| fixed > 0) else {
                 continue;
             };
@@ -678,6 +793,14 @@ fn find_links(r: &Roots) -> Vec<ProtectedLink> {
             let tree = entry.ends_with('/') || fixed < comps.len();
             let list = entry.ends_with('/') && fixed == comps.len();
             scan.at(root.join(first), k, &comps[..fixed], 0, tree, list);
+        }
+    }
+    match &scan.stopped {
+        Some(d) => note_unscanned(r, bases, d),
+        None => {
+            if bases.is_none() {
+                let _ = r.links_unscanned.set(None);
+            }
         }
     }
     scan.out

@@ -224,8 +224,150 @@ pub(super) fn path_program(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) 
             return;
         }
         if exists {
+            env_interpreter(seg, ctx, v, &entry.join(name));
             return;
         }
+    }
+}
+
+/// Unconfined: a program run by path from a system directory
+/// (`/usr/bin/npm`) whose interpreter is found through `PATH`
+/// ([`env_interpreter`]).
+pub(super) fn slash_program(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
+    if ctx.confined || !project_path(ctx) {
+        return;
+    }
+    // As spelled (`/usr/bin/npm`, often a link into the package) and as
+    // resolved.
+    let written = crate::sys::path::join_clean(&seg.cwd, &seg.words[0].value);
+    let p = paths::resolve_anchored(&ctx.roots.anchors, &seg.cwd, &seg.words[0].value);
+    let system = |f: &Path| {
+        f.parent()
+            .is_some_and(|d| SYSTEM_BIN_DIRS.iter().any(|s| d == Path::new(s)))
+    };
+    if system(&written) || system(&p) {
+        env_interpreter(seg, ctx, v, &written);
+    }
+}
+
+/// Whether the caller's `PATH` can find a program inside a writable root:
+/// an entry there, or an empty or relative one.
+fn project_path(ctx: &PolicyContext) -> bool {
+    ctx.path_dirs.relative.is_some() || !ctx.path_dirs.in_roots(ctx.roots).is_empty()
+}
+
+/// The program `NAME` of a script's `#!/usr/bin/env [-S] [OPTIONS]
+/// [VAR=VALUE...] NAME` line (`/usr/bin/npm`: `node`; pyenv's shims:
+/// `bash`), from its first bytes; `None` for any other file.
+fn env_shebang(file: &Path) -> Option<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut head = [0u8; 256];
+    // Not blocking on a FIFO; only a regular file is read.
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(file)
+        .ok()?;
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
+    let n = f.read(&mut head).ok()?;
+    let head = head.get(..n)?;
+    let line = head.strip_prefix(b"#!")?;
+    let line = &line[..line.iter().position(|b| *b == b'\n')?];
+    let line = String::from_utf8_lossy(line);
+    let mut words = line.split_ascii_whitespace();
+    let interp = words.next()?;
+    if Path::new(interp).file_name()? != "env" {
+        return None;
+    }
+    // The kernel passes the rest as one argument; `env -S` splits it, and
+    // without `-S` a single name is the usual line. Either way the first
+    // word that is neither an option nor an assignment is the program.
+    let mut skip_value = false;
+    for w in words {
+        if skip_value {
+            skip_value = false;
+            continue;
+        }
+        if w == "--" || w == "-" {
+            continue;
+        }
+        if let Some(o) = w.strip_prefix('-') {
+            // Options taking a value as the next word (`-u NAME`,
+            // `-C DIR`), unless joined (`-uNAME`); `-S` takes the rest.
+            let o = o.trim_start_matches(['i', 'v', '0']);
+            // `-Snode --flag`: the program is joined to `-S`.
+            if let Some(rest) = o.strip_prefix('S')
+                && !rest.is_empty()
+                && !rest.contains('=')
+            {
+                return Some(rest.to_string());
+            }
+            let o = o.trim_start_matches('S');
+            if matches!(o, "u" | "C" | "-unset" | "-chdir" | "P") {
+                skip_value = true;
+            }
+            continue;
+        }
+        if w.contains('=') {
+            continue;
+        }
+        return Some(w.to_string());
+    }
+    None
+}
+
+/// Unconfined: `file`, reached through `PATH` or a system directory, is a
+/// script whose `#!/usr/bin/env NAME` line makes the kernel's `env` look
+/// `NAME` up through the same `PATH` (review 11, F8: `npm list` with a
+/// project's `node_modules/.bin/node` first in `PATH` ran it). When that
+/// finds `NAME` first in a directory inside a writable root, the command
+/// asks, naming it; an interpreter that is itself such a script is
+/// followed (four deep). One read of the file's first bytes, only when
+/// `PATH` can find a program of the project at all.
+fn env_interpreter(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, file: &Path) {
+    if ctx.confined || !project_path(ctx) {
+        return;
+    }
+    let inside = |dir: &Path| ctx.roots.write.iter().any(|r| dir.starts_with(r));
+    let entries = ctx.path_dirs.entries_from(&seg.cwd);
+    let mut file = file.to_path_buf();
+    for _ in 0..4 {
+        let Some(name) = env_shebang(&file) else {
+            return;
+        };
+        if name.contains('/') {
+            return;
+        }
+        let Some(entry) = entries
+            .iter()
+            .find(|d| std::fs::metadata(d.join(&name)).is_ok_and(|m| m.is_file()))
+        else {
+            return;
+        };
+        let dir = resolve_entry(entry);
+        if inside(&dir) {
+            let d = decision_of(ctx.profile.doc.policy.unknown_commands).max(Decision::Ask);
+            let prog = &seg.words[0].value;
+            v.add(
+                Layer::Policy,
+                ReasonId::RegistryUntrustedPath,
+                d,
+                format!(
+                    "`{prog}` is a script run by `env {name}`, which looks `{name}` up through PATH, and PATH finds `{name}` first in {}, a directory inside the writable roots: a program of the project would run outside any sandbox",
+                    dir.display()
+                ),
+                Some(format!(
+                    "{}; or take {} out of PATH",
+                    confined::RUN_CONFINED,
+                    dir.display()
+                )),
+            );
+            return;
+        }
+        file = entry.join(&name);
     }
 }
 

@@ -36,6 +36,7 @@ impl Profile {
             protected: with_dynamic(&p.protected, &write, &ph.cwd, ph.git_root.as_deref()),
             protected_split: std::sync::OnceLock::new(),
             protected_links: std::sync::OnceLock::new(),
+            links_unscanned: std::sync::OnceLock::new(),
             secret_names: p.secret_names.clone(),
             refused: self.refused_roots(ph).iter().map(|r| r.warning()).collect(),
             anchors: self.anchors(ph),

@@ -477,12 +477,27 @@ const VENV_NAMES: [&str; 3] = [".venv", "venv", "env"];
 /// venv of [`VENV_NAMES`] (one `lstat` per name each).
 const DEEP_VENV_DIRS: usize = 256;
 
+/// How a repository nested below a root keeps its git directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Nested {
+    /// A `.git` directory.
+    Dir,
+    /// A `.git` file naming the git directory (a linked worktree, a
+    /// submodule's checkout, `git init --separate-git-dir`; review 11 F7).
+    Gitfile,
+    /// The directory is a bare-layout git directory itself (`git clone
+    /// --bare`, a separate git directory; review 11 F4).
+    Bare,
+}
+
 /// The directories one or two levels below `root` (not skipped ones, not
-/// through symlinks) that hold a `.git` directory: nested repositories.
-fn nested_repositories(probe: &mut Probe, root: &Path) -> Vec<PathBuf> {
+/// through symlinks) that hold a `.git` directory or gitfile, and those one
+/// level below that are bare-layout git directories (found in the listing
+/// the walk makes anyway): nested repositories.
+fn nested_repositories(probe: &mut Probe, root: &Path) -> Vec<(PathBuf, Nested)> {
     let mut out = Vec::new();
     let mut frontier = vec![PathBuf::new()];
-    for _ in 0..2 {
+    for level in 0..2 {
         let mut next = Vec::new();
         for b in &frontier {
             let dir = root.join(b);
@@ -490,6 +505,10 @@ fn nested_repositories(probe: &mut Probe, root: &Path) -> Vec<PathBuf> {
                 continue;
             }
             let names: Vec<OsString> = match probe.list(&dir) {
+                Some(es) if level > 0 && is_git_dir(es) => {
+                    out.push((b.clone(), Nested::Bare));
+                    continue;
+                }
                 Some(es) => es
                     .iter()
                     .filter(|(n, d)| *d && !SKIP.iter().any(|s| n == *s))
@@ -499,13 +518,113 @@ fn nested_repositories(probe: &mut Probe, root: &Path) -> Vec<PathBuf> {
             };
             for n in names {
                 let rel = b.join(&n);
-                if probe.is_real_dir(&root.join(&rel).join(".git")) {
-                    out.push(rel.clone());
+                match probe.lstat(&root.join(&rel).join(".git")) {
+                    Some(m) if m.is_dir() => out.push((rel.clone(), Nested::Dir)),
+                    Some(m) if m.is_file() => out.push((rel.clone(), Nested::Gitfile)),
+                    _ => {}
                 }
                 next.push(rel);
             }
         }
         frontier = next;
+    }
+    out
+}
+
+/// The git directory a gitfile `top/.git` names, and its common directory
+/// (`commondir`), as they are now; `None` when it names none.
+fn gitfile_dirs(top: &Path) -> Option<(PathBuf, PathBuf)> {
+    let text = hookspath::read_bounded(&top.join(".git")).ok()??;
+    let g = text.lines().next()?.strip_prefix("gitdir:")?.trim();
+    if g.is_empty() {
+        return None;
+    }
+    let gitdir = crate::sys::path::join_physical(top, g);
+    let common = match hookspath::read_bounded(&gitdir.join("commondir")) {
+        Ok(Some(c)) => crate::sys::path::join_physical(&gitdir, c.trim_end_matches(['\n', '\r'])),
+        _ => gitdir.clone(),
+    };
+    Some((gitdir, common))
+}
+
+/// The patterns of a git directory at `dir` (absolute) that make it run
+/// code or read configuration elsewhere, relative to the root (of
+/// `roots`, the innermost) that holds it; nothing when no root does.
+fn git_dir_patterns(dir: &Path, roots: &[PathBuf], out: &mut Vec<(PathBuf, String)>) {
+    let dir = fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let Some(root) = roots
+        .iter()
+        .filter(|r| dir.starts_with(r))
+        .max_by_key(|r| r.as_os_str().len())
+    else {
+        return;
+    };
+    let Ok(rel) = dir.strip_prefix(root) else {
+        return;
+    };
+    if rel.as_os_str().is_empty() {
+        return;
+    }
+    let rel = rel.display();
+    for e in [
+        "config",
+        "config.worktree",
+        "commondir",
+        "hooks/",
+        "worktrees/*/config.worktree",
+        "worktrees/*/commondir",
+        "worktrees/*/gitdir",
+    ] {
+        out.push((root.clone(), format!("{rel}/{e}")));
+    }
+}
+
+/// The symbolic links met on the way from `link` (absolute) to where it
+/// finally leads, `link` itself first: each hop of a chain (`.git/hooks
+/// -> ../l2`, `l2 -> gh`) and any link in a directory on the way, as the
+/// kernel meets them (review 11, F3). At most 40.
+fn link_chain(link: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    // What is left to walk, last component first.
+    let mut todo: Vec<std::ffi::OsString> = link
+        .components()
+        .rev()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_os_string()),
+            Component::ParentDir => Some("..".into()),
+            _ => None,
+        })
+        .collect();
+    let mut cur = PathBuf::from("/");
+    while let Some(c) = todo.pop() {
+        if c == ".." {
+            cur.pop();
+            continue;
+        }
+        if c == "." {
+            continue;
+        }
+        let next = cur.join(&c);
+        let Ok(m) = fs::symlink_metadata(&next) else {
+            break;
+        };
+        if !m.file_type().is_symlink() {
+            cur = next;
+            continue;
+        }
+        if out.len() >= 40 {
+            break;
+        }
+        let Ok(t) = fs::read_link(&next) else { break };
+        out.push(next);
+        if t.is_absolute() {
+            cur = PathBuf::from("/");
+        }
+        todo.extend(t.components().rev().filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_os_string()),
+            Component::ParentDir => Some("..".into()),
+            _ => None,
+        }));
     }
     out
 }
@@ -1298,13 +1417,36 @@ impl Snapshot {
             // levels already (the probe keeps the listings), so each
             // directory costs a lookup in its parent's listing.
             if git {
-                for rel in nested_repositories(&mut probe, root) {
-                    for e in [".git/config", ".git/hooks/"] {
-                        elsewhere.push((root.clone(), format!("{}/{e}", rel.display())));
+                for (rel, kind) in nested_repositories(&mut probe, root) {
+                    let top = join(root, &rel);
+                    match kind {
+                        Nested::Dir => {
+                            for e in [".git/config", ".git/hooks/"] {
+                                elsewhere.push((root.clone(), format!("{}/{e}", rel.display())));
+                            }
+                        }
+                        // Review 11 F7: the gitfile itself (a new `gitdir:`
+                        // names another repository) and the git directory
+                        // it names (and its common one) where a root holds
+                        // them.
+                        Nested::Gitfile => {
+                            elsewhere.push((root.clone(), format!("{}/.git", rel.display())));
+                            if let Some((gitdir, common)) = gitfile_dirs(&top) {
+                                git_dir_patterns(&gitdir, roots, &mut elsewhere);
+                                if common != gitdir {
+                                    git_dir_patterns(&common, roots, &mut elsewhere);
+                                }
+                            }
+                        }
+                        // Review 11 F4: a bare-layout git directory (its
+                        // worktrees are gitfile repositories above).
+                        Nested::Bare => {
+                            git_dir_patterns(&top, roots, &mut elsewhere);
+                            continue;
+                        }
                     }
                     // Its own `core.hooksPath` (review 10 R7's sibling
                     // below the root), read before the run.
-                    let top = join(root, &rel);
                     let configs = hookspath::repo_configs(&top, &mut s.notes);
                     if !configs.is_empty() {
                         let found = hookspath::find_in(&top, roots, configs);
@@ -1319,6 +1461,10 @@ impl Snapshot {
                 s.root_ids.insert(root.clone(), (m.dev(), m.ino()));
             }
         }
+        // (A worktree's common directory is often a nested repository's
+        // `.git` met on its own as well: each pattern once.)
+        elsewhere.sort();
+        elsewhere.dedup();
         for root in roots {
             let extra: Vec<String> = elsewhere
                 .iter()
@@ -1419,6 +1565,7 @@ impl Snapshot {
             let mut extra: Vec<(PathBuf, String)> = Vec::new();
             for (root, rel) in links.into_iter().take(MAX_LINK_TARGETS) {
                 let abs = join(&root, &rel);
+                self.chain_entries(roots, probe, budget, &abs);
                 let Ok(target) = fs::canonicalize(&abs) else {
                     continue;
                 };
@@ -1536,6 +1683,7 @@ impl Snapshot {
             .take(MAX_LINK_TARGETS)
             .collect();
         for link in links {
+            self.chain_entries(roots, probe, budget, &link);
             let Ok(target) = fs::canonicalize(&link) else {
                 continue;
             };
@@ -1566,6 +1714,39 @@ impl Snapshot {
                 self.linked.insert(abs.clone(), id);
             }
             self.entries.insert(abs, (root.clone(), rel, st));
+        }
+    }
+
+    /// The links on the way from the protected link `abs` to where it
+    /// leads ([`link_chain`]: `l2` of `.git/hooks -> ../l2 -> gh`) that lie
+    /// in a root: entries of their own, so that one pointed elsewhere is a
+    /// change, put back (review 11, F3).
+    fn chain_entries(
+        &mut self,
+        roots: &[PathBuf],
+        probe: &mut Probe,
+        budget: &mut u64,
+        abs: &Path,
+    ) {
+        for l in link_chain(abs) {
+            if l == abs || self.entries.contains_key(l.as_os_str()) {
+                continue;
+            }
+            let Some(root) = roots
+                .iter()
+                .filter(|r| l.starts_with(r) && l != **r)
+                .max_by_key(|r| r.as_os_str().len())
+            else {
+                continue;
+            };
+            let Ok(rel) = l.strip_prefix(root).map(Path::to_path_buf) else {
+                continue;
+            };
+            let st = state_of(probe, root, &rel, budget);
+            if matches!(st, State::Symlink(_)) {
+                self.entries
+                    .insert(l.into_os_string(), (root.clone(), rel, st));
+            }
         }
     }
 

@@ -12,6 +12,7 @@ mod redteam9;
 mod review;
 mod review10_holes;
 mod review11;
+mod review11_holes;
 mod review12;
 mod unconfined_classes;
 mod writable_roots;

@@ -13,6 +13,7 @@ mod profile_cache;
 mod pty_broker;
 mod redteam10_git;
 mod review10_holes;
+mod review11_holes;
 mod spawn;
 mod supervisor;
 mod terminal;

@@ -84,7 +84,14 @@ pub fn check(
     }
     let result = match access {
         Access::Read => roots.check_read(&path),
-        Access::Write => roots.check_write(&path, false),
+        Access::Write => {
+            roots
+                .check_write(&path, false)
+                .and_then(|()| match roots.links_unscanned() {
+                    Some(d) if !path.starts_with(d) => Err(PathProblem::Unscanned(d.to_path_buf())),
+                    _ => Ok(()),
+                })
+        }
     };
     result.map_err(|p| match p {
         PathProblem::Secret(d) => format!(
@@ -105,6 +112,11 @@ pub fn check(
         PathProblem::Broad => format!(
             "`{tool}` of {} is refused: the target is too broad; name a file inside the project",
             path.display()
+        ),
+        PathProblem::Unscanned(d) => format!(
+            "`{tool}` of {} is refused: the protected tree {} holds more entries than are looked through for links, so this write may change what a link there leads to; remove what that directory does not need",
+            path.display(),
+            d.display()
         ),
         PathProblem::Protected(d) | PathProblem::NestedGit(d) => format!(
             "`{tool}` of {} is refused: it changes the protected file {}, which runs later outside any sandbox; ask the user to make this change",
