@@ -80,7 +80,7 @@ pub(super) fn parse(input: &str) -> Option<Program> {
     if !b.iter().all(|c| *c == b'\t' || (b' '..=b'~').contains(c)) {
         return None;
     }
-    let mut p = Reader { b, i: 0 };
+    let mut p = Reader { s: input, b, i: 0 };
     let mut items = Vec::new();
     p.blanks();
     loop {
@@ -111,6 +111,8 @@ pub(super) fn parse(input: &str) -> Option<Program> {
 
 /// A position in the input being read.
 struct Reader<'a> {
+    /// The input, and its bytes (all ASCII: any index is a boundary).
+    s: &'a str,
     b: &'a [u8],
     i: usize,
 }
@@ -277,7 +279,7 @@ impl Reader<'_> {
     /// character index is the byte index, the column one more); `None`
     /// for a reserved word.
     fn word(&self, start: usize, end: usize) -> Option<Word> {
-        let text = std::str::from_utf8(&self.b[start..end]).ok()?;
+        let text = self.s.get(start..end)?;
         if RESERVED.contains(&text) {
             return None;
         }
