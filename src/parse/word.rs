@@ -97,9 +97,12 @@ pub fn is_plain(raw: &str) -> bool {
         })
 }
 
-/// [`resolve`] of a plain word ([`is_plain`]): literal, its own value.
+/// [`resolve`] of a plain word ([`is_plain`]), or of `{}` (`find -exec`'s
+/// placeholder: a brace without a comma or a sequence inside is no brace
+/// expansion, and brush-parser's word parser reads it as text):
+/// literal, its own value.
 pub fn resolve_plain(raw: &str) -> Option<Resolved> {
-    if !is_plain(raw) {
+    if !is_plain(raw) && raw != "{}" {
         return None;
     }
     // Spelled as its value: one string for both.
@@ -984,6 +987,12 @@ mod tests {
             "!a", "a\nb", "a\tb", "$'x'",
         ] {
             assert!(!is_plain(raw), "{raw:?}");
+        }
+        // `{}` is not plain, and resolve_plain reads it as the parser does.
+        assert!(!is_plain("{}"));
+        same("{}");
+        for raw in ["{", "}", "{}}", "{{}", "{a}", "a{}"] {
+            assert!(resolve_plain(raw).is_none(), "{raw:?}");
         }
     }
 
