@@ -66,8 +66,8 @@ fn dquoted_byte(c: u8) -> bool {
 /// starts a timed pipeline): the fast path declines a string holding one
 /// anywhere, rather than follow where each is reserved.
 const RESERVED: &[&str] = &[
-    "!", "{", "}", "[[", "]]", "case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for", "function", "if", "in",
-    "select", "then", "time", "until", "while",
+    "!", "{", "}", "[[", "]]", "case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for",
+    "function", "if", "in", "select", "then", "time", "until", "while",
 ];
 
 /// The tree of `input` as brush-parser's `parse_program_str` builds it

@@ -848,7 +848,11 @@ mod tests {
                 accepted += 1;
                 let slow = resolve_parsed(raw, v, &ParserOptions::default());
                 assert_eq!(fast.word, slow.word, "{raw:?}");
-                assert_eq!(fast.substitutions.len(), slow.substitutions.len(), "{raw:?}");
+                assert_eq!(
+                    fast.substitutions.len(),
+                    slow.substitutions.len(),
+                    "{raw:?}"
+                );
                 assert_eq!(fast.had_expansion, slow.had_expansion, "{raw:?}");
                 assert_eq!(fast.had_brace, slow.had_brace, "{raw:?}");
                 assert_eq!(fast.hidden_code, slow.hidden_code, "{raw:?}");
@@ -881,7 +885,9 @@ mod tests {
         }
         assert!(accepted > 20_000, "{accepted}");
         let v = &vars[0];
-        for raw in ["~x", "~+", "~-", "~/a b", "~/$x", "~/*", "~/{a,b}", "a~", "'~'"] {
+        for raw in [
+            "~x", "~+", "~-", "~/a b", "~/$x", "~/*", "~/{a,b}", "a~", "'~'",
+        ] {
             assert!(resolve_tilde(raw, v).is_none(), "{raw:?}");
         }
     }
