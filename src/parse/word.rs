@@ -139,7 +139,8 @@ pub fn resolve_single_quoted(raw: &str) -> Option<Resolved> {
 /// words.
 pub fn resolve_tilde(raw: &str, vars: &KnownVars) -> Option<Resolved> {
     let rest = raw.strip_prefix('~')?;
-    if !rest.is_empty() && !(rest.starts_with('/') && is_plain(rest)) {
+    let read = rest.is_empty() || (rest.starts_with('/') && is_plain(rest));
+    if !read {
         return None;
     }
     let mut out = Resolved::start(raw);
