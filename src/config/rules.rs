@@ -768,8 +768,18 @@ impl Prefilter {
         debug_assert_eq!(rules.len(), self.start.len());
         let mut may = self.start.clone();
         for (n, v) in views.iter().enumerate() {
+            let v = v.as_ref();
+            // A view equal to an earlier one (the quote-masked string is
+            // often a segment's or a pipeline's rendering) is not searched
+            // and its bit stays clear: a rule with one of its keywords has
+            // the earlier view's bit, and [`Rule::first_match_in`], which
+            // asks the views in order, finds the earlier (the same text)
+            // first, or no match in either.
+            if views[..n].iter().any(|w| w.as_ref() == v) {
+                continue;
+            }
             let bit = 1u64 << n.min(63);
-            for m in self.automaton.find_overlapping_iter(v.as_ref()) {
+            for m in self.automaton.find_overlapping_iter(v) {
                 for &i in &self.rules_of[m.pattern().as_usize()] {
                     may[i] |= bit;
                 }

@@ -1,16 +1,20 @@
 //! The parse fast path: the tree brush-parser's `parse_program_str` gives,
 //! built without its tokenizer and PEG parser, for strings of the common
-//! shape only (plain words separated by blanks, joined by `&&`, `||`, `;`,
-//! `&` and `|`, with the redirections `>`, `>>`, `<`, `>&`, `<&` and an fd
-//! number before them). Anything else (a quote, `$`, a backslash, a glob,
-//! a brace, `~`, `#`, `=`, a newline, any other operator, a reserved word,
-//! a byte outside ASCII, a string that does not parse) is declined, and the
-//! caller parses with brush-parser as before.
+//! shape only (words separated by blanks, joined by `&&`, `||`, `;`, `&`
+//! and `|`, with the redirections `>`, `>>`, `<`, `>&`, `<&` and an fd
+//! number before them). A word is made of plain bytes (letters, digits,
+//! `_./,:@%+-`, and `~*?[]{}^`, whose meaning, a tilde, a glob or a brace,
+//! the walker reads from the word as it does from brush-parser's), of
+//! single-quoted parts and of double-quoted parts without `$`, `` ` `` or
+//! `\`. Anything else (an unquoted `$`, `\\`, `#`, `=`, `!`, `(`, `)`, a
+//! newline, any other operator, a reserved word, a byte outside printable
+//! ASCII, an unterminated quote, a string that does not parse) is declined,
+//! and the caller parses with brush-parser as before.
 //!
 //! The tree is the same value, source positions included, as
 //! `parse_program_str` with the default parser options (the only ones the
 //! walker uses): `tests::the_fast_path_builds_brush_parsers_tree` compares
-//! the two over every string of up to six pieces of the alphabet and over
+//! the two over every string of up to six pieces of two alphabets and over
 //! generated longer ones. The walker reads the tree as before, so the model
 //! is the same. The saving is the tokenizer's token per word (a string
 //! each, copied again into the tree) and the PEG parser's backtracking:
@@ -23,15 +27,38 @@ use brush_parser::ast::{
 };
 use brush_parser::{SourcePosition, SourceSpan};
 
-/// Bytes a word of the fast path is made of: none of them is special to
-/// the shell anywhere in a word (no quoting, expansion, globbing, brace,
-/// tilde, comment, assignment or extglob meaning without a `(`).
+/// Unquoted bytes a word of the fast path is made of: none of them ends a
+/// word or starts a quote, an expansion, a comment, an assignment or an
+/// extglob (which needs a `(`) for brush-parser's tokenizer; a tilde, a
+/// glob or a brace in them is read by the walker from the word's text.
 fn word_byte(c: u8) -> bool {
     c.is_ascii_alphanumeric()
         || matches!(
             c,
-            b'_' | b'.' | b'/' | b',' | b':' | b'@' | b'%' | b'+' | b'-'
+            b'_' | b'.'
+                | b'/'
+                | b','
+                | b':'
+                | b'@'
+                | b'%'
+                | b'+'
+                | b'-'
+                | b'~'
+                | b'*'
+                | b'?'
+                | b'['
+                | b']'
+                | b'{'
+                | b'}'
+                | b'^'
         )
+}
+
+/// Bytes the fast path reads inside double quotes: printable ASCII and
+/// blanks, but not the quote, nor `$`, `` ` `` or `\` (expansions and
+/// escapes brush-parser's tokenizer reads there).
+fn dquoted_byte(c: u8) -> bool {
+    (c == b'\t' || (b' '..=b'~').contains(&c)) && !matches!(c, b'"' | b'$' | b'`' | b'\\')
 }
 
 /// Words that are reserved in some position (brush-parser's
@@ -39,8 +66,8 @@ fn word_byte(c: u8) -> bool {
 /// starts a timed pipeline): the fast path declines a string holding one
 /// anywhere, rather than follow where each is reserved.
 const RESERVED: &[&str] = &[
-    "case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for", "function", "if", "in",
-    "select", "then", "time", "until", "while",
+    "!", "{", "}", "[[", "]]", "case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for",
+    "function", "if", "in", "select", "then", "time", "until", "while",
 ];
 
 /// The tree of `input` as brush-parser's `parse_program_str` builds it
@@ -48,13 +75,12 @@ const RESERVED: &[&str] = &[
 /// path's shape (then brush-parser parses it).
 pub(super) fn parse(input: &str) -> Option<Program> {
     let b = input.as_bytes();
-    if !b
-        .iter()
-        .all(|c| word_byte(*c) || matches!(c, b' ' | b'\t' | b';' | b'&' | b'|' | b'<' | b'>'))
-    {
+    // One line of printable ASCII (and tabs): the character index is the
+    // byte index. The words are checked as they are read.
+    if !b.iter().all(|c| *c == b'\t' || (b' '..=b'~').contains(c)) {
         return None;
     }
-    let mut p = Reader { b, i: 0 };
+    let mut p = Reader { s: input, b, i: 0 };
     let mut items = Vec::new();
     p.blanks();
     loop {
@@ -85,6 +111,8 @@ pub(super) fn parse(input: &str) -> Option<Program> {
 
 /// A position in the input being read.
 struct Reader<'a> {
+    /// The input, and its bytes (all ASCII: any index is a boundary).
+    s: &'a str,
     b: &'a [u8],
     i: usize,
 }
@@ -221,11 +249,28 @@ impl Reader<'_> {
     }
 
     /// The word starting here (bytes `start..end`), read past; `None`
-    /// when no word starts here.
+    /// when no word starts here or a quote in it is not of the fast
+    /// path's shape (unterminated, or an expansion or escape inside double
+    /// quotes).
     fn word_span(&mut self) -> Option<(usize, usize)> {
         let start = self.i;
-        while self.peek().is_some_and(word_byte) {
-            self.i += 1;
+        loop {
+            match self.peek() {
+                Some(c) if word_byte(c) => self.i += 1,
+                Some(b'\'') => {
+                    let rest = self.b.get(self.i + 1..)?;
+                    self.i += 2 + rest.iter().position(|c| *c == b'\'')?;
+                }
+                Some(b'"') => {
+                    let rest = self.b.get(self.i + 1..)?;
+                    let len = rest.iter().position(|c| !dquoted_byte(*c))?;
+                    if rest.get(len) != Some(&b'"') {
+                        return None;
+                    }
+                    self.i += 2 + len;
+                }
+                _ => break,
+            }
         }
         (self.i > start).then_some((start, self.i))
     }
@@ -234,7 +279,7 @@ impl Reader<'_> {
     /// character index is the byte index, the column one more); `None`
     /// for a reserved word.
     fn word(&self, start: usize, end: usize) -> Option<Word> {
-        let text = std::str::from_utf8(&self.b[start..end]).ok()?;
+        let text = self.s.get(start..end)?;
         if RESERVED.contains(&text) {
             return None;
         }
@@ -292,6 +337,21 @@ mod tests {
             same(s, &mut accepted);
         }
         assert!(accepted > 50_000, "{accepted}");
+        // The quotes, tildes, globs and braces, and what must decline
+        // beside them.
+        const QUOTED: &[&str] = &[" ", "a", "'", "\"", "~", "{", "}", "*", "$", ";", "[", "="];
+        let mut accepted_quoted = 0;
+        let mut last = vec![String::new()];
+        for _ in 0..5 {
+            last = last
+                .iter()
+                .flat_map(|s| QUOTED.iter().map(move |p| format!("{s}{p}")))
+                .collect();
+            for s in &last {
+                same(s, &mut accepted_quoted);
+            }
+        }
+        assert!(accepted_quoted > 5_000, "{accepted_quoted}");
         const PIECES: &[&str] = &[
             " ",
             " ",
@@ -359,6 +419,42 @@ mod tests {
             "(",
             ")",
             "\n",
+            "'a b'",
+            "'x'",
+            "''",
+            "\"a b\"",
+            "\"\"",
+            "\"'\"",
+            "'\"'",
+            "\"a;b|c&d>e\"",
+            "'$x `y` \\\\ ; & | < > ( ) # = !'",
+            "\"# = ! ~ * ( ) { } [ ] ^\"",
+            "\"a\tb\"",
+            "'\t'",
+            "\"$x\"",
+            "\"\\n\"",
+            "\"`a`\"",
+            "~",
+            "~/",
+            "~/.ssh/id_rsa",
+            "*",
+            "*.rs",
+            "?",
+            "[ab]",
+            "[[",
+            "]]",
+            "]",
+            "{}",
+            "{a,b}",
+            "{x",
+            "+",
+            "^",
+            "!",
+            "!x",
+            "x!",
+            "=",
+            "a=",
+            "X=1",
             "é",
             "\r",
             "^",
@@ -384,6 +480,18 @@ mod tests {
             " \ta\t ",
             "a &",
             "a;",
+            "echo 'a'",
+            "echo \"a\"",
+            "ls *.rs",
+            "ls a?",
+            "ls [ab]",
+            "echo {a,b}",
+            "cat ~/.ssh/id_rsa",
+            "find . -name '*.rs' -exec wc -l {} +",
+            "python3 -c 'import shutil; shutil.rmtree(\"/\")'",
+            "git commit -m \"fix: a b\" && git push",
+            "a'b'\"c\"d",
+            "echo '' \"\"",
         ] {
             let mut n = 0;
             same(s, &mut n);
@@ -397,15 +505,17 @@ mod tests {
         for s in [
             "",
             "  ",
-            "echo 'a'",
-            "echo \"a\"",
             "echo $HOME",
             "echo a\\ b",
-            "ls *.rs",
-            "ls a?",
-            "ls [ab]",
-            "echo {a,b}",
-            "cat ~/.ssh/id_rsa",
+            "echo 'a",
+            "echo \"a",
+            "echo \"$HOME\"",
+            "echo \"a\\\"b\"",
+            "echo \"`a`\"",
+            "echo 'a\nb'",
+            "{ a; }",
+            "[[ a ]]",
+            "a=b",
             "echo a #c",
             "a\nb",
             "X=1 a",

@@ -96,7 +96,9 @@ pub fn wrapper_spec(name: &str) -> Option<unwrap::WrapperSpec> {
 /// Normalises a program word for the registry: `/usr/bin/rm`, `./rm`, `rm`
 /// are all `rm`.
 pub fn normalize_program(word: &str) -> String {
-    let base = word.rsplit('/').next().unwrap_or(word);
+    // What follows the last `/` (`rsplit('/').next()`, found backwards
+    // in one `memrchr`).
+    let base = word.rfind('/').map_or(word, |i| &word[i + 1..]);
     if base.is_empty() {
         word.to_string()
     } else {

@@ -622,7 +622,13 @@ impl<'a> Walker<'a> {
             Some(r) => r,
             None => match word::resolve_single_quoted(raw) {
                 Some(r) => r,
-                None => word::resolve_parsed(raw, &self.known_vars(), &self.options),
+                None => {
+                    let vars = self.known_vars();
+                    match word::resolve_tilde(raw, &vars) {
+                        Some(r) => r,
+                        None => word::resolve_parsed(raw, &vars, &self.options),
+                    }
+                }
             },
         };
         if r.had_expansion && r.word.value.contains('$') || r.word.unresolved {
