@@ -380,6 +380,25 @@ fn resolve(v: &str, base: &Path) -> Option<PathBuf> {
     normal(&p)
 }
 
+/// Where a path value of the configuration really leads: its longest
+/// existing prefix through its links, a `..` after a link read as the
+/// kernel reads it, the missing rest as written. A link to a hooks
+/// directory not made yet (`hl -> tools/hooks`, dangling) leads where the
+/// directory will be (review 12, F5); `canonicalize` answered nothing.
+fn real_path(v: &str, base: &Path) -> Option<PathBuf> {
+    let p = if let Some(rest) = v.strip_prefix("~/") {
+        home()?.join(rest)
+    } else if v == "~" {
+        home()?
+    } else {
+        base.join(v)
+    };
+    Some(crate::sys::path::resolve(
+        Path::new("/"),
+        &p.to_string_lossy(),
+    ))
+}
+
 /// The root `abs` lies in, and its path relative to it (the innermost
 /// root when roots nest).
 fn in_roots<'a>(abs: &Path, roots: &'a [PathBuf]) -> Option<(&'a Path, PathBuf)> {
@@ -611,9 +630,7 @@ pub fn find_in(root: &Path, roots: &[PathBuf], configs: Vec<(Vec<u8>, PathBuf)>)
                 // In another writable root: protected under that root.
                 // As spelled and where it really is (a link can lead into
                 // a root from outside it).
-                let real = crate::sys::path::canonicalize(&inc)
-                    .ok()
-                    .filter(|r| *r != inc);
+                let real = real_path(v, &base).filter(|r| *r != inc);
                 for p in std::iter::once(&inc).chain(real.as_ref()) {
                     if let Some((r, rel)) = in_roots(p, roots)
                         && !rel.as_os_str().is_empty()
@@ -652,7 +669,7 @@ pub fn find_in(root: &Path, roots: &[PathBuf], configs: Vec<(Vec<u8>, PathBuf)>)
         let Some(abs) = resolve(&h, &worktree_root) else {
             continue;
         };
-        if let Ok(real) = crate::sys::path::canonicalize(&abs)
+        if let Some(real) = real_path(&h, &worktree_root)
             && real != abs
         {
             targets.push(real);

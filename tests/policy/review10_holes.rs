@@ -523,3 +523,71 @@ fn f10_hooks_path_through_a_link_into_the_cwd_root_is_protected() {
         ],
     );
 }
+
+/// Review 12, F5: the same link before the hooks directory exists (`hl ->
+/// tools/hooks`, dangling), and a hooks path with a `..` after a link: the
+/// path it will lead to is protected, not only one that exists.
+#[test]
+fn f5_a_hooks_path_through_a_link_not_made_yet_is_protected() {
+    let w = repo();
+    std::fs::create_dir_all(w.cwd.join("tools/sub")).unwrap();
+    std::fs::write(w.cwd.join("tools/notes.txt"), "x\n").unwrap();
+    std::os::unix::fs::symlink("tools/hooks", w.cwd.join("hl")).unwrap();
+    git(&w.cwd, &["config", "core.hooksPath", "hl"]);
+    let w = world_in(w, "tools");
+    expect(
+        &w,
+        &[
+            (
+                "mkdir hooks && echo x > hooks/pre-commit",
+                "deny",
+                "deny",
+                "protected",
+            ),
+            (
+                "mkdir -p hooks; echo x > hooks/pre-push",
+                "deny",
+                "deny",
+                "protected",
+            ),
+            (
+                "mkdir hooks && cp notes.txt hooks/post-commit",
+                "deny",
+                "deny",
+                "protected",
+            ),
+            // Positive controls.
+            (
+                "mkdir hooks2 && echo x > hooks2/pre-commit",
+                "allow",
+                "allow",
+                "",
+            ),
+            ("echo x > sub/notes2.txt", "allow", "allow", ""),
+        ],
+    );
+    // A `..` after a link in the value (`lnk/../hooks2`, `lnk -> tools/sub`):
+    // the kernel's `..` is `tools/`.
+    let w = repo();
+    std::fs::create_dir_all(w.cwd.join("tools/sub")).unwrap();
+    std::os::unix::fs::symlink("tools/sub", w.cwd.join("lnk")).unwrap();
+    git(&w.cwd, &["config", "core.hooksPath", "lnk/../hooks2"]);
+    let w = world_in(w, "tools");
+    expect(
+        &w,
+        &[
+            (
+                "mkdir hooks2 && echo x > hooks2/pre-commit",
+                "deny",
+                "deny",
+                "protected",
+            ),
+            (
+                "mkdir hooks3 && echo x > hooks3/pre-commit",
+                "allow",
+                "allow",
+                "",
+            ),
+        ],
+    );
+}

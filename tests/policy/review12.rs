@@ -153,3 +153,45 @@ fn a_path_entry_with_a_tilde_is_under_home() {
         assert_eq!(d, "allow", "confined PATH={path} {cmd:?}: {why}");
     }
 }
+
+/// F8: `git log`/`show`/`rev-list` with a `%G` format run the signing
+/// program (`gpg`, `gpgsm`, `ssh-keygen`) through `PATH` for a signed
+/// commit; a project one first on `PATH` asks, as for `git commit`.
+#[test]
+fn a_signature_format_of_git_log_runs_the_signing_program() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = World::new();
+    std::fs::create_dir_all(w.cwd.join(".venv/bin")).unwrap();
+    let venv = format!("{}:/usr/bin:/bin", w.cwd.join(".venv/bin").display());
+    // Controls first: no signing program in the project.
+    for cmd in ["git log --format=%G? -1", "git show -s --pretty=%GS"] {
+        let (d, why) = super::redteam10_data::decide_with_path(&w, true, &venv, cmd);
+        assert_eq!(d, "allow", "{cmd:?}: {why}");
+    }
+    for name in ["gpg", "ssh-keygen"] {
+        let p = w.cwd.join(".venv/bin").join(name);
+        std::fs::write(&p, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    for cmd in [
+        "git log --format=%G? -1",
+        "git log -1 --pretty=format:%GS",
+        "git show -s --format=%G?",
+        "git show --pretty=%G? HEAD",
+        "git rev-list --format=%GK -1 HEAD",
+    ] {
+        let (d, why) = super::redteam10_data::decide_with_path(&w, true, &venv, cmd);
+        assert_eq!(d, "ask", "unconfined {cmd:?}: {why}");
+        assert!(why.contains("not a system program"), "{cmd:?}: {why}");
+        let (d, why) = super::redteam10_data::decide_with_path(&w, false, &venv, cmd);
+        assert_eq!(d, "allow", "confined {cmd:?}: {why}");
+    }
+    // Control: the same commands with the system's PATH.
+    let (d, why) = super::redteam10_data::decide_with_path(
+        &w,
+        true,
+        "/usr/bin:/bin",
+        "git log --format=%G? -1",
+    );
+    assert_eq!(d, "allow", "{why}");
+}

@@ -257,3 +257,40 @@ fn f10_hooks_path_through_a_link_into_the_root_is_restored() {
         );
     }
 }
+
+/// Review 12, F5: the hooks path is a link to a hooks directory not made
+/// yet (`hl -> tools/hooks`, dangling); a confined run makes it and a hook
+/// in it: put back.
+#[test]
+fn f5_hooks_path_through_a_link_not_made_yet_is_restored() {
+    if !require_landlock() {
+        return;
+    }
+    for who in who() {
+        let w = World::new();
+        repo(&w);
+        std::fs::create_dir_all(w.work.join("tools")).unwrap();
+        std::os::unix::fs::symlink("tools/hooks", w.work.join("hl")).unwrap();
+        git(&w.work, &["config", "core.hooksPath", "hl"]);
+        let tools = w.work.join("tools");
+        let out = script_run(
+            &w,
+            who,
+            &tools,
+            &format!(
+                "cd {}\nmkdir hooks\nprintf '#!/bin/sh\\necho x\\n' > hooks/pre-commit\necho ok > notes.txt\n",
+                tools.display()
+            ),
+        );
+        restored(&out, "dangling hl");
+        assert!(
+            !tools.join("hooks/pre-commit").exists(),
+            "{who:?}: the hook stayed"
+        );
+        assert_eq!(
+            std::fs::read_to_string(tools.join("notes.txt")).unwrap(),
+            "ok\n",
+            "{who:?}"
+        );
+    }
+}
