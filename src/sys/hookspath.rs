@@ -380,11 +380,11 @@ fn resolve(v: &str, base: &Path) -> Option<PathBuf> {
     normal(&p)
 }
 
-/// Where a path value of the configuration really leads: its longest
-/// existing prefix through its links, a `..` after a link read as the
-/// kernel reads it, the missing rest as written. A link to a hooks
-/// directory not made yet (`hl -> tools/hooks`, dangling) leads where the
-/// directory will be (review 12, F5); `canonicalize` answered nothing.
+/// Where a path value of the configuration really leads: through its
+/// links, dangling ones too, a `..` after a link read as the kernel reads
+/// it, the missing rest as written ([`crate::sys::path::by_link_text`]). A
+/// link to a hooks directory not made yet (`hl -> tools/hooks`) leads where
+/// the directory will be (review 12, F5); `canonicalize` answered nothing.
 fn real_path(v: &str, base: &Path) -> Option<PathBuf> {
     let p = if let Some(rest) = v.strip_prefix("~/") {
         home()?.join(rest)
@@ -393,10 +393,7 @@ fn real_path(v: &str, base: &Path) -> Option<PathBuf> {
     } else {
         base.join(v)
     };
-    Some(crate::sys::path::resolve(
-        Path::new("/"),
-        &p.to_string_lossy(),
-    ))
+    Some(crate::sys::path::by_link_text(&p).0)
 }
 
 /// The root `abs` lies in, and its path relative to it (the innermost

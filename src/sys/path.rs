@@ -192,6 +192,20 @@ pub fn magic_split(p: &Path) -> Option<(PathBuf, PathBuf)> {
 /// their text (at most 40), that link left as it is and the rest of `p`
 /// appended as written; `p` as written when it meets none.
 fn through_to_magic(p: &Path) -> PathBuf {
+    match by_link_text(p) {
+        (out, true) => out,
+        (_, false) => p.to_path_buf(),
+    }
+}
+
+/// Where `p` (absolute) leads when each symbolic link met is followed by
+/// its text (at most 40), a dangling one too, and a `..` goes up from where
+/// the path so far leads: what the kernel will resolve once the missing
+/// parts exist (`hl -> tools/hooks` before `tools/hooks` is made leads to
+/// `tools/hooks`). A magic link of `/proc` ([`magic_split`]) is not
+/// followed: the path is given up to it with the rest as written, and
+/// `true`.
+pub fn by_link_text(p: &Path) -> (PathBuf, bool) {
     let mut queue: std::collections::VecDeque<OsString> =
         p.iter().skip(1).map(OsString::from).collect();
     let mut cur = PathBuf::from("/");
@@ -207,7 +221,7 @@ fn through_to_magic(p: &Path) -> PathBuf {
         cur.push(&c);
         if magic_split(&cur).is_some() {
             cur.extend(queue);
-            return cur;
+            return (cur, true);
         }
         if links < 40
             && cur
@@ -230,7 +244,7 @@ fn through_to_magic(p: &Path) -> PathBuf {
             }
         }
     }
-    p.to_path_buf()
+    (cur, false)
 }
 
 /// `std::fs::canonicalize` in three syscalls whatever the depth: the kernel
