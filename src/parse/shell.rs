@@ -42,6 +42,23 @@ struct Inherit {
     redirections: Vec<Redirection>,
     notes: Vec<String>,
     reads: Vec<String>,
+    /// Replacement strings of an enclosing template (`xargs -I R`, `find
+    /// -exec ... {}`): input is put wherever they appear inside a word.
+    replace: Vec<String>,
+    /// Run by `find -execdir`/`-okdir`: in each match's directory, not the
+    /// tracked one (review 12, F16).
+    per_match_dir: bool,
+}
+
+impl Inherit {
+    /// The replacement string of an enclosing template that `text` holds:
+    /// that text is completed from input at run time (review 12, F14).
+    fn replaced_in(&self, text: &str) -> Option<&str> {
+        self.replace
+            .iter()
+            .find(|r| text.contains(r.as_str()))
+            .map(String::as_str)
+    }
 }
 
 /// Stateful walk over one command (and everything nested in it).
@@ -1015,6 +1032,15 @@ impl<'a> Walker<'a> {
                     p.unknown = Some(format!("`{name} -c` is given a string that is not literal"));
                     return Step::Record;
                 }
+                if let Some(r) = p.inherit.replaced_in(&s.value) {
+                    // The string is code built from input (a file name
+                    // `a;touch x` becomes a command): review 12, F14. The
+                    // safe spelling passes it as data: `sh -c '... "$1"' _ {}`.
+                    p.unknown = Some(format!(
+                        "the `{name} -c` string holds `{r}`, which is replaced by input at run time: the code is built from input (pass it as an argument: `{name} -c '... \"$1\"' _ {r}`)"
+                    ));
+                    return Step::Record;
+                }
                 let text = s.value.clone();
                 let positional = p.words[2 + string..]
                     .iter()
@@ -1098,6 +1124,19 @@ impl<'a> Walker<'a> {
             p.unknown = Some(why);
             return Step::Record;
         }
+        // A command string or directory holding an enclosing template's
+        // replacement string is completed from input at run time: `xargs
+        // -I{} su -c 'cat {}'`, `find -exec env -C {} ...` (review 12, F14).
+        if let Some(r) = [&u.shell_string, &u.chdir]
+            .into_iter()
+            .flatten()
+            .find_map(|w| p.inherit.replaced_in(&w.value))
+        {
+            p.unknown = Some(format!(
+                "`{name}` is given a command string or directory holding `{r}`, which is replaced by input at run time"
+            ));
+            return Step::Record;
+        }
         // A wrapper with no command that gets arguments at run time
         // (`xargs timeout 5`, `xargs nice`, `xargs xargs`) runs the program
         // its input names (review 11, F2). Checked before `lookup_only`:
@@ -1175,6 +1214,7 @@ impl<'a> Walker<'a> {
             p.inherit.wrappers.push(name);
             return self.nest(p, &text, None);
         }
+        p.inherit.replace.extend(u.replace);
         if u.template {
             p.template = true;
             p.origin = Origin::ExecTemplate;
@@ -1339,7 +1379,14 @@ impl<'a> Walker<'a> {
                 .map(|w| normalize_program(&w.value))
                 .unwrap_or_default()
         });
-        let cwd_uncertain = self.cwd_doubt.then(|| "the working directory depends on control flow here (a `cd` that may fail, or a `cd` in only some branches of an `if`, `case`, loop or `&&`/`||` list)".to_string());
+        let cwd_uncertain = if inherit.per_match_dir {
+            // `find -execdir CMD`: CMD runs in the directory of each match,
+            // anywhere below the start points (`.git` for `./.git/hooks`):
+            // its relative paths are not the tracked cwd's (review 12, F16).
+            Some("run by `find -execdir`/`-okdir` in the directory of each match: its relative paths are relative to a directory not known here".to_string())
+        } else {
+            self.cwd_doubt.then(|| "the working directory depends on control flow here (a `cd` that may fail, or a `cd` in only some branches of an `if`, `case`, loop or `&&`/`||` list)".to_string())
+        };
         self.model.segments.push(Segment {
             cwd_uncertain,
             program,
@@ -1392,6 +1439,8 @@ impl<'a> Walker<'a> {
                     let mut inner = inherit.clone();
                     inner.redirections.clear();
                     inner.wrappers.push("find".into());
+                    inner.replace.push("{}".into());
+                    inner.per_match_dir |= matches!(v, "-execdir" | "-okdir");
                     inner.notes.push(format!(
                         "run by `find {v}` for each match; `{{}}` is a found path"
                     ));

@@ -15,6 +15,19 @@ pub struct WrapperSpec {
     pub flags: Vec<String>,
     /// Options that take a value.
     pub value_options: Vec<String>,
+    /// Options whose value is optional and only ever attached (`-iR`,
+    /// `--replace=R`, getopt's `optional_argument`): alone they take no
+    /// value and the next word is not theirs (`xargs -i sh x` runs `sh`).
+    /// An option here may also be named in one other value list
+    /// (`write_files`, `replace_options`), which says what its value is.
+    pub optional_value_options: Vec<String>,
+    /// Options whose value is the replacement string the wrapper puts the
+    /// input into, anywhere inside the command's words (`xargs -I R`,
+    /// `-i[R]`, `--replace[=R]`).
+    pub replace_options: Vec<String>,
+    /// The replacement string of a `replace_options` option given without
+    /// its optional value (`xargs -i` -> `{}`).
+    pub replace_default: Option<String>,
     /// Operands before the wrapped command.
     pub leading_operands: usize,
     /// Raises privileges.
@@ -87,6 +100,9 @@ pub struct Unwrapped {
     pub split: bool,
     /// The command gets arguments at run time.
     pub template: bool,
+    /// Replacement strings (`xargs -I R`): every occurrence inside the
+    /// command's words is replaced by input at run time.
+    pub replace: Vec<String>,
     /// Nothing is executed (`command -v x`, `env` alone).
     pub lookup_only: bool,
     /// The words named no command (what `rest` holds is the wrapper's
@@ -130,7 +146,7 @@ pub fn unwrap(name: &str, spec: &WrapperSpec, args: &[Word]) -> Unwrapped {
                 continue;
             }
             // Options that take a value, in `-o v`, `-ov`, `--opt=v` and `--opt v` forms.
-            let kinds: [(&Vec<String>, u8); 8] = [
+            let kinds: [(&Vec<String>, u8); 9] = [
                 (&spec.value_options, 0),
                 (&spec.split_string, 1),
                 (&spec.chdir, 2),
@@ -139,17 +155,18 @@ pub fn unwrap(name: &str, spec: &WrapperSpec, args: &[Word]) -> Unwrapped {
                 (&spec.read_files, 5),
                 (&spec.write_files, 6),
                 (&spec.env_name_options, 7),
+                (&spec.optional_value_options, 0),
             ];
             let mut matched = None;
             for (list, kind) in kinds {
                 for opt in list {
                     if a == opt {
-                        matched = Some((kind, None));
+                        matched = Some((kind, None, opt.as_str()));
                     } else if let Some(v) = a.strip_prefix(opt.as_str()) {
                         if opt.starts_with("--") && v.starts_with('=') {
-                            matched = Some((kind, Some(v[1..].to_string())));
+                            matched = Some((kind, Some(v[1..].to_string()), opt.as_str()));
                         } else if !opt.starts_with("--") && opt.len() == 2 && !v.is_empty() {
-                            matched = Some((kind, Some(v.to_string())));
+                            matched = Some((kind, Some(v.to_string()), opt.as_str()));
                         }
                     }
                     if matched.is_some() {
@@ -170,10 +187,20 @@ pub fn unwrap(name: &str, spec: &WrapperSpec, args: &[Word]) -> Unwrapped {
                     continue;
                 }
             }
-            let Some((kind, attached)) = matched else {
+            let Some((kind, attached, opt)) = matched else {
                 out.unknown = Some(format!("`{name}` option `{a}` is not modelled"));
                 return out;
             };
+            let replaces = spec.replace_options.iter().any(|o| o == opt);
+            if attached.is_none() && spec.optional_value_options.iter().any(|o| o == opt) {
+                // An optional value is attached or absent: the next word
+                // is not this option's (review 12, F1, F2).
+                if replaces && let Some(d) = &spec.replace_default {
+                    out.replace.push(d.clone());
+                }
+                i += 1;
+                continue;
+            }
             let value = match attached {
                 Some(v) => {
                     // (The option word's spelling, with the attached value.)
@@ -189,6 +216,15 @@ pub fn unwrap(name: &str, spec: &WrapperSpec, args: &[Word]) -> Unwrapped {
                     v.clone()
                 }
             };
+            if replaces {
+                if value.unresolved {
+                    out.unknown = Some(format!(
+                        "`{name}` option `{a}` is given a replacement string that is not literal"
+                    ));
+                    return out;
+                }
+                out.replace.push(value.value.clone());
+            }
             match kind {
                 1 => {
                     out.split = true;
@@ -297,6 +333,67 @@ pub fn unwrap(name: &str, spec: &WrapperSpec, args: &[Word]) -> Unwrapped {
         }
     }
     out
+}
+
+impl WrapperSpec {
+    /// Checks the spec's option lists against each other (run by the build
+    /// script over profiles/wrappers.toml, so a broken entry fails the
+    /// build): an option has one meaning, an optional value is spelled
+    /// attached (`-iR`, `--replace=R`), and a replacement option takes a
+    /// value.
+    pub fn validate(&self) -> Result<(), String> {
+        let kinds: [(&str, &Vec<String>); 9] = [
+            ("flags", &self.flags),
+            ("value_options", &self.value_options),
+            ("split_string", &self.split_string),
+            ("chdir", &self.chdir),
+            ("shell_string", &self.shell_string),
+            ("query_flags", &self.query_flags),
+            ("read_files", &self.read_files),
+            ("write_files", &self.write_files),
+            ("env_name_options", &self.env_name_options),
+        ];
+        let mut seen: Vec<(&str, &str)> = Vec::new();
+        for (kind, list) in kinds {
+            for o in list {
+                if !o.starts_with('-') {
+                    return Err(format!("{kind}: `{o}` is not an option"));
+                }
+                if let Some((_, k)) = seen.iter().find(|(s, _)| *s == o.as_str()) {
+                    return Err(format!("`{o}` is in both {k} and {kind}"));
+                }
+                seen.push((o.as_str(), kind));
+            }
+        }
+        for o in &self.optional_value_options {
+            let short = o.len() == 2 && o.starts_with('-') && !o.starts_with("--");
+            let long = o.len() > 2 && o.starts_with("--");
+            if !short && !long {
+                return Err(format!(
+                    "optional_value_options: `{o}` is neither `-X` nor `--long`"
+                ));
+            }
+            if let Some((_, k)) = seen.iter().find(|(s, _)| *s == o.as_str())
+                && matches!(*k, "flags" | "query_flags" | "value_options")
+            {
+                return Err(format!("`{o}` is in both {k} and optional_value_options"));
+            }
+        }
+        for o in &self.replace_options {
+            let optional = self.optional_value_options.contains(o);
+            if !optional && !self.value_options.contains(o) {
+                return Err(format!(
+                    "replace_options: `{o}` is in neither value_options nor optional_value_options"
+                ));
+            }
+            if optional && self.replace_default.is_none() {
+                return Err(format!(
+                    "replace_options: `{o}` takes an optional value but replace_default is not set"
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Why a wrapper given no command is not modelled.
