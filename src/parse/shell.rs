@@ -104,6 +104,10 @@ pub struct Walker<'a> {
     /// directory is still the one it went to, so a `cd` inside a subshell,
     /// a pipeline or a branch never stands for the shell's own `$OLDPWD`.
     oldpwd: Option<(Rc<Path>, Rc<Path>)>,
+    /// The positional parameters of the nested shell being walked come
+    /// from input at run time (`xargs sh -c '... "$1"'`, `find -exec sh -c
+    /// '... "$1"' _ {} \;`): `$1`, `$@` are not known.
+    positional_from_input: bool,
 }
 
 /// The walker's working directory (see [`Walker`]'s `cwd`).
@@ -142,6 +146,7 @@ impl<'a> Walker<'a> {
             cwd_doubt: false,
             created: Vec::new(),
             oldpwd: None,
+            positional_from_input: false,
         }
     }
 
@@ -188,7 +193,7 @@ impl<'a> Walker<'a> {
             positional: std::borrow::Cow::Borrowed(&self.positional),
             home_known: !self.tainted.contains("HOME"),
             pwd_known: !self.tainted.contains("PWD"),
-            positional_known: !self.tainted.contains("@"),
+            positional_known: !self.tainted.contains("@") && !self.positional_from_input,
             numeric: std::borrow::Cow::Borrowed(&self.numeric),
         }
     }
@@ -949,6 +954,7 @@ impl<'a> Walker<'a> {
             unknown: None,
             stdin_data,
             program: None,
+            appends: false,
         };
         while !p.words.is_empty() {
             match self.program_kind(&mut p) {
@@ -1042,15 +1048,24 @@ impl<'a> Walker<'a> {
                     return Step::Record;
                 }
                 let text = s.value.clone();
-                let positional = p.words[2 + string..]
-                    .iter()
-                    .map(|w| w.value.clone())
-                    .collect();
+                let operands = &p.words[2 + string..];
+                // `$1`... of a string run by xargs (which appends input)
+                // or given a replacement string or an expansion are not
+                // known: `find -exec sh -c 'echo > "$1"' _ {} \;` writes
+                // each match (review 12, F14).
+                let from_input = p.appends
+                    || operands
+                        .iter()
+                        .any(|w| w.unresolved || p.inherit.replaced_in(&w.value).is_some());
+                let positional = operands.iter().map(|w| w.value.clone()).collect();
                 p.inherit
                     .notes
                     .push(format!("nested `{name} -c` string parsed as commands"));
                 p.inherit.wrappers.push(name);
-                self.nest(p, &text, Some(positional))
+                let saved = std::mem::replace(&mut self.positional_from_input, from_input);
+                let step = self.nest(p, &text, Some(positional));
+                self.positional_from_input = saved;
+                step
             }
             ShellArgs::Stdin => {
                 if let Some(data) = p.stdin_data.take() {
@@ -1213,6 +1228,9 @@ impl<'a> Walker<'a> {
                 .push(format!("`{name}` command string parsed as commands"));
             p.inherit.wrappers.push(name);
             return self.nest(p, &text, None);
+        }
+        if u.template {
+            p.appends = u.replace.is_empty();
         }
         p.inherit.replace.extend(u.replace);
         if u.template {
@@ -1520,6 +1538,9 @@ struct Pending {
     /// computed it and left the words as they were (what
     /// [`Walker::push_segment`] would compute again).
     program: Option<String>,
+    /// The command gets more arguments appended at run time (`xargs`
+    /// without `-I`).
+    appends: bool,
 }
 
 /// What a program kind did with the pending segment.

@@ -200,17 +200,48 @@ fn f14_a_replacement_string_inside_a_nested_shell_string_is_built_from_input() {
                 "allow",
                 "",
             ),
+            // As an argument of its own the replacement is data, but not
+            // known: `$1` of such a string is an unknown operand (it was
+            // read as the text `{}`, so a write to `"$1"` was allowed), as
+            // are the operands xargs appends and an expansion given as one.
             (
-                "find . -exec sh -c 'wc -l \"$1\"' _ {} \\;",
-                "allow",
-                "allow",
-                "",
+                "echo .envrc | xargs -I{} sh -c 'echo x > \"$1\"' _ {}",
+                "ask",
+                "ask",
+                "not literal",
             ),
             (
-                "find . -exec sh -c 'wc -l \"$@\"' _ {} +",
-                "allow",
-                "allow",
+                "find . -name .envrc -exec sh -c 'echo x > \"$1\"' _ {} \\;",
+                "ask",
+                "ask",
+                "not literal",
+            ),
+            (
+                "echo .envrc | xargs sh -c 'echo x > \"$1\"' _",
+                "ask",
+                "ask",
+                "not literal",
+            ),
+            (
+                "sh -c 'echo x > \"$1\"' _ \"$(cat name.txt)\"",
+                "ask",
+                "ask",
+                "not literal",
+            ),
+            (
+                "find . -exec sh -c 'wc -l \"$1\"' _ {} \\;",
+                "ask",
+                "ask",
                 "",
+            ),
+            ("find . -exec sh -c 'wc -l \"$@\"' _ {} +", "ask", "ask", ""),
+            // Literal operands are known.
+            ("sh -c 'echo x > \"$1\"' _ notes.txt", "allow", "allow", ""),
+            (
+                "sh -c 'echo x > \"$1\"' _ .envrc",
+                "deny",
+                "deny",
+                "protected",
             ),
             ("ls | xargs -I{} sh -c 'echo hi'", "allow", "allow", ""),
             ("ls | xargs -I X echo X", "allow", "allow", ""),
@@ -229,6 +260,13 @@ fn f14_a_replacement_string_inside_a_nested_shell_string_is_built_from_input() {
     assert_eq!(
         hook_decision(&w, "ls | xargs -I{} sh -c 'echo \"$1\"' _ {}"),
         "allow"
+    );
+    assert_eq!(
+        hook_decision(
+            &w,
+            "find . -name .envrc -exec sh -c 'echo x > \"$1\"' _ {} \\;"
+        ),
+        "ask"
     );
 }
 
