@@ -659,7 +659,8 @@ write_files=["-t"]"#,
             let optional = s.optional_value_options.iter().any(|o| o == opt);
             // A short option given as a flag takes no value: right for
             // strace's short `-r` (its optional value is the long form's).
-            if listed && !optional && !(tool == "strace" && !opt.starts_with("--")) {
+            let strace_short = tool == "strace" && !opt.starts_with("--");
+            if listed && !optional && !strace_short {
                 fails.push(format!("{tool} {opt}"));
             }
         };
