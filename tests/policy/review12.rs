@@ -306,9 +306,9 @@ fn f16_execdir_commands_run_in_an_unknown_directory() {
             ),
             (
                 "find . -execdir sh -c 'cat \"$1\"' _ {} \\;",
-                "allow",
                 "ask",
-                EXECDIR,
+                "ask",
+                "",
             ),
             (
                 "find . -name .git -execdir touch .envrc \\;",
