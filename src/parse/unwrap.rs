@@ -670,9 +670,8 @@ write_files=["-t"]"#,
                     check(tool, &tok[..i]);
                     // `-e, --eof[=END]`: the short form of an optional
                     // long one is optional too.
-                    if let Some(short) = line
-                        .split([' ', ','])
-                        .find(|t| t.len() == 2 && t.starts_with('-'))
+                    if let Some((short, _)) = line.trim_start().split_once(", ")
+                        && short.len() == 2
                         && *tool != "strace"
                     {
                         check(tool, short);
