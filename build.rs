@@ -181,8 +181,15 @@ fn main() {
         let sorted: BTreeMap<_, _> = ws.iter().collect();
         for (name, entry) in sorted {
             let text = serde_json::to_string(entry).expect("serialise wrapper");
-            if let Err(e) = serde_json::from_str::<unwrap::WrapperSpec>(&text) {
-                panic!("profiles/wrappers.toml: wrapper `{name}` does not deserialise: {e}");
+            match serde_json::from_str::<unwrap::WrapperSpec>(&text) {
+                Err(e) => {
+                    panic!("profiles/wrappers.toml: wrapper `{name}` does not deserialise: {e}")
+                }
+                Ok(spec) => {
+                    if let Err(e) = spec.validate() {
+                        panic!("profiles/wrappers.toml: wrapper `{name}`: {e}");
+                    }
+                }
             }
             writeln!(out, "    ({name:?}, {text:?}),").ok();
         }

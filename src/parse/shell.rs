@@ -42,6 +42,23 @@ struct Inherit {
     redirections: Vec<Redirection>,
     notes: Vec<String>,
     reads: Vec<String>,
+    /// Replacement strings of an enclosing template (`xargs -I R`, `find
+    /// -exec ... {}`): input is put wherever they appear inside a word.
+    replace: Vec<String>,
+    /// Run by `find -execdir`/`-okdir`: in each match's directory, not the
+    /// tracked one (review 12, F16).
+    per_match_dir: bool,
+}
+
+impl Inherit {
+    /// The replacement string of an enclosing template that `text` holds:
+    /// that text is completed from input at run time (review 12, F14).
+    fn replaced_in(&self, text: &str) -> Option<&str> {
+        self.replace
+            .iter()
+            .find(|r| text.contains(r.as_str()))
+            .map(String::as_str)
+    }
 }
 
 /// Stateful walk over one command (and everything nested in it).
@@ -87,6 +104,10 @@ pub struct Walker<'a> {
     /// directory is still the one it went to, so a `cd` inside a subshell,
     /// a pipeline or a branch never stands for the shell's own `$OLDPWD`.
     oldpwd: Option<(Rc<Path>, Rc<Path>)>,
+    /// The positional parameters of the nested shell being walked come
+    /// from input at run time (`xargs sh -c '... "$1"'`, `find -exec sh -c
+    /// '... "$1"' _ {} \;`): `$1`, `$@` are not known.
+    positional_from_input: bool,
 }
 
 /// The walker's working directory (see [`Walker`]'s `cwd`).
@@ -125,6 +146,7 @@ impl<'a> Walker<'a> {
             cwd_doubt: false,
             created: Vec::new(),
             oldpwd: None,
+            positional_from_input: false,
         }
     }
 
@@ -171,7 +193,7 @@ impl<'a> Walker<'a> {
             positional: std::borrow::Cow::Borrowed(&self.positional),
             home_known: !self.tainted.contains("HOME"),
             pwd_known: !self.tainted.contains("PWD"),
-            positional_known: !self.tainted.contains("@"),
+            positional_known: !self.tainted.contains("@") && !self.positional_from_input,
             numeric: std::borrow::Cow::Borrowed(&self.numeric),
         }
     }
@@ -938,6 +960,7 @@ impl<'a> Walker<'a> {
             unknown: None,
             stdin_data,
             program: None,
+            appends: false,
         };
         while !p.words.is_empty() {
             match self.program_kind(&mut p) {
@@ -1021,16 +1044,34 @@ impl<'a> Walker<'a> {
                     p.unknown = Some(format!("`{name} -c` is given a string that is not literal"));
                     return Step::Record;
                 }
+                if let Some(r) = p.inherit.replaced_in(&s.value) {
+                    // The string is code built from input (a file name
+                    // `a;touch x` becomes a command): review 12, F14. The
+                    // safe spelling passes it as data: `sh -c '... "$1"' _ {}`.
+                    p.unknown = Some(format!(
+                        "the `{name} -c` string holds `{r}`, which is replaced by input at run time: the code is built from input (pass it as an argument: `{name} -c '... \"$1\"' _ {r}`)"
+                    ));
+                    return Step::Record;
+                }
                 let text = s.value.clone();
-                let positional = p.words[2 + string..]
-                    .iter()
-                    .map(|w| w.value.clone())
-                    .collect();
+                let operands = &p.words[2 + string..];
+                // `$1`... of a string run by xargs (which appends input)
+                // or given a replacement string or an expansion are not
+                // known: `find -exec sh -c 'echo > "$1"' _ {} \;` writes
+                // each match (review 12, F14).
+                let from_input = p.appends
+                    || operands
+                        .iter()
+                        .any(|w| w.unresolved || p.inherit.replaced_in(&w.value).is_some());
+                let positional = operands.iter().map(|w| w.value.clone()).collect();
                 p.inherit
                     .notes
                     .push(format!("nested `{name} -c` string parsed as commands"));
                 p.inherit.wrappers.push(name);
-                self.nest(p, &text, Some(positional))
+                let saved = std::mem::replace(&mut self.positional_from_input, from_input);
+                let step = self.nest(p, &text, Some(positional));
+                self.positional_from_input = saved;
+                step
             }
             ShellArgs::Stdin => {
                 if let Some(data) = p.stdin_data.take() {
@@ -1102,6 +1143,19 @@ impl<'a> Walker<'a> {
         let u = unwrap::unwrap(&name, spec, &p.words[1..]);
         if let Some(why) = u.unknown {
             p.unknown = Some(why);
+            return Step::Record;
+        }
+        // A command string or directory holding an enclosing template's
+        // replacement string is completed from input at run time: `xargs
+        // -I{} su -c 'cat {}'`, `find -exec env -C {} ...` (review 12, F14).
+        if let Some(r) = [&u.shell_string, &u.chdir]
+            .into_iter()
+            .flatten()
+            .find_map(|w| p.inherit.replaced_in(&w.value))
+        {
+            p.unknown = Some(format!(
+                "`{name}` is given a command string or directory holding `{r}`, which is replaced by input at run time"
+            ));
             return Step::Record;
         }
         // A wrapper with no command that gets arguments at run time
@@ -1181,6 +1235,10 @@ impl<'a> Walker<'a> {
             p.inherit.wrappers.push(name);
             return self.nest(p, &text, None);
         }
+        if u.template {
+            p.appends = u.replace.is_empty();
+        }
+        p.inherit.replace.extend(u.replace);
         if u.template {
             p.template = true;
             p.origin = Origin::ExecTemplate;
@@ -1345,7 +1403,14 @@ impl<'a> Walker<'a> {
                 .map(|w| normalize_program(&w.value))
                 .unwrap_or_default()
         });
-        let cwd_uncertain = self.cwd_doubt.then(|| "the working directory depends on control flow here (a `cd` that may fail, or a `cd` in only some branches of an `if`, `case`, loop or `&&`/`||` list)".to_string());
+        let cwd_uncertain = if inherit.per_match_dir {
+            // `find -execdir CMD`: CMD runs in the directory of each match,
+            // anywhere below the start points (`.git` for `./.git/hooks`):
+            // its relative paths are not the tracked cwd's (review 12, F16).
+            Some("run by `find -execdir`/`-okdir` in the directory of each match: its relative paths are relative to a directory not known here".to_string())
+        } else {
+            self.cwd_doubt.then(|| "the working directory depends on control flow here (a `cd` that may fail, or a `cd` in only some branches of an `if`, `case`, loop or `&&`/`||` list)".to_string())
+        };
         self.model.segments.push(Segment {
             cwd_uncertain,
             program,
@@ -1398,6 +1463,8 @@ impl<'a> Walker<'a> {
                     let mut inner = inherit.clone();
                     inner.redirections.clear();
                     inner.wrappers.push("find".into());
+                    inner.replace.push("{}".into());
+                    inner.per_match_dir |= matches!(v, "-execdir" | "-okdir");
                     inner.notes.push(format!(
                         "run by `find {v}` for each match; `{{}}` is a found path"
                     ));
@@ -1477,6 +1544,9 @@ struct Pending {
     /// computed it and left the words as they were (what
     /// [`Walker::push_segment`] would compute again).
     program: Option<String>,
+    /// The command gets more arguments appended at run time (`xargs`
+    /// without `-I`).
+    appends: bool,
 }
 
 /// What a program kind did with the pending segment.

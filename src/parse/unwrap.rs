@@ -15,6 +15,19 @@ pub struct WrapperSpec {
     pub flags: Vec<String>,
     /// Options that take a value.
     pub value_options: Vec<String>,
+    /// Options whose value is optional and only ever attached (`-iR`,
+    /// `--replace=R`, getopt's `optional_argument`): alone they take no
+    /// value and the next word is not theirs (`xargs -i sh x` runs `sh`).
+    /// An option here may also be named in one other value list
+    /// (`write_files`, `replace_options`), which says what its value is.
+    pub optional_value_options: Vec<String>,
+    /// Options whose value is the replacement string the wrapper puts the
+    /// input into, anywhere inside the command's words (`xargs -I R`,
+    /// `-i[R]`, `--replace[=R]`).
+    pub replace_options: Vec<String>,
+    /// The replacement string of a `replace_options` option given without
+    /// its optional value (`xargs -i` -> `{}`).
+    pub replace_default: Option<String>,
     /// Operands before the wrapped command.
     pub leading_operands: usize,
     /// Raises privileges.
@@ -87,6 +100,9 @@ pub struct Unwrapped {
     pub split: bool,
     /// The command gets arguments at run time.
     pub template: bool,
+    /// Replacement strings (`xargs -I R`): every occurrence inside the
+    /// command's words is replaced by input at run time.
+    pub replace: Vec<String>,
     /// Nothing is executed (`command -v x`, `env` alone).
     pub lookup_only: bool,
     /// The words named no command (what `rest` holds is the wrapper's
@@ -130,7 +146,7 @@ pub fn unwrap(name: &str, spec: &WrapperSpec, args: &[Word]) -> Unwrapped {
                 continue;
             }
             // Options that take a value, in `-o v`, `-ov`, `--opt=v` and `--opt v` forms.
-            let kinds: [(&Vec<String>, u8); 8] = [
+            let kinds: [(&Vec<String>, u8); 9] = [
                 (&spec.value_options, 0),
                 (&spec.split_string, 1),
                 (&spec.chdir, 2),
@@ -139,17 +155,18 @@ pub fn unwrap(name: &str, spec: &WrapperSpec, args: &[Word]) -> Unwrapped {
                 (&spec.read_files, 5),
                 (&spec.write_files, 6),
                 (&spec.env_name_options, 7),
+                (&spec.optional_value_options, 0),
             ];
             let mut matched = None;
             for (list, kind) in kinds {
                 for opt in list {
                     if a == opt {
-                        matched = Some((kind, None));
+                        matched = Some((kind, None, opt.as_str()));
                     } else if let Some(v) = a.strip_prefix(opt.as_str()) {
                         if opt.starts_with("--") && v.starts_with('=') {
-                            matched = Some((kind, Some(v[1..].to_string())));
+                            matched = Some((kind, Some(v[1..].to_string()), opt.as_str()));
                         } else if !opt.starts_with("--") && opt.len() == 2 && !v.is_empty() {
-                            matched = Some((kind, Some(v.to_string())));
+                            matched = Some((kind, Some(v.to_string()), opt.as_str()));
                         }
                     }
                     if matched.is_some() {
@@ -170,10 +187,20 @@ pub fn unwrap(name: &str, spec: &WrapperSpec, args: &[Word]) -> Unwrapped {
                     continue;
                 }
             }
-            let Some((kind, attached)) = matched else {
+            let Some((kind, attached, opt)) = matched else {
                 out.unknown = Some(format!("`{name}` option `{a}` is not modelled"));
                 return out;
             };
+            let replaces = spec.replace_options.iter().any(|o| o == opt);
+            if attached.is_none() && spec.optional_value_options.iter().any(|o| o == opt) {
+                // An optional value is attached or absent: the next word
+                // is not this option's (review 12, F1, F2).
+                if replaces && let Some(d) = &spec.replace_default {
+                    out.replace.push(d.clone());
+                }
+                i += 1;
+                continue;
+            }
             let value = match attached {
                 Some(v) => {
                     // (The option word's spelling, with the attached value.)
@@ -189,6 +216,15 @@ pub fn unwrap(name: &str, spec: &WrapperSpec, args: &[Word]) -> Unwrapped {
                     v.clone()
                 }
             };
+            if replaces {
+                if value.unresolved {
+                    out.unknown = Some(format!(
+                        "`{name}` option `{a}` is given a replacement string that is not literal"
+                    ));
+                    return out;
+                }
+                out.replace.push(value.value.clone());
+            }
             match kind {
                 1 => {
                     out.split = true;
@@ -297,6 +333,67 @@ pub fn unwrap(name: &str, spec: &WrapperSpec, args: &[Word]) -> Unwrapped {
         }
     }
     out
+}
+
+impl WrapperSpec {
+    /// Checks the spec's option lists against each other (run by the build
+    /// script over profiles/wrappers.toml, so a broken entry fails the
+    /// build): an option has one meaning, an optional value is spelled
+    /// attached (`-iR`, `--replace=R`), and a replacement option takes a
+    /// value.
+    pub fn validate(&self) -> Result<(), String> {
+        let kinds: [(&str, &Vec<String>); 9] = [
+            ("flags", &self.flags),
+            ("value_options", &self.value_options),
+            ("split_string", &self.split_string),
+            ("chdir", &self.chdir),
+            ("shell_string", &self.shell_string),
+            ("query_flags", &self.query_flags),
+            ("read_files", &self.read_files),
+            ("write_files", &self.write_files),
+            ("env_name_options", &self.env_name_options),
+        ];
+        let mut seen: Vec<(&str, &str)> = Vec::new();
+        for (kind, list) in kinds {
+            for o in list {
+                if !o.starts_with('-') {
+                    return Err(format!("{kind}: `{o}` is not an option"));
+                }
+                if let Some((_, k)) = seen.iter().find(|(s, _)| *s == o.as_str()) {
+                    return Err(format!("`{o}` is in both {k} and {kind}"));
+                }
+                seen.push((o.as_str(), kind));
+            }
+        }
+        for o in &self.optional_value_options {
+            let short = o.len() == 2 && o.starts_with('-') && !o.starts_with("--");
+            let long = o.len() > 2 && o.starts_with("--");
+            if !short && !long {
+                return Err(format!(
+                    "optional_value_options: `{o}` is neither `-X` nor `--long`"
+                ));
+            }
+            if let Some((_, k)) = seen.iter().find(|(s, _)| *s == o.as_str())
+                && matches!(*k, "flags" | "query_flags" | "value_options")
+            {
+                return Err(format!("`{o}` is in both {k} and optional_value_options"));
+            }
+        }
+        for o in &self.replace_options {
+            let optional = self.optional_value_options.contains(o);
+            if !optional && !self.value_options.contains(o) {
+                return Err(format!(
+                    "replace_options: `{o}` is in neither value_options nor optional_value_options"
+                ));
+            }
+            if optional && self.replace_default.is_none() {
+                return Err(format!(
+                    "replace_options: `{o}` takes an optional value but replace_default is not set"
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Why a wrapper given no command is not modelled.
@@ -445,6 +542,156 @@ escalates=true"#,
         assert_eq!(u.rest[0].value, "ls");
         let u = unwrap("sudo", &s, &words(&["-X", "ls"]));
         assert!(u.unknown.is_some());
+    }
+
+    /// Optional values (getopt's `optional_argument`) are attached only:
+    /// `xargs -i sh x` runs `sh` (review 12, F1); `-iR`/`--replace=R`
+    /// give the replacement string, `-i` alone gives the default.
+    #[test]
+    fn optional_values_are_attached_only() {
+        let s = spec(
+            r#"value_options=["-I"]
+optional_value_options=["-i","--replace","-l"]
+replace_options=["-I","-i","--replace"]
+replace_default="{}"
+template=true"#,
+        );
+        s.validate().expect("valid");
+        let rest = |u: &Unwrapped| u.rest.iter().map(|w| w.value.clone()).collect::<Vec<_>>();
+        let u = unwrap("xargs", &s, &words(&["-i", "sh", "echo"]));
+        assert_eq!(rest(&u), ["sh", "echo"]);
+        assert_eq!(u.replace, ["{}"]);
+        let u = unwrap("xargs", &s, &words(&["--replace", "sh", "echo"]));
+        assert_eq!(rest(&u), ["sh", "echo"]);
+        let u = unwrap("xargs", &s, &words(&["-l", "sh", "echo"]));
+        assert_eq!(rest(&u), ["sh", "echo"]);
+        assert!(u.replace.is_empty());
+        let u = unwrap("xargs", &s, &words(&["-iR", "echo", "R"]));
+        assert_eq!(rest(&u), ["echo", "R"]);
+        assert_eq!(u.replace, ["R"]);
+        let u = unwrap("xargs", &s, &words(&["--replace=%", "echo"]));
+        assert_eq!(u.replace, ["%"]);
+        let u = unwrap("xargs", &s, &words(&["-I", "X", "sh"]));
+        assert_eq!(rest(&u), ["sh"]);
+        assert_eq!(u.replace, ["X"]);
+    }
+
+    /// The build refuses a spec whose option lists contradict each other.
+    #[test]
+    fn validate_refuses_contradictions() {
+        for bad in [
+            r#"flags=["-i"]
+optional_value_options=["-i"]"#,
+            r#"value_options=["-i"]
+optional_value_options=["-i"]"#,
+            r#"flags=["-u"]
+value_options=["-u"]"#,
+            r#"optional_value_options=["-ab"]"#,
+            r#"optional_value_options=["x"]"#,
+            r#"replace_options=["-I"]"#,
+            r#"optional_value_options=["-i"]
+replace_options=["-i"]"#,
+        ] {
+            assert!(spec(bad).validate().is_err(), "{bad}");
+        }
+        spec(
+            r#"optional_value_options=["-t"]
+write_files=["-t"]"#,
+        )
+        .validate()
+        .expect("an optional write file is valid");
+    }
+
+    /// Every option the tools' own `--help` shows with an optional value
+    /// (`-x[ARG]`, `--long[=ARG]`) is declared attached-only in the
+    /// built-in wrappers, or not modelled at all (then it is unknown).
+    /// The help lines are GNU findutils 4.9.0 xargs, coreutils 9.1 env,
+    /// procps-ng watch, util-linux 2.38.1 script and strace 6.x.
+    #[test]
+    fn optional_values_of_the_tools_help_are_declared() {
+        const HELP: &[(&str, &str)] = &[
+            (
+                "xargs",
+                "  -e, --eof[=END]              equivalent to -E END",
+            ),
+            (
+                "xargs",
+                "  -i, --replace[=R]            replace R in INITIAL-ARGS",
+            ),
+            ("xargs", "  -l[MAX-LINES]                similar to -L"),
+            (
+                "xargs",
+                "  -L, --max-lines=MAX-LINES    use at most MAX-LINES",
+            ),
+            ("env", "      --block-signal[=SIG]    block delivery of SIG"),
+            ("env", "      --default-signal[=SIG]  reset handling of SIG"),
+            ("env", "      --ignore-signal[=SIG]   set handling of SIG"),
+            ("watch", "  -d, --differences[=<permanent>]"),
+            (
+                "script",
+                " -t[<file>], --timing[=<file>] deprecated alias to -T",
+            ),
+            ("strace", "  -D, --daemonize[=grandchild]"),
+            ("strace", "  -r, --relative-timestamps[=PRECISION]"),
+            ("strace", "  -y, --decode-fds[=path]"),
+        ];
+        // `xargs --max-lines` is optional too (getopt's table; its help
+        // line shows `=`): `echo x | xargs --max-lines echo hi` prints `hi x`.
+        let extra = [("xargs", "--max-lines")];
+        let mut fails = Vec::new();
+        let mut check = |tool: &str, opt: &str| {
+            let Some(s) = crate::parse::wrapper_spec(tool) else {
+                return;
+            };
+            let listed = [
+                &s.flags,
+                &s.value_options,
+                &s.split_string,
+                &s.chdir,
+                &s.shell_string,
+                &s.query_flags,
+                &s.read_files,
+                &s.write_files,
+                &s.env_name_options,
+            ]
+            .iter()
+            .any(|l| l.iter().any(|o| o == opt));
+            let optional = s.optional_value_options.iter().any(|o| o == opt);
+            // A short option given as a flag takes no value: right for
+            // strace's short `-r` (its optional value is the long form's).
+            let strace_short = tool == "strace" && !opt.starts_with("--");
+            if listed && !optional && !strace_short {
+                fails.push(format!("{tool} {opt}"));
+            }
+        };
+        for (tool, line) in HELP {
+            for tok in line.split([' ', ',']).filter(|t| t.starts_with('-')) {
+                if let Some(i) = tok.find('[') {
+                    check(tool, &tok[..i]);
+                    // `-e, --eof[=END]`: the short form of an optional
+                    // long one is optional too.
+                    if let Some((short, _)) = line.trim_start().split_once(", ")
+                        && short.len() == 2
+                        && *tool != "strace"
+                    {
+                        check(tool, short);
+                    }
+                }
+            }
+        }
+        for (tool, opt) in extra {
+            check(tool, opt);
+        }
+        assert!(fails.is_empty(), "not attached-only: {fails:?}");
+    }
+
+    /// Every built-in wrapper passes the build's validation.
+    #[test]
+    fn builtin_wrappers_validate() {
+        for (name, _) in crate::builtin::WRAPPERS {
+            let s = crate::parse::wrapper_spec(name).expect("spec");
+            s.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
     }
 
     /// Programs that start a shell reading standard input when given no

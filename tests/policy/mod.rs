@@ -13,6 +13,7 @@ mod review;
 mod review10_holes;
 mod review11;
 mod review11_holes;
+mod review12;
 mod review12_paths;
 mod unconfined_classes;
 mod writable_roots;
