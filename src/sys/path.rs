@@ -279,8 +279,12 @@ fn canonicalize_fd(p: &Path) -> std::io::Result<(PathBuf, Option<OwnedFd>)> {
         .resolve(ResolveFlag::RESOLVE_NO_MAGICLINKS);
     let f = match nix::fcntl::openat2(nix::fcntl::AT_FDCWD, p, how) {
         Ok(f) => f,
-        Err(nix::errno::Errno::ENOSYS) => nix::fcntl::open(p, flags, nix::sys::stat::Mode::empty())
-            .map_err(std::io::Error::from)?,
+        // No `openat2` (Linux < 5.6, or a seccomp filter around safe-exec
+        // that refuses it): the plain open, which follows magic links.
+        Err(nix::errno::Errno::ENOSYS | nix::errno::Errno::EPERM | nix::errno::Errno::EINVAL) => {
+            nix::fcntl::open(p, flags, nix::sys::stat::Mode::empty())
+                .map_err(std::io::Error::from)?
+        }
         Err(nix::errno::Errno::ELOOP) => {
             let m = through_to_magic(p);
             return match magic_split(&m) {
