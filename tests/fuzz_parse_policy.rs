@@ -231,6 +231,11 @@ fn inputs_the_fuzzer_found_are_refused_without_a_panic() {
             "<<-)rmawk\\$(bash -c$((\\]]^.gi\n)",
             "cat <<-X $(echo $((1+\n",
             "$(<<E\n",
+            // 2026-11-28 (seed 1795832917659891781): a here-document
+            // pending inside `${...}` left nothing for the terminating
+            // brace (the same tokenizer, another unwrap).
+            "${x/ << $( ) ~\n\n",
+            "${x << $(:)}\n",
         ] {
             let input = CommandInput::String {
                 text: text.to_string(),
