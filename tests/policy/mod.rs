@@ -12,5 +12,6 @@ mod redteam9;
 mod review;
 mod review10_holes;
 mod review11;
+mod review12_trees;
 mod unconfined_classes;
 mod writable_roots;
