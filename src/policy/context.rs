@@ -32,6 +32,21 @@ pub struct PolicyContext<'a> {
     /// values, redirections), in order: unconfined, a later segment that
     /// runs or loads one of them runs what the policy never saw.
     pub writes_seen: std::cell::RefCell<Vec<PathBuf>>,
+    /// How many of [`Self::writes_seen`] the segments before the one being
+    /// judged wrote (set by [`evaluate`](super::evaluate) before each
+    /// segment): the current segment's own writes are not "earlier".
+    pub seen_before: std::cell::Cell<usize>,
+    /// Where the segments judged so far put a copied or moved source, and
+    /// the source (`cp -r x y`: (`y`, `x`); `mv x y/`: (`y/x`, `x`)): what
+    /// a later copy of such a path holds was not on disk when the command
+    /// was decided (review 12, F19).
+    pub trees_landed: std::cell::RefCell<Vec<(PathBuf, PathBuf)>>,
+    /// Unconfined: a path of the segment being judged has a `..` after a
+    /// component that an earlier segment of the string may have made a
+    /// link by copying or moving one (`mv a/s b/s && tee b/s/../.envrc`):
+    /// where the `..` leads is not known (review 12, F3). Taken after each
+    /// segment by [`evaluate`](super::evaluate).
+    pub dots_unknown: std::cell::RefCell<Option<PathBuf>>,
     /// Symbolic links made earlier in this command (`ln -s TARGET LINK`),
     /// link path to target (filled by [`evaluate`](super::evaluate)): later paths through the
     /// link are checked where they really lead.
@@ -178,6 +193,9 @@ impl<'a> PolicyContext<'a> {
             interactive: ctx.interactive,
             confined: ctx.confined,
             writes_seen: Default::default(),
+            seen_before: Default::default(),
+            trees_landed: Default::default(),
+            dots_unknown: Default::default(),
             written,
             links: symlinks(model, &ctx.profile.registry),
             written_text: confined::written_text(model),
@@ -239,6 +257,9 @@ impl<'a> PolicyContext<'a> {
 
     /// [`PolicyContext::resolve`] before magic links are read.
     fn resolve_spelled(&self, seg: &Segment, p: &str) -> PathBuf {
+        if !self.confined {
+            self.dots_after_copied(&seg.cwd, p);
+        }
         let made_here = |l: &&Link| !l.made_by.iter().map(String::as_str).eq(seg.argv());
         // A link the string makes over an existing one (`ln -sfn T l`) is
         // met by the path as spelled, before the filesystem's old link is
@@ -289,6 +310,54 @@ impl<'a> PolicyContext<'a> {
         }
         let out = self.resolve_in(&seg.cwd, p);
         self.through_links(seg, out)
+    }
+
+    /// Review 12, F3: a `..` after a component that does not exist as a
+    /// directory now and lies at or below a path an earlier segment of the
+    /// string wrote (a copy, move, hard link or restore may put a link
+    /// there: `mv a/s b/s`, `cp -a a/s b/`, `ln a/s b/s`, `git restore
+    /// a/s`) goes up from wherever that link leads, which the policy does
+    /// not know: recorded in [`Self::dots_unknown`].
+    pub(super) fn dots_after_copied(&self, cwd: &Path, p: &str) {
+        let Ok(seen) = self.writes_seen.try_borrow() else {
+            return;
+        };
+        let before = &seen[..self.seen_before.get().min(seen.len())];
+        if before.is_empty() || self.dots_unknown.borrow().is_some() {
+            return;
+        }
+        let full = cwd.join(p);
+        if !full
+            .components()
+            .any(|c| c == std::path::Component::ParentDir)
+        {
+            return;
+        }
+        let mut cur = PathBuf::from("/");
+        let mut last_normal = false;
+        for c in full.components() {
+            match c {
+                std::path::Component::ParentDir => {
+                    // A link the string makes with `ln -s` is followed
+                    // by [`Self::resolve`] itself.
+                    if last_normal
+                        && !self.links.iter().any(|l| l.path == cur)
+                        && !cur.symlink_metadata().is_ok_and(|m| m.is_dir())
+                        && before.iter().any(|w| cur.starts_with(w))
+                    {
+                        *self.dots_unknown.borrow_mut() = Some(cur.join(".."));
+                        return;
+                    }
+                    cur = crate::sys::path::join_physical(&cur, "..");
+                    last_normal = false;
+                }
+                std::path::Component::Normal(n) => {
+                    cur.push(n);
+                    last_normal = true;
+                }
+                _ => {}
+            }
+        }
     }
 
     /// `out` followed through the links the string makes (other than by
@@ -503,23 +572,40 @@ pub(super) fn symlinks(model: &CommandModel, registry: &registry::Registry) -> V
 }
 
 /// Whether a command before `index` in the string removes or moves `path`
-/// or a directory above it (`rmdir d && ln -s T d`).
+/// or a directory above it (`rmdir d && ln -s T d`), or may: review 12,
+/// F11, a command whose targets are not all literal (`rmdir d*`, `find d
+/// -delete`, `git stash -u`, `rsync --remove-source-files`, a script)
+/// counts as removing it. Only the programs that never remove or move a
+/// path ([`KEEPS_PATHS`]) are passed over.
 fn removed_before(model: &CommandModel, index: usize, path: &Path) -> bool {
     model.segments[..index].iter().any(|e| {
         let program = e.program.rsplit('/').next().unwrap_or(&e.program);
-        let removes = matches!(program, "rm" | "rmdir" | "mv" | "unlink")
+        if program.is_empty() || KEEPS_PATHS.contains(&program) {
+            return false;
+        }
+        let literal = matches!(program, "rm" | "rmdir" | "mv" | "unlink")
             || (program == "git"
                 && e.words
                     .iter()
                     .skip(1)
                     .find(|w| !w.value.starts_with('-'))
                     .is_some_and(|w| w.value == "rm" || w.value == "mv"));
-        removes
-            && e.words[1..].iter().any(|w| {
-                !w.value.starts_with('-') && path.starts_with(paths::resolve(&e.cwd, &w.value))
-            })
+        if !literal || e.words[1..].iter().any(|w| w.glob || w.unresolved) {
+            return true;
+        }
+        e.words[1..].iter().any(|w| {
+            !w.value.starts_with('-') && path.starts_with(paths::resolve(&e.cwd, &w.value))
+        })
     })
 }
+
+/// Programs that never remove, move or replace a directory
+/// ([`removed_before`]).
+const KEEPS_PATHS: &[&str] = &[
+    "cd", "pushd", "popd", "echo", "printf", "ls", "cat", "pwd", "test", "[", "true", "false",
+    "mkdir", "touch", "ln", "cp", "grep", "rg", "head", "tail", "wc", "stat", "file", "readlink",
+    "realpath", "which", "type", "command", "sleep", "export", "tee", "chmod", "sort", "diff",
+];
 
 #[cfg(test)]
 mod memo_tests {

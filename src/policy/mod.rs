@@ -104,7 +104,20 @@ pub fn evaluate(model: &CommandModel, ctx: &PolicyContext, raw: Option<&str>) ->
     for seg in &model.segments {
         let before = v.risk;
         v.risk = Risk::Safe;
+        ctx.seen_before.set(ctx.writes_seen.borrow().len());
         segment::segment(seg, ctx, &mut v, &mut code_views);
+        if let Some(p) = ctx.dots_unknown.take() {
+            unknown::unknown_with(
+                &mut v,
+                ctx,
+                &format!(
+                    "`{}` goes up (`..`) from `{}`, which an earlier command in this string copies, moves or links: if it is now a symbolic link, `..` leads elsewhere; nothing confines it here",
+                    seg.program,
+                    p.parent().unwrap_or(&p).display()
+                ),
+                "spell the path without `..`, or run it inside the sandbox (`hook --rewrite`, `safe-exec -c`)",
+            );
+        }
         let seg_risk = v.risk;
         v.risk = v.risk.max(before);
         confined::unconfined_substitution(seg, seg_risk, ctx, &mut v);

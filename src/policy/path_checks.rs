@@ -335,9 +335,8 @@ pub(super) fn path_operand(
     let p: PathBuf = ctx.resolve(seg, value);
     // `mkdir` and `touch` create nothing a program could run or load.
     if t == Access::Write && !matches!(seg.program.as_str(), "mkdir" | "touch") {
-        ctx.writes_seen
-            .borrow_mut()
-            .push(ctx.resolve(seg, &w.value));
+        let written = ctx.resolve(seg, &w.value);
+        ctx.writes_seen.borrow_mut().push(written);
     }
     let mut res = if t == Access::Write {
         check_write(ctx, &p, destructive).and_then(|()| {

@@ -190,7 +190,7 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
         parsed.accept_run_time_operands();
     }
     let moved;
-    let seg = match moved_base(seg, &parents, &parent_parsed, &parsed) {
+    let seg = match moved_base(seg, ctx, &parents, &parent_parsed, &parsed) {
         Ok(Some(s)) => {
             moved = s;
             &moved
@@ -303,6 +303,7 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
 /// are the parents' arguments as parsed (in order), `parsed` the entry's.
 pub(super) fn moved_base(
     seg: &Segment,
+    ctx: &PolicyContext,
     parents: &[Layered<'_>],
     parent_parsed: &[ParsedArgs<'_>],
     parsed: &ParsedArgs<'_>,
@@ -326,10 +327,11 @@ pub(super) fn moved_base(
                     o.written
                 ));
             }
-            cwd = Some(crate::parse::join_physical(
-                cwd.as_deref().unwrap_or(&seg.cwd),
-                &dir.value,
-            ));
+            let from = cwd.as_deref().unwrap_or(&seg.cwd);
+            if !ctx.confined {
+                ctx.dots_after_copied(from, &dir.value);
+            }
+            cwd = Some(crate::parse::join_physical(from, &dir.value));
         }
     }
     Ok(cwd.map(|cwd| Segment { cwd, ..seg.clone() }))

@@ -415,7 +415,7 @@ fn moved_protected(name: &str, w: &Word, seg: &Segment, ctx: &PolicyContext, v: 
         return;
     }
     let candidates: Vec<std::path::PathBuf> = if w.glob {
-        glob_children(&ctx.resolve(seg, "."), &w.value)
+        glob_children(&ctx.resolve(seg, "."), &w.value, &earlier_writes(ctx))
     } else {
         vec![ctx.resolve(seg, &w.value)]
     };
@@ -439,8 +439,14 @@ fn moved_protected(name: &str, w: &Word, seg: &Segment, ctx: &PolicyContext, v: 
 
 /// The existing paths a glob whose wildcards are all in its last
 /// component matches (`.*`, `dir/.g*`), as bash expands it without
-/// `dotglob`; nothing for a glob with wildcards in a directory part.
-fn glob_children(cwd: &std::path::Path, pattern: &str) -> Vec<std::path::PathBuf> {
+/// `dotglob`; nothing for a glob with wildcards in a directory part. The
+/// entries an earlier segment of the string writes (`extra`: `echo >
+/// x/.envrc && cp -r x/.e* .`) count as existing (review 12, F19).
+fn glob_children(
+    cwd: &std::path::Path,
+    pattern: &str,
+    extra: &[std::path::PathBuf],
+) -> Vec<std::path::PathBuf> {
     let (dir, last) = match pattern.rsplit_once('/') {
         Some(("", l)) => ("/", l),
         Some((d, l)) => (d, l),
@@ -450,13 +456,24 @@ fn glob_children(cwd: &std::path::Path, pattern: &str) -> Vec<std::path::PathBuf
         return Vec::new();
     }
     let base = crate::parse::join_physical(cwd, dir);
-    let Ok(entries) = std::fs::read_dir(&base) else {
-        return Vec::new();
-    };
-    entries
-        .take(100_000)
-        .filter_map(Result::ok)
-        .map(|e| e.file_name().to_string_lossy().into_owned())
+    let mut names: Vec<String> = extra
+        .iter()
+        .filter_map(|w| w.strip_prefix(&base).ok())
+        .filter_map(|r| r.components().next())
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if let Ok(entries) = std::fs::read_dir(&base) {
+        names.extend(
+            entries
+                .take(100_000)
+                .filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned()),
+        );
+    }
+    names.sort();
+    names.dedup();
+    names
+        .into_iter()
         .filter(|n| {
             (last.starts_with('.') || !n.starts_with('.'))
                 && n != "."
@@ -465,6 +482,13 @@ fn glob_children(cwd: &std::path::Path, pattern: &str) -> Vec<std::path::PathBuf
         })
         .map(|n| base.join(n))
         .collect()
+}
+
+/// The paths the segments before the one being judged wrote
+/// ([`PolicyContext::writes_seen`] up to [`PolicyContext::seen_before`]).
+fn earlier_writes(ctx: &PolicyContext) -> Vec<std::path::PathBuf> {
+    let seen = ctx.writes_seen.borrow();
+    seen[..ctx.seen_before.get().min(seen.len())].to_vec()
 }
 
 /// Entries listed at most in a source tree copied or moved into a
@@ -530,12 +554,27 @@ pub(super) fn landing(
     // tree of `x` lands at `new/...`); DEST was checked as an operand.
     let into_dir = !no_target_dir
         && (target.is_some() || named_dir || sources.len() > 1 || d.is_dir() || name == "rsync");
+    // Review 12, F18: `cp -r x DEST/` and `mv x DEST/` with one source and
+    // a DEST that does not exist make DEST itself (the slash only asks
+    // for a directory); and a DEST an earlier command of the string makes
+    // (`mkdir -p y && mv x y`) is entered. Both readings are checked,
+    // `DEST/x` and DEST.
+    let both = !no_target_dir
+        && target.is_none()
+        && sources.len() == 1
+        && name != "rsync"
+        && !matches!(dir.value.as_str(), "." | "..")
+        && !dir.value.ends_with("/.")
+        && !dir.value.ends_with("/..")
+        && d.symlink_metadata().is_err();
+    let earlier = earlier_writes(ctx);
+    let mut landed_here = Vec::new();
     for w in sources {
         if w.unresolved {
             continue;
         }
         let srcs: Vec<std::path::PathBuf> = if w.glob {
-            glob_children(&ctx.resolve(seg, "."), &w.value)
+            glob_children(&ctx.resolve(seg, "."), &w.value, &earlier)
         } else {
             vec![ctx.resolve(seg, &w.value)]
         };
@@ -546,55 +585,165 @@ pub(super) fn landing(
                 || w.value == "."
                 || w.value.ends_with("/.")
                 || (name == "rsync" && w.value.ends_with('/'));
-            let at = if merge {
-                d.clone()
-            } else {
-                match src.file_name() {
-                    Some(b) => d.join(b),
-                    None => continue,
+            let mut ats = Vec::new();
+            let plain_merge = w.value == "." || w.value.ends_with("/.");
+            if merge {
+                ats.push((d.clone(), true));
+            }
+            if !merge || (both && !plain_merge) {
+                if let Some(b) = src.file_name() {
+                    ats.push((d.join(b), false));
                 }
-            };
-            if !merge && let Err(e) = super::path_checks::check_write(ctx, &at, false) {
-                path_reason(v, &at, &e, &format!("`{name}` puts `{}` at", w.raw()));
-                return;
+                if !merge && both {
+                    ats.push((d.clone(), true));
+                }
             }
-            if !recursive || !src.is_dir() {
-                continue;
-            }
-            match tree_hit(ctx, &src, &at) {
-                Ok(None) => {}
-                Ok(Some((landed, e))) => {
-                    path_reason(
-                        v,
-                        &landed,
-                        &e,
-                        &format!(
-                            "`{name}` copies the tree `{}`, which puts a file at",
-                            w.raw()
-                        ),
-                    );
+            for (at, itself) in ats {
+                if !itself && let Err(e) = super::path_checks::check_write(ctx, &at, false) {
+                    path_reason(v, &at, &e, &format!("`{name}` puts `{}` at", w.raw()));
                     return;
                 }
-                Err(()) => {
-                    // Unconfined, a tree too large to list may hold a
-                    // protected path for any destination (a nested
-                    // repository's `.git/hooks` below it): it asks.
-                    if !ctx.confined {
-                        v.add(
-                            Layer::Policy,
-                            ReasonId::PolicyUnconfinedNamed,
-                            Decision::Ask,
-                            format!(
-                                "`{name}` puts the tree `{}` into `{}`, and the tree is too large to list for protected paths (`.git/hooks`, `.claude/`); nothing confines it here",
-                                w.raw(),
-                                at.display()
-                            ),
-                            Some("copy a smaller tree, or run it inside the sandbox (`hook --rewrite`, `safe-exec -c`)".into()),
-                        );
-                        return;
-                    }
+                landed_here.push((at.clone(), src.clone()));
+                if !recursive {
+                    continue;
+                }
+                if !landing_tree(name, w, &src, &at, &earlier, ctx, v) {
+                    return;
                 }
             }
+        }
+    }
+    ctx.trees_landed.borrow_mut().extend(landed_here);
+}
+
+/// The tree of the source `src` (the word `w`) put at `at`: its entries on
+/// disk, and the paths an earlier segment of the string wrote below it
+/// (`earlier`: `mkdir x && echo > x/.envrc && cp -r x/. .`, review 12,
+/// F19), each checked as a write below `at`. A source that an earlier
+/// segment copied or moved a tree into (or onto) holds that tree too,
+/// checked below `at` as well. `false` when a reason was added.
+fn landing_tree(
+    name: &str,
+    w: &Word,
+    src: &std::path::Path,
+    at: &std::path::Path,
+    earlier: &[std::path::PathBuf],
+    ctx: &PolicyContext,
+    v: &mut Verdict,
+) -> bool {
+    let hit = |landed: std::path::PathBuf, e| {
+        (
+            landed,
+            e,
+            format!(
+                "`{name}` copies the tree `{}`, which puts a file at",
+                w.raw()
+            ),
+        )
+    };
+    // What the string wrote below the source, mapped into the landing.
+    for p in earlier {
+        let Ok(rel) = p.strip_prefix(src) else {
+            continue;
+        };
+        if rel.as_os_str().is_empty() {
+            continue;
+        }
+        let landed = at.join(rel);
+        if let Err(e) = super::path_checks::check_write(ctx, &landed, false) {
+            let (l, e, what) = hit(landed, e);
+            path_reason(v, &l, &e, &what);
+            return false;
+        }
+    }
+    // What an earlier copy or move of the string put into the source, or
+    // the source itself (`mv x y && mv y/x .gemini`, `cp evil/.envrc x/ &&
+    // cp -r x/. .`): the earlier source's tree, mapped (up to eight
+    // copies deep).
+    let mut more: Vec<(std::path::PathBuf, std::path::PathBuf)> = Vec::new();
+    let mut look = vec![(src.to_path_buf(), at.to_path_buf())];
+    for _ in 0..8 {
+        let mut next = Vec::new();
+        for (s, a) in &look {
+            for (t_at, t_src) in ctx.trees_landed.borrow().iter() {
+                if let Ok(rel) = s.strip_prefix(t_at) {
+                    // The source is (below) what landed: the earlier
+                    // source's tree is (part of) it.
+                    next.push((t_src.join(rel), a.clone()));
+                } else if let Ok(rel) = t_at.strip_prefix(s) {
+                    // Something landed inside the source.
+                    next.push((t_src.clone(), a.join(rel)));
+                }
+            }
+        }
+        if next.is_empty() {
+            break;
+        }
+        more.extend(next.iter().cloned());
+        look = next;
+    }
+    for (s, a) in more {
+        if let Err(e) = super::path_checks::check_write(ctx, &a, false) {
+            let (l, e, what) = hit(a, e);
+            path_reason(v, &l, &e, &what);
+            return false;
+        }
+        if s.is_dir() && !tree_ok(name, w, &s, &a, ctx, v) {
+            return false;
+        }
+    }
+    if !src.is_dir() {
+        return true;
+    }
+    tree_ok(name, w, src, at, ctx, v)
+}
+
+/// [`tree_hit`] of `src` put at `at`, as a reason: `false` when one was
+/// added.
+fn tree_ok(
+    name: &str,
+    w: &Word,
+    src: &std::path::Path,
+    at: &std::path::Path,
+    ctx: &PolicyContext,
+    v: &mut Verdict,
+) -> bool {
+    let hit = |landed: std::path::PathBuf, e| {
+        (
+            landed,
+            e,
+            format!(
+                "`{name}` copies the tree `{}`, which puts a file at",
+                w.raw()
+            ),
+        )
+    };
+    match tree_hit(ctx, src, at) {
+        Ok(None) => true,
+        Ok(Some((landed, e))) => {
+            let (l, e, what) = hit(landed, e);
+            path_reason(v, &l, &e, &what);
+            false
+        }
+        Err(()) => {
+            // Unconfined, a tree too large to list may hold a
+            // protected path for any destination (a nested
+            // repository's `.git/hooks` below it): it asks.
+            if ctx.confined {
+                return true;
+            }
+            v.add(
+                Layer::Policy,
+                ReasonId::PolicyUnconfinedNamed,
+                Decision::Ask,
+                format!(
+                    "`{name}` puts the tree `{}` into `{}`, and the tree is too large to list for protected paths (`.git/hooks`, `.claude/`); nothing confines it here",
+                    w.raw(),
+                    at.display()
+                ),
+                Some("copy a smaller tree, or run it inside the sandbox (`hook --rewrite`, `safe-exec -c`)".into()),
+            );
+            false
         }
     }
 }

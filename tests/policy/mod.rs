@@ -15,5 +15,6 @@ mod review11;
 mod review11_holes;
 mod review12;
 mod review12_paths;
+mod review12_trees;
 mod unconfined_classes;
 mod writable_roots;
