@@ -81,7 +81,12 @@ pub fn unregistered(ctx: &PolicyContext, v: &mut Verdict, missing: &str) -> bool
 /// `bin/test`, `.venv/bin/python`, `~/bin/tool`): allowed confined; asks
 /// unconfined, saying what it is.
 pub fn project_program(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, dir: &Path) {
-    let written = &seg.words[0].value;
+    project_program_named(&seg.words[0].value, ctx, v, dir);
+}
+
+/// [`project_program`] of the program `written` (a wrapper in front of
+/// the segment's own program: `nice`, `env`, `xargs`).
+pub fn project_program_named(written: &str, ctx: &PolicyContext, v: &mut Verdict, dir: &Path) {
     if ctx.confined {
         v.note(
             Layer::Policy,

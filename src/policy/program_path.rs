@@ -200,11 +200,44 @@ const BASH_BUILTINS: &[&str] = &[
 /// a later entry has it: a program of the project, which asks like
 /// `./git` ([`confined::project_program`]). One `stat` per entry, only
 /// when the caller's `PATH` has such an entry.
+///
+/// The wrappers in front of the program (`nice`, `env`, `timeout`,
+/// `xargs`, `busybox`) are programs found through `PATH` too, and a name
+/// bash runs as a builtin (`echo`, `true`, `test`) is a program when a
+/// wrapper, `xargs` or `find -exec` runs it (`execvp`): review 12, F4.
 pub(super) fn path_program(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) {
-    let name = seg.words[0].value.as_str();
-    if ctx.confined || name.is_empty() || name.contains('/') || BASH_BUILTINS.contains(&name) {
+    if ctx.confined || path_wrappers(seg, ctx, v) {
         return;
     }
+    if seg.words[0].value.contains('/') {
+        return;
+    }
+    let name = seg.words[0].value.as_str();
+    let execed = seg.origin == crate::parse::Origin::ExecTemplate
+        || seg
+            .wrappers
+            .iter()
+            .any(|w| w != "command" && w != "builtin" && w != "time");
+    if name.is_empty() || name.contains('/') || (!execed && BASH_BUILTINS.contains(&name)) {
+        return;
+    }
+    lookup(name, seg, ctx, v);
+}
+
+/// [`path_program`] of the wrappers in front of the program (whatever
+/// the program's spelling: `nice /bin/ls` runs the `nice` `PATH` finds);
+/// whether one is a project program. Bash's own `command`, `builtin`,
+/// `exec`, `eval` and the `time` keyword are not programs.
+fn path_wrappers(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) -> bool {
+    let shell_own = |w: &str| matches!(w, "command" | "builtin" | "time" | "exec" | "eval");
+    seg.wrappers
+        .iter()
+        .any(|w| !shell_own(w) && !BASH_BUILTINS.contains(&w.as_str()) && lookup(w, seg, ctx, v))
+}
+
+/// [`path_program`]'s search of one name; whether it found the program in
+/// a project directory (the verdict then says so).
+fn lookup(name: &str, seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) -> bool {
     // Whether this string writes a file of that name somewhere: only then
     // can an entry without the program yet be the one that will have it.
     let named = |w: &std::path::PathBuf| w.file_name().is_some_and(|f| f == name);
@@ -220,14 +253,15 @@ pub(super) fn path_program(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict) 
         let p = dir.join(name);
         let written = here && (ctx.written.contains(&p) || ctx.writes_seen.borrow().contains(&p));
         if written || (exists && here) {
-            confined::project_program(seg, ctx, v, &dir);
-            return;
+            confined::project_program_named(name, ctx, v, &dir);
+            return true;
         }
         if exists {
             env_interpreter(seg, ctx, v, &entry.join(name));
-            return;
+            return false;
         }
     }
+    false
 }
 
 /// Unconfined: a program run by path from a system directory

@@ -76,12 +76,11 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
     if seg.program.is_empty() || seg.unknown.is_some() {
         return;
     }
+    super::program_path::path_program(seg, ctx, v);
     if seg.words[0].value.contains('/') {
         written_then_run(seg, ctx, v, &seg.words[0].value, label, code);
         untrusted_program_path(seg, ctx, v);
         super::program_path::slash_program(seg, ctx, v);
-    } else {
-        super::program_path::path_program(seg, ctx, v);
     }
     if seg.origin == Origin::ExecTemplate {
         v.note(

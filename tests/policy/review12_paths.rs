@@ -153,3 +153,63 @@ fn a_path_entry_with_a_tilde_is_under_home() {
         assert_eq!(d, "allow", "confined PATH={path} {cmd:?}: {why}");
     }
 }
+
+/// F4: the wrappers in front of a program (`nice`, `env`, `timeout`,
+/// `xargs`) are found through `PATH` too, and a name bash runs as a builtin
+/// (`echo`, `true`) is a program when a wrapper or `xargs` runs it.
+#[test]
+fn wrappers_and_builtins_they_run_are_looked_up_on_path() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = World::new();
+    std::fs::create_dir_all(w.cwd.join(".venv/bin")).unwrap();
+    std::fs::create_dir_all(w.cwd.join("tools")).unwrap();
+    let venv = format!("{}:/usr/bin:/bin", w.cwd.join(".venv/bin").display());
+    let tools = format!("{}:/usr/bin:/bin", w.cwd.join("tools").display());
+    let put = |dir: &str, name: &str| {
+        let p = w.cwd.join(dir).join(name);
+        std::fs::write(&p, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    for n in ["nice", "env", "timeout", "xargs"] {
+        put(".venv/bin", n);
+    }
+    for n in ["echo", "true", "printf"] {
+        put("tools", n);
+    }
+    let cases: &[(&str, &str, &str)] = &[
+        (&venv, "nice /bin/ls", "ask"),
+        (&venv, "timeout 5 /bin/ls", "ask"),
+        (&venv, "env /bin/ls", "ask"),
+        (&venv, "echo x | xargs /bin/echo", "ask"),
+        (&tools, "nice echo hi", "ask"),
+        (&tools, "timeout 5 true", "ask"),
+        (&tools, "nice printf x", "ask"),
+        (&tools, "echo x | xargs echo", "ask"),
+        (&tools, "find . -maxdepth 0 -exec echo {} ;", "ask"),
+        // Controls: bash's own builtins and keywords, wrappers from the
+        // system's directories.
+        (&tools, "echo hi", "allow"),
+        (&tools, "command echo hi", "allow"),
+        (&tools, "true && echo ok", "allow"),
+        (&tools, "time /bin/ls", "allow"),
+        (&venv, "/bin/ls", "allow"),
+        ("/usr/bin:/bin", "nice echo hi", "allow"),
+        ("/usr/bin:/bin", "echo x | xargs echo", "allow"),
+    ];
+    let mut fails = Vec::new();
+    for (path, cmd, want) in cases {
+        let (d, why) = super::redteam10_data::decide_with_path(&w, true, path, cmd);
+        if d != *want || (d == "ask" && !why.contains("not a system program")) {
+            fails.push(format!(
+                "unconfined PATH={path} {cmd:?}: {d} ({why}), want {want}"
+            ));
+        }
+        let (d, why) = super::redteam10_data::decide_with_path(&w, false, path, cmd);
+        if d != "allow" {
+            fails.push(format!(
+                "confined PATH={path} {cmd:?}: {d} ({why}), want allow"
+            ));
+        }
+    }
+    assert!(fails.is_empty(), "\n  {}", fails.join("\n  "));
+}
