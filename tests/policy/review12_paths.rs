@@ -128,7 +128,7 @@ fn a_path_entry_with_a_tilde_is_under_home() {
     let up = home.parent().unwrap();
     let rel = cwd.strip_prefix(up).unwrap().display().to_string();
     let tilde = format!("~/../{rel}/.venv/bin:/usr/bin:/bin");
-    let tilde_alone = format!("~:/usr/bin:/bin");
+    let tilde_alone = "~:/usr/bin:/bin".to_string();
     let spelled = format!("{}/.venv/bin:/usr/bin:/bin", cwd.display());
     for (path, cmd, want) in [
         (tilde.as_str(), "ls", "ask"),
