@@ -28,6 +28,7 @@ pub mod args;
 pub mod awk;
 pub mod confined;
 mod exec_judge;
+mod find_delete;
 pub mod forms;
 pub mod git_config;
 mod git_dirs;

@@ -278,6 +278,7 @@ pub(super) fn segment(seg: &Segment, ctx: &PolicyContext, v: &mut Verdict, code:
     super::git_dirs::check(&name, &parsed, seg, ctx, v);
     if name == "find" {
         history::find_delete(&parsed, seg, ctx, v);
+        super::find_delete::check(seg, ctx, v);
     }
     if name == "ps" {
         super::ps::check(&seg.argv_vec(), v);

@@ -213,3 +213,49 @@ fn wrappers_and_builtins_they_run_are_looked_up_on_path() {
     }
     assert!(fails.is_empty(), "\n  {}", fails.join("\n  "));
 }
+
+/// F15: `find ... -delete` with filters that can pick a protected entry,
+/// or anything of the git directory, below its start point.
+#[test]
+fn find_delete_filters_that_can_pick_protected_entries_are_refused() {
+    let w = World::new();
+    for d in [".git/hooks", ".git/objects/ab", ".claude", "build", "src/__pycache__"] {
+        std::fs::create_dir_all(w.cwd.join(d)).unwrap();
+    }
+    for (f, c) in [
+        (".git/config", "[core]\n"),
+        (".git/HEAD", "ref: refs/heads/main\n"),
+        (".git/objects/ab/cdef", "x"),
+        (".git/hooks/pre-commit.sample", "#!/bin/sh\n"),
+        (".claude/settings.json", "{}\n"),
+        (".envrc", "x\n"),
+        ("src/a.pyc", "x"),
+        ("build/a.o", "x"),
+    ] {
+        std::fs::write(w.cwd.join(f), c).unwrap();
+    }
+    const WHY: &str = "can delete";
+    expect(
+        &w,
+        &[
+            ("find . -path './.git/*' -delete", "deny", "deny", WHY),
+            ("find . -name config -delete", "deny", "deny", WHY),
+            ("find -name config -delete", "deny", "deny", WHY),
+            ("find . -iname CONFIG -delete", "deny", "deny", WHY),
+            ("find . -name settings.json -delete", "deny", "deny", WHY),
+            ("find . -maxdepth 1 -name '.e*' -delete", "deny", "deny", WHY),
+            ("find . -name '*.json' -delete", "deny", "deny", WHY),
+            ("find . -name cdef -delete", "deny", "deny", WHY),
+            ("find . -mtime -1 -delete", "deny", "deny", WHY),
+            ("find . -name '*.pyc' -o -name x -delete", "deny", "deny", WHY),
+            ("find . ! -name '*.rs' -delete", "deny", "deny", WHY),
+            // Positive controls: filters that keep the protected entries
+            // out, and start points below them.
+            ("find . -name '*.pyc' -delete", "allow", "allow", ""),
+            ("find . -type d -name __pycache__ -delete", "allow", "allow", ""),
+            ("find build -name '*.o' -delete", "allow", "allow", ""),
+            ("find src -type f -delete", "allow", "allow", ""),
+            ("find . -name config", "allow", "allow", ""),
+        ],
+    );
+}
