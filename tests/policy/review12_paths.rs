@@ -219,7 +219,13 @@ fn wrappers_and_builtins_they_run_are_looked_up_on_path() {
 #[test]
 fn find_delete_filters_that_can_pick_protected_entries_are_refused() {
     let w = World::new();
-    for d in [".git/hooks", ".git/objects/ab", ".claude", "build", "src/__pycache__"] {
+    for d in [
+        ".git/hooks",
+        ".git/objects/ab",
+        ".claude",
+        "build",
+        "src/__pycache__",
+    ] {
         std::fs::create_dir_all(w.cwd.join(d)).unwrap();
     }
     for (f, c) in [
@@ -243,16 +249,31 @@ fn find_delete_filters_that_can_pick_protected_entries_are_refused() {
             ("find -name config -delete", "deny", "deny", WHY),
             ("find . -iname CONFIG -delete", "deny", "deny", WHY),
             ("find . -name settings.json -delete", "deny", "deny", WHY),
-            ("find . -maxdepth 1 -name '.e*' -delete", "deny", "deny", WHY),
+            (
+                "find . -maxdepth 1 -name '.e*' -delete",
+                "deny",
+                "deny",
+                WHY,
+            ),
             ("find . -name '*.json' -delete", "deny", "deny", WHY),
             ("find . -name cdef -delete", "deny", "deny", WHY),
             ("find . -mtime -1 -delete", "deny", "deny", WHY),
-            ("find . -name '*.pyc' -o -name x -delete", "deny", "deny", WHY),
+            (
+                "find . -name '*.pyc' -o -name x -delete",
+                "deny",
+                "deny",
+                WHY,
+            ),
             ("find . ! -name '*.rs' -delete", "deny", "deny", WHY),
             // Positive controls: filters that keep the protected entries
             // out, and start points below them.
             ("find . -name '*.pyc' -delete", "allow", "allow", ""),
-            ("find . -type d -name __pycache__ -delete", "allow", "allow", ""),
+            (
+                "find . -type d -name __pycache__ -delete",
+                "allow",
+                "allow",
+                "",
+            ),
             ("find build -name '*.o' -delete", "allow", "allow", ""),
             ("find src -type f -delete", "allow", "allow", ""),
             ("find . -name config", "allow", "allow", ""),
