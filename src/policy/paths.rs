@@ -328,11 +328,7 @@ impl Roots {
                     if pat.is_empty() || pat[0] == "**" || pat == [".git"] {
                         continue;
                     }
-                    let hit = if entry.ends_with('/') {
-                        (pat.len()..=tail.len()).any(|k| components_match(&pat, &tail[..k]))
-                    } else {
-                        components_match(&pat, &tail)
-                    };
+                    let hit = entry_hit(entry, &pat, &tail);
                     if hit {
                         let e = entry.trim_end_matches('/');
                         // A bare git directory's entries are its own.
@@ -419,11 +415,7 @@ impl Roots {
             if pat.is_empty() || pat[0] == "**" || pat == [".git"] {
                 continue;
             }
-            let hit = if entry.ends_with('/') {
-                (pat.len()..=tail.len()).any(|k| components_match(&pat, &tail[..k]))
-            } else {
-                components_match(&pat, &tail)
-            };
+            let hit = entry_hit(entry, &pat, &tail);
             if hit {
                 return Some(top.join(entry.trim_end_matches('/')));
             }
@@ -1035,6 +1027,19 @@ pub fn glob_then_parent(pattern: &str) -> bool {
         }
     }
     false
+}
+
+/// Whether the path components `tail` are the protected `entry` (split
+/// into `pat`), or lie inside it when it is a tree (`dir/`). A `**` may
+/// stand for no component, so a tree's shortest match is shorter than its
+/// pattern (as in `config::refuse`).
+fn entry_hit(entry: &str, pat: &[&str], tail: &[std::borrow::Cow<'_, str>]) -> bool {
+    if entry.ends_with('/') {
+        let stars = pat.iter().filter(|c| **c == "**").count();
+        (pat.len() - stars..=tail.len()).any(|k| components_match(pat, &tail[..k]))
+    } else {
+        components_match(pat, tail)
+    }
 }
 
 /// Path components against glob components, `**` matching any number.

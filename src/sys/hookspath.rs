@@ -370,14 +370,18 @@ fn home() -> Option<PathBuf> {
 /// A path value of the configuration: `~/x` from HOME, relative ones from
 /// `base`.
 fn resolve(v: &str, base: &Path) -> Option<PathBuf> {
-    let p = if let Some(rest) = v.strip_prefix("~/") {
+    normal(&expand(v, base)?)
+}
+
+/// A path value as written: `~/x` from HOME, relative ones from `base`.
+fn expand(v: &str, base: &Path) -> Option<PathBuf> {
+    Some(if let Some(rest) = v.strip_prefix("~/") {
         home()?.join(rest)
     } else if v == "~" {
         home()?
     } else {
         base.join(v)
-    };
-    normal(&p)
+    })
 }
 
 /// Where a path value of the configuration really leads: through its
@@ -386,14 +390,7 @@ fn resolve(v: &str, base: &Path) -> Option<PathBuf> {
 /// link to a hooks directory not made yet (`hl -> tools/hooks`) leads where
 /// the directory will be (review 12, F5); `canonicalize` answered nothing.
 fn real_path(v: &str, base: &Path) -> Option<PathBuf> {
-    let p = if let Some(rest) = v.strip_prefix("~/") {
-        home()?.join(rest)
-    } else if v == "~" {
-        home()?
-    } else {
-        base.join(v)
-    };
-    Some(crate::sys::path::by_link_text(&p).0)
+    Some(crate::sys::path::by_link_text(&expand(v, base)?).0)
 }
 
 /// The root `abs` lies in, and its path relative to it (the innermost
